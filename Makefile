@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# xfib: XDP forwarding dataplane and its controller.
+#   make            build build/xfibd and build/xfibctl
+#   make test       install missing dependencies, build, run all tests (root)
+#   make demo       install missing dependencies, build, run the namespaced demo
+#   make clean
+# V=1 shows the full commands.
+
+BUILD      ?= build
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+
+CFLAGS     ?= -O2 -g
+CFLAGS     += -Wall -Wextra -Werror -Wno-unused-parameter -std=gnu11 \
+              -D_GNU_SOURCE -Iinclude -Ictl -I$(BUILD)
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror -Wno-unused-parameter \
+              -Iinclude -Ibpf -I$(ARCH_INC)
+LDLIBS     := -lxdp -lbpf -lmnl -lelf -lz
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test test-unit test-prog test-net demo clean
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+HDRS      := $(wildcard include/xfib/*.h ctl/*.h bpf/lib/*.h)
+
+CTL_LIB   := log pin htab rib ranges publish netlink
+CTL_LIB_OBJS := $(patsubst %,$(BUILD)/ctl/%.o,$(CTL_LIB))
+
+all: $(BUILD)/xfibd $(BUILD)/xfibctl
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/ctl/%.o: ctl/%.c $(HDRS) $(BPF_SKELS) | $(BUILD)/ctl
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/xfibd: $(BUILD)/ctl/xfibd.o $(CTL_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/xfibctl: $(BUILD)/ctl/xfibctl.o $(CTL_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD) $(BUILD)/ctl $(BUILD)/tests:
+	$(Q)mkdir -p $@
+
+# ---- tests --------------------------------------------------------------
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+             -fno-sanitize-recover=all
+
+$(BUILD)/tests/unit_%: tests/unit/%.c ctl/ranges.c $(HDRS) | $(BUILD)/tests
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $< ctl/ranges.c -o $@
+
+$(BUILD)/tests/prog_%: tests/prog/%.c $(BPF_SKELS) $(HDRS) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
+PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS)
+	$(Q)tests/run.sh
+
+test-unit: $(UNIT_TESTS)
+	$(Q)tests/run.sh unit
+test-prog: all $(PROG_TESTS)
+	$(Q)tests/run.sh prog
+test-net: all
+	$(Q)tests/run.sh net
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD)

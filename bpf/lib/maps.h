@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The dataplane's maps. All are pinned by name under the router's pin
+ * directory (LIBBPF_PIN_BY_NAME with the pin root set by the loader), so
+ * xfibd, xfibctl and every attached program share one set, and the
+ * dataplane outlives the daemon.
+ */
+#ifndef XFIB_BPF_MAPS_H
+#define XFIB_BPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xfib/maps.h"
+#include "xfib/counters.h"
+
+/* Published instance per family; read once per packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct xfib_active);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_active SEC(".maps");
+
+/* Status of each family's instance (not read by the fast path). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XFIB_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct xfib_fib_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_fib_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_daemon);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_daemon SEC(".maps");
+
+/* bsearch ranges, two slots per family. mmap()able so the daemon fills a
+ * slot with plain stores and xfibctl runs the same lookup on it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2 * XFIB_BS4_SLOT_SIZE);
+	__type(key, __u32);
+	__type(value, struct xfib_bs4_range);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_bs4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2 * XFIB_BS6_SLOT_SIZE);
+	__type(key, __u32);
+	__type(value, struct xfib_bs6_range);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_bs6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_NEXTHOP_MAX);
+	__type(key, __u32);
+	__type(value, struct xfib_nexthop);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_nexthops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_NEIGH_MAX);
+	__type(key, __u32);
+	__type(value, struct xfib_neigh);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_neighs SEC(".maps");
+
+/* (ifindex, address) -> neighbour index, for on-link destinations. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* RCU-freed: no torn reads */
+	__uint(max_entries, XFIB_NEIGH_MAX);
+	__type(key, struct xfib_neigh_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_neigh_hosts SEC(".maps");
+
+/* ifindex -> interface state, written by xfibd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* RCU-freed: no torn reads */
+	__uint(max_entries, XFIB_IFACE_MAX);
+	__type(key, __u32);
+	__type(value, struct xfib_iface);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_ifaces SEC(".maps");
+
+/*
+ * ifindex -> egress port; an entry exists iff xfibctl attached the port.
+ * Pinned by the loader (ctl/pin.c), not by libbpf: the kernel adds
+ * BPF_F_RDONLY_PROG to every devmap, which libbpf 1.1 then takes for a
+ * definition mismatch and refuses to reuse the pin.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, XFIB_IFACE_MAX);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} xfib_tx_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XFIB_REASON_COUNT);
+	__type(key, __u32);
+	__type(value, struct xfib_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_stats SEC(".maps");
+
+/*
+ * Not used by the program: an update of a map-in-map returns only after an
+ * RCU grace period (the kernel waits for running programs), which gives the
+ * daemon a cheap "all packets that saw the old table are done" barrier
+ * before it reuses a slot or an index.
+ */
+struct xfib_rcu_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xfib_rcu_inner);
+} xfib_rcu_sync SEC(".maps");
+
+#endif /* XFIB_BPF_MAPS_H */

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <net/if.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/neighbour.h>
+#include <linux/netconf.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+
+#include "log.h"
+#include "netlink.h"
+#include "rib.h"
+
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK 11
+#endif
+#ifndef NETLINK_GET_STRICT_CHK
+#define NETLINK_GET_STRICT_CHK 12
+#endif
+
+#define NL_BUF_SIZE (1 << 16)
+#define NL_DUMP_TRIES 5
+
+/* ---- attribute tables -------------------------------------------------- */
+
+struct attr_tb {
+	const struct nlattr **tb;
+	unsigned int max;
+};
+
+/* Keeps each attribute of a known type in tb[], checking its payload type
+ * so later code can read it blindly. */
+static int attr_collect(const struct nlattr *a, void *data)
+{
+	struct attr_tb *t = data;
+	unsigned int type = mnl_attr_get_type(a);
+
+	if (type > t->max)
+		return MNL_CB_OK;
+	t->tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static bool attr_len_ok(const struct nlattr *a, size_t min)
+{
+	return a && mnl_attr_get_payload_len(a) >= min;
+}
+
+static int attr_u32(const struct nlattr *a, __u32 *v)
+{
+	if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+		return -1;
+	*v = mnl_attr_get_u32(a);
+	return 0;
+}
+
+/* ---- links, addresses, netconf ------------------------------------------ */
+
+static void parse_link(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[IFLA_MAX + 1] = { 0 };
+	struct attr_tb t = { tb, IFLA_MAX };
+	struct rib_link_msg m = { .ifindex = ifi->ifi_index };
+	__u32 mtu;
+
+	if (nlh->nlmsg_type == RTM_DELLINK) {
+		rib_link_del(nl->rib, ifi->ifi_index);
+		return;
+	}
+	mnl_attr_parse(nlh, sizeof(*ifi), attr_collect, &t);
+	if (tb[IFLA_IFNAME] && mnl_attr_validate(tb[IFLA_IFNAME], MNL_TYPE_NUL_STRING) >= 0)
+		snprintf(m.name, sizeof(m.name), "%s", mnl_attr_get_str(tb[IFLA_IFNAME]));
+	if (attr_len_ok(tb[IFLA_ADDRESS], 6) && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
+		memcpy(m.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
+	if (!attr_u32(tb[IFLA_MTU], &mtu))
+		m.mtu = mtu;
+	m.ifflags = ifi->ifi_flags;
+	rib_link_set(nl->rib, &m);
+}
+
+static void parse_addr(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+
+	rib_addr_change(nl->rib, ifa->ifa_index,
+			nlh->nlmsg_type == RTM_NEWADDR ? 1 : -1);
+}
+
+static int attr_s32(const struct nlattr *a)
+{
+	if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+		return -1;
+	return (int)mnl_attr_get_u32(a);
+}
+
+static void parse_netconf(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	const struct netconfmsg *ncm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[NETCONFA_MAX + 1] = { 0 };
+	struct attr_tb t = { tb, NETCONFA_MAX };
+
+	if (nlh->nlmsg_type != RTM_NEWNETCONF)
+		return;
+	mnl_attr_parse(nlh, sizeof(*ncm), attr_collect, &t);
+	if (!tb[NETCONFA_IFINDEX])
+		return;
+	rib_netconf(nl->rib, ncm->ncm_family, attr_s32(tb[NETCONFA_IFINDEX]),
+		    attr_s32(tb[NETCONFA_FORWARDING]),
+		    attr_s32(tb[NETCONFA_RP_FILTER]));
+}
+
+/* ---- neighbours ---------------------------------------------------------- */
+
+/* States in which the kernel would transmit to the cached address. */
+#define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
+		    NUD_PERMANENT | NUD_NOARP)
+
+static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[NDA_MAX + 1] = { 0 };
+	struct attr_tb t = { tb, NDA_MAX };
+	size_t alen = ndm->ndm_family == AF_INET ? 4 : 16;
+	const __u8 *mac = NULL;
+
+	if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
+		return;
+	if (ndm->ndm_flags & NTF_PROXY)
+		return;
+	mnl_attr_parse(nlh, sizeof(*ndm), attr_collect, &t);
+	if (!tb[NDA_DST] || mnl_attr_get_payload_len(tb[NDA_DST]) != alen)
+		return;
+	if (nlh->nlmsg_type == RTM_DELNEIGH) {
+		rib_neigh_del(nl->rib, ndm->ndm_family, ndm->ndm_ifindex,
+			      mnl_attr_get_payload(tb[NDA_DST]));
+		return;
+	}
+	if (tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6)
+		mac = mnl_attr_get_payload(tb[NDA_LLADDR]);
+	rib_neigh_set(nl->rib, ndm->ndm_family, ndm->ndm_ifindex,
+		      mnl_attr_get_payload(tb[NDA_DST]), mac,
+		      (ndm->ndm_state & NUD_USABLE) != 0);
+}
+
+/* ---- routes -------------------------------------------------------------- */
+
+static void parse_gateway(const struct nlattr *gw, const struct nlattr *via,
+			  int family, struct rib_route_msg *m)
+{
+	size_t alen = family == AF_INET ? 4 : 16;
+
+	if (gw && mnl_attr_get_payload_len(gw) == alen) {
+		m->gw_family = family;
+		memcpy(m->gw, mnl_attr_get_payload(gw), alen);
+	} else if (via && mnl_attr_get_payload_len(via) >= sizeof(struct rtvia)) {
+		/* IPv4 route via an IPv6 gateway (RFC 5549). */
+		const struct rtvia *v = mnl_attr_get_payload(via);
+		size_t vlen = mnl_attr_get_payload_len(via) - sizeof(*v);
+
+		if (v->rtvia_family == AF_INET6 && vlen == 16) {
+			m->gw_family = AF_INET6;
+			memcpy(m->gw, v->rtvia_addr, 16);
+		} else if (v->rtvia_family == AF_INET && vlen == 4) {
+			m->gw_family = AF_INET;
+			memcpy(m->gw, v->rtvia_addr, 4);
+		} else {
+			m->unsupported = true;
+		}
+	}
+}
+
+static __u16 count_paths(const struct nlattr *mp)
+{
+	const struct rtnexthop *rtnh = mnl_attr_get_payload(mp);
+	int len = mnl_attr_get_payload_len(mp);
+	__u16 n = 0;
+
+	while (len >= (int)sizeof(*rtnh) && rtnh->rtnh_len >= sizeof(*rtnh) &&
+	       rtnh->rtnh_len <= len) {
+		n++;
+		len -= RTNH_ALIGN(rtnh->rtnh_len);
+		rtnh = (const void *)((const char *)rtnh + RTNH_ALIGN(rtnh->rtnh_len));
+	}
+	return n;
+}
+
+static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	struct attr_tb t = { tb, RTA_MAX };
+	struct rib_route_msg m = { 0 };
+	size_t alen = rtm->rtm_family == AF_INET ? 4 : 16;
+	__u32 v;
+
+	if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6)
+		return;
+	if (rtm->rtm_flags & RTM_F_CLONED)
+		return;
+	if (rtm->rtm_dst_len > alen * 8)
+		return;
+	mnl_attr_parse(nlh, sizeof(*rtm), attr_collect, &t);
+
+	m.key.family = rtm->rtm_family;
+	m.key.plen = rtm->rtm_dst_len;
+	m.key.tos = rtm->rtm_tos;
+	m.key.table = rtm->rtm_table;
+	if (!attr_u32(tb[RTA_TABLE], &v))
+		m.key.table = v;
+	if (!attr_u32(tb[RTA_PRIORITY], &v))
+		m.key.priority = v;
+	if (tb[RTA_DST]) {
+		if (mnl_attr_get_payload_len(tb[RTA_DST]) != alen)
+			return;
+		memcpy(m.key.dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	}
+	m.type = rtm->rtm_type;
+	m.paths = 1;
+	if (!attr_u32(tb[RTA_OIF], &v))
+		m.oif = v;
+	parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], rtm->rtm_family, &m);
+	if (tb[RTA_MULTIPATH]) {
+		m.paths = count_paths(tb[RTA_MULTIPATH]);
+		m.unsupported = true;
+	}
+	if (tb[RTA_NH_ID])
+		m.unsupported = true;
+	if (m.key.family == AF_INET6 && m.paths == 1) {
+		m.key.oif = m.oif;
+		memcpy(m.key.gw, m.gw, 16);
+	}
+	if (tb[RTA_METRICS]) {
+		const struct nlattr *mt[RTAX_MAX + 1] = { 0 };
+		struct attr_tb mtt = { mt, RTAX_MAX };
+
+		mnl_attr_parse_nested(tb[RTA_METRICS], attr_collect, &mtt);
+		if (!attr_u32(mt[RTAX_MTU], &v))
+			m.mtu = v;
+	}
+
+	if (nlh->nlmsg_type == RTM_DELROUTE)
+		rib_route_del(nl->rib, &m);
+	else
+		rib_route_set(nl->rib, &m, nlh->nlmsg_flags & NLM_F_REPLACE,
+			      nlh->nlmsg_flags & NLM_F_APPEND);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nl *nl = data;
+
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		nl->dump_intr = true;
+
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct ifinfomsg))
+			parse_link(nl, nlh);
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct ifaddrmsg))
+			parse_addr(nl, nlh);
+		break;
+	case RTM_NEWNETCONF:
+	case RTM_DELNETCONF:
+		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct netconfmsg))
+			parse_netconf(nl, nlh);
+		break;
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct ndmsg))
+			parse_neigh(nl, nlh);
+		break;
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct rtmsg))
+			parse_route(nl, nlh);
+		break;
+	default:
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* ---- dumps --------------------------------------------------------------- */
+
+static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	unsigned int seq = ++nl->seq;
+	void *hdr;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	/* Strict checking wants the family header present and zeroed. */
+	hdr = mnl_nlmsg_put_extra_header(nlh, hdrlen);
+	*(__u8 *)hdr = family;
+	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(nl->buf, n, seq, nl->req_portid, nl_msg_cb, nl);
+	} while (ret > MNL_CB_STOP);
+	return ret < 0 ? -errno : 0;
+}
+
+int nl_dump_all(struct nl *nl)
+{
+	int tries, err = 0;
+
+	for (tries = 0; tries < NL_DUMP_TRIES; tries++) {
+		nl->dump_intr = false;
+		/* Links first: everything else refers to them. */
+		err = nl_dump(nl, RTM_GETLINK, AF_UNSPEC, sizeof(struct ifinfomsg));
+		err = err ?: nl_dump(nl, RTM_GETNETCONF, AF_INET, sizeof(struct netconfmsg));
+		err = err ?: nl_dump(nl, RTM_GETNETCONF, AF_INET6, sizeof(struct netconfmsg));
+		err = err ?: nl_dump(nl, RTM_GETADDR, AF_UNSPEC, sizeof(struct ifaddrmsg));
+		err = err ?: nl_dump(nl, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg));
+		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET, sizeof(struct rtmsg));
+		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET6, sizeof(struct rtmsg));
+		if (err)
+			return err;
+		if (!nl->dump_intr)
+			return 0;
+		/* The kernel changed its tables while dumping them: what we
+		 * read may be inconsistent. Read everything again. */
+		pr_info("netlink dump interrupted by a change, retrying");
+	}
+	pr_warn("netlink dumps kept being interrupted; using the last one");
+	return 0;
+}
+
+int nl_read_events(struct nl *nl)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = mnl_socket_recvfrom(nl->ev, nl->buf, NL_BUF_SIZE);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				nl->overruns++;
+				return -ENOBUFS;
+			}
+			return -errno;
+		}
+		/* Notifications carry seq 0 and the kernel's port id 0. */
+		mnl_cb_run(nl->buf, n, 0, 0, nl_msg_cb, nl);
+	}
+}
+
+/* ---- sockets ------------------------------------------------------------- */
+
+static const unsigned int nl_groups[] = {
+	RTNLGRP_LINK,        RTNLGRP_NEIGH,       RTNLGRP_IPV4_IFADDR,
+	RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE,  RTNLGRP_IPV6_ROUTE,
+	RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF,
+};
+
+int nl_open(struct nl *nl, struct rib *rib, int rcvbuf)
+{
+	int one = 1, fd;
+	size_t i;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->rib = rib;
+	nl->seq = time(NULL);
+	nl->buf = malloc(NL_BUF_SIZE);
+	nl->req = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	nl->ev = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (!nl->buf || !nl->req || !nl->ev)
+		goto err;
+	if (mnl_socket_bind(nl->req, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_bind(nl->ev, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto err;
+	nl->req_portid = mnl_socket_get_portid(nl->req);
+	/* Best effort: older kernels lack them, and dumps work without. */
+	mnl_socket_setsockopt(nl->req, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl->req, NETLINK_GET_STRICT_CHK, &one, sizeof(one));
+
+	/* A full-table load floods notifications: a large buffer avoids most
+	 * overruns, and a resync repairs the rest. Never NETLINK_NO_ENOBUFS. */
+	fd = mnl_socket_get_fd(nl->ev);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	for (i = 0; i < sizeof(nl_groups) / sizeof(nl_groups[0]); i++) {
+		if (mnl_socket_setsockopt(nl->ev, NETLINK_ADD_MEMBERSHIP,
+					  (void *)&nl_groups[i], sizeof(int)) < 0)
+			goto err;
+	}
+	return 0;
+err:
+	i = errno;
+	nl_close(nl);
+	return -(int)i;
+}
+
+void nl_close(struct nl *nl)
+{
+	if (nl->req)
+		mnl_socket_close(nl->req);
+	if (nl->ev)
+		mnl_socket_close(nl->ev);
+	free(nl->buf);
+	memset(nl, 0, sizeof(*nl));
+}
+
+int nl_event_fd(const struct nl *nl)
+{
+	return mnl_socket_get_fd(nl->ev);
+}

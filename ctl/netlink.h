@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rtnetlink: the initial dump and the notifications that keep the RIB equal
+ * to the kernel's state. Two sockets, as routing daemons do: one for dump
+ * requests, one subscribed to the multicast groups, so a dump is never
+ * interleaved with notifications.
+ */
+#ifndef XFIB_NETLINK_H
+#define XFIB_NETLINK_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct rib;
+struct mnl_socket;
+
+struct nl {
+	struct mnl_socket *req;
+	struct mnl_socket *ev;
+	unsigned int req_portid;
+	unsigned int seq;
+	bool dump_intr;
+	struct rib *rib;
+	char *buf;
+	__u64 overruns;
+};
+
+/* rcvbuf: receive buffer of the notification socket, in bytes. */
+int nl_open(struct nl *nl, struct rib *rib, int rcvbuf);
+void nl_close(struct nl *nl);
+int nl_event_fd(const struct nl *nl);
+/* Dumps links, forwarding settings, addresses, neighbours and routes into
+ * the RIB. Retries when the kernel reports the dump was interrupted. */
+int nl_dump_all(struct nl *nl);
+/* Applies every pending notification. -ENOBUFS: messages were lost and
+ * the caller must resync. */
+int nl_read_events(struct nl *nl);
+
+#endif /* XFIB_NETLINK_H */

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "xfib/maps.h"
+#include "pin.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/* 1 if we are in the initial network namespace (that of pid 1). */
+static int in_initial_netns(void)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/net", &self) || stat("/proc/1/ns/net", &init))
+		return 0;
+	return self.st_ino == init.st_ino && self.st_dev == init.st_dev;
+}
+
+int xfib_pin_dir(const char *override, char *buf, size_t len)
+{
+	const char *env = getenv("XFIB_PIN_DIR");
+	__u64 cookie = 0;
+	socklen_t clen = sizeof(cookie);
+	int fd, n;
+
+	if (!override && env && *env)
+		override = env;
+	if (override)
+		n = snprintf(buf, len, "%s", override);
+	else if (in_initial_netns())
+		n = snprintf(buf, len, "%s/xfib", XFIB_BPFFS);
+	else {
+		/* The cookie, unlike the namespace inode, is never reused, so a
+		 * new namespace cannot pick up a dead one's stale maps. */
+		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &clen)) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		close(fd);
+		n = snprintf(buf, len, "%s/xfib-ns%llu", XFIB_BPFFS,
+			     (unsigned long long)cookie);
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int xfib_check_bpffs(const char *dir)
+{
+	char parent[XFIB_PIN_DIR_MAX];
+	struct statfs st;
+	char *slash;
+
+	if (statfs(dir, &st) == 0)
+		return st.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
+	if (errno != ENOENT)
+		return -errno;
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return -ENOTSUP;
+	if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (statfs(parent, &st))
+		return -errno;
+	return st.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
+}
+
+static int xfib_open_once(const char *pin_dir, bool load_prog,
+			  struct xfib_fwd_bpf **skelp)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
+	char tx_path[XFIB_PIN_DIR_MAX + 32];
+	struct xfib_fwd_bpf *skel;
+	int err, tx_fd;
+
+	err = xfib_check_bpffs(pin_dir);
+	if (err)
+		return err;
+	if (mkdir(pin_dir, 0700) && errno != EEXIST)
+		return -errno;
+
+	skel = xfib_fwd_bpf__open_opts(&opts);
+	if (!skel)
+		return -errno;
+	if (!load_prog)
+		bpf_program__set_autoload(skel->progs.xfib_fwd, false);
+
+	/* xfib_tx_ports is pinned here rather than by libbpf (see maps.h). */
+	snprintf(tx_path, sizeof(tx_path), "%s/xfib_tx_ports", pin_dir);
+	tx_fd = bpf_obj_get(tx_path);
+	if (tx_fd >= 0) {
+		err = bpf_map__reuse_fd(skel->maps.xfib_tx_ports, tx_fd);
+		close(tx_fd);
+		if (err)
+			goto err;
+	} else if (errno != ENOENT) {
+		err = -errno;
+		goto err;
+	}
+	err = xfib_fwd_bpf__load(skel);
+	if (err)
+		goto err;
+	if (tx_fd < 0) {
+		err = bpf_map__pin(skel->maps.xfib_tx_ports, tx_path);
+		if (err)
+			goto err;
+	}
+	*skelp = skel;
+	return 0;
+err:
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+int xfib_open(const char *pin_dir, bool load_prog, struct xfib_fwd_bpf **skelp)
+{
+	int tries = 0, err;
+
+	/* Two loaders starting together (xfibd and xfibctl) may both find a
+	 * map missing and race to pin it; the loser reuses the winner's. */
+	do
+		err = xfib_open_once(pin_dir, load_prog, skelp);
+	while (err == -EEXIST && ++tries < 5);
+	return err;
+}
+
+void *xfib_map_mmap(const struct bpf_map *map, bool writable, size_t *len)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t vsz = (bpf_map__value_size(map) + 7) & ~7UL;
+	size_t sz = vsz * bpf_map__max_entries(map);
+	void *p;
+
+	sz = (sz + page - 1) & ~(page - 1);
+	p = mmap(NULL, sz, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
+		 bpf_map__fd(map), 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (len)
+		*len = sz;
+	return p;
+}
+
+int xfib_daemon_pid(struct xfib_fwd_bpf *skel)
+{
+	struct xfib_daemon d;
+	char path[64], comm[32] = "";
+	__u32 key = 0;
+	ssize_t n;
+	int fd;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &d))
+		return 0;
+	if (!d.pid || (kill(d.pid, 0) && errno == ESRCH))
+		return 0;
+	/* The pid may have been reused by something else since. */
+	snprintf(path, sizeof(path), "/proc/%u/comm", d.pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0 || strncmp(comm, "xfibd", 5))
+		return 0;
+	return d.pid;
+}

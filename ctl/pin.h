@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Finding, creating and opening a router's pinned dataplane. */
+#ifndef XFIB_PIN_H
+#define XFIB_PIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "xfib_fwd.skel.h"
+
+#define XFIB_BPFFS "/sys/fs/bpf"
+#define XFIB_PIN_DIR_MAX 256
+
+/*
+ * The pin directory of this network namespace: override (from --pin-dir) if
+ * set, else $XFIB_PIN_DIR, else /sys/fs/bpf/xfib in the initial namespace
+ * and /sys/fs/bpf/xfib-ns<cookie> elsewhere, so that several routers on one
+ * host keep separate dataplanes. Returns 0 or -errno.
+ */
+int xfib_pin_dir(const char *override, char *buf, size_t len);
+
+/* 0 if dir (or, if it does not exist, its parent) is on a bpffs. */
+int xfib_check_bpffs(const char *dir);
+
+/*
+ * Opens the dataplane object with every map pinned under pin_dir: maps that
+ * exist there are reused, missing ones are created and pinned. With
+ * load_prog false only the maps are created (the daemon needs no program).
+ * Returns 0 or -errno; *skel is set on success.
+ */
+int xfib_open(const char *pin_dir, bool load_prog, struct xfib_fwd_bpf **skel);
+
+/* mmap()s a BPF_F_MMAPABLE array map read-write (or read-only). */
+void *xfib_map_mmap(const struct bpf_map *map, bool writable, size_t *len);
+
+/* The pid of the xfibd maintaining these maps, or 0 if none is running. */
+int xfib_daemon_pid(struct xfib_fwd_bpf *skel);
+
+#endif /* XFIB_PIN_H */

@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The control-plane copy of the kernel FIB and the index arrays it feeds.
+ *
+ * Writes to the dataplane follow one order, so a packet that reads any
+ * index sees a complete entry: fill a nexthop/neighbour entry, then publish
+ * what points at it (an instance, a hosts entry). Removal runs backwards:
+ * unpublish, wait for an RCU grace period (rib_reclaim), then reuse.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <arpa/inet.h>
+#include <linux/netconf.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "pin.h"
+#include "rib.h"
+
+static int family_index(int family)
+{
+	return family == AF_INET6 ? XFIB_V6 : XFIB_V4;
+}
+
+static struct rib_link *link_find(struct rib *r, int ifindex)
+{
+	return htab_find(&r->links, &ifindex);
+}
+
+/* ---- index allocation ------------------------------------------------ */
+
+static int idx_alloc(__u32 *stack, __u32 *n, __u32 *idx)
+{
+	if (!*n)
+		return -ENOSPC;
+	*idx = stack[--*n];
+	return 0;
+}
+
+static void idx_take(__u32 *stack, __u32 *n, __u32 idx)
+{
+	__u32 i;
+
+	for (i = 0; i < *n; i++) {
+		if (stack[i] == idx) {
+			stack[i] = stack[--*n];
+			return;
+		}
+	}
+}
+
+/* ---- dataplane writes ---------------------------------------------- */
+
+static void iface_write(struct rib *r, struct rib_link *l)
+{
+	struct xfib_iface v = { .mtu = l->mtu, .ifindex = l->ifindex };
+	int rpf = l->rpf4 > r->v4_rpf_all ? l->rpf4 : r->v4_rpf_all;
+
+	memcpy(v.mac, l->mac, 6);
+	if ((l->ifflags & IFF_UP) && (l->ifflags & IFF_RUNNING))
+		v.flags |= XFIB_IF_UP;
+	if (l->fwd4 > 0)
+		v.flags |= XFIB_IF_FWD4;
+	if (r->v6_fwd > 0)
+		v.flags |= XFIB_IF_FWD6;
+	if (rpf > 0)
+		v.flags |= XFIB_IF_RPF;
+	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_ifaces),
+				&l->ifindex, &v, BPF_ANY))
+		pr_warn("update interface %s: %s", l->name, strerror(errno));
+}
+
+/* The first two words of a neighbour entry are each stored with one
+ * atomic 8-byte write; the dataplane loads each once. */
+static void neigh_write_words(struct rib *r, struct rib_neigh *n)
+{
+	struct xfib_neigh *e = &r->neigh_map[n->idx];
+	struct rib_link *l = link_find(r, n->key.ifindex);
+	union {
+		__u64 w;
+		__u8 b[8];
+	} w0 = { 0 }, w1 = { 0 };
+
+	memcpy(w0.b, n->mac, 6);
+	w0.b[6] = n->usable && l ? XFIB_NEIGH_VALID : XFIB_NEIGH_INVALID;
+	w0.b[7] = n->key.family;
+	if (l)
+		memcpy(w1.b, l->mac, 6);
+	__atomic_store_n((__u64 *)e + 1, w1.w, __ATOMIC_RELEASE);
+	__atomic_store_n((__u64 *)e, w0.w, __ATOMIC_RELEASE);
+}
+
+static void neigh_write_new(struct rib *r, struct rib_neigh *n)
+{
+	struct xfib_neigh *e = &r->neigh_map[n->idx];
+	struct xfib_neigh_key hk = { .ifindex = n->key.ifindex,
+				     .family = n->key.family };
+
+	e->ifindex = n->key.ifindex;
+	memcpy(e->addr, n->key.addr, 16);
+	neigh_write_words(r, n);
+	memcpy(hk.addr, n->key.addr, 16);
+	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_neigh_hosts),
+				&hk, &n->idx, BPF_ANY))
+		pr_warn("update neighbour hosts map: %s", strerror(errno));
+}
+
+static void nexthop_write(struct rib *r, struct rib_nexthop *nh)
+{
+	struct xfib_nexthop *e = &r->nh_map[nh->idx];
+
+	e->family = nh->key.family;
+	e->mtu = nh->key.mtu;
+	e->ifindex = nh->key.ifindex;
+	e->neigh = nh->neigh ? nh->neigh->idx : 0;
+	memcpy(e->gw, nh->key.gw, 16);
+	/* kind last: it is what makes the entry mean something. */
+	__atomic_store_n(&e->kind, nh->key.kind, __ATOMIC_RELEASE);
+}
+
+/* ---- neighbours ---------------------------------------------------- */
+
+static struct rib_neigh *neigh_get(struct rib *r, int family, int ifindex,
+				   const __u8 *addr, int addrlen)
+{
+	struct rib_neigh_key k = { .ifindex = ifindex, .family = family };
+	struct rib_neigh *n;
+
+	memcpy(k.addr, addr, addrlen);
+	n = htab_find(&r->neighs, &k);
+	if (n)
+		return n;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->key = k;
+	if (idx_alloc(r->neigh_free, &r->neigh_nfree, &n->idx)) {
+		pr_warn("neighbour table full (%u entries)", XFIB_NEIGH_MAX);
+		free(n);
+		return NULL;
+	}
+	htab_insert(&r->neighs, n);
+	neigh_write_new(r, n);
+	return n;
+}
+
+/* Frees n if nothing needs it any more. */
+static void neigh_put(struct rib *r, struct rib_neigh *n)
+{
+	struct xfib_neigh_key hk = { .ifindex = n->key.ifindex,
+				     .family = n->key.family };
+
+	if (n->nh_refs || n->in_kernel)
+		return;
+	memcpy(hk.addr, n->key.addr, 16);
+	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_neigh_hosts), &hk);
+	r->neigh_retired[r->neigh_nretired++] = n->idx;
+	htab_remove(&r->neighs, n);
+	free(n);
+}
+
+void rib_neigh_set(struct rib *r, int family, int ifindex, const __u8 *addr,
+		   const __u8 *mac, bool usable)
+{
+	struct rib_neigh *n;
+
+	n = neigh_get(r, family, ifindex, addr, family == AF_INET ? 4 : 16);
+	if (!n)
+		return;
+	n->stale = false;
+	n->in_kernel = true;
+	if (mac)
+		memcpy(n->mac, mac, 6);
+	n->usable = usable && mac;
+	neigh_write_words(r, n);
+}
+
+void rib_neigh_del(struct rib *r, int family, int ifindex, const __u8 *addr)
+{
+	struct rib_neigh_key k = { .ifindex = ifindex, .family = family };
+	struct rib_neigh *n;
+
+	memcpy(k.addr, addr, family == AF_INET ? 4 : 16);
+	n = htab_find(&r->neighs, &k);
+	if (!n)
+		return;
+	n->in_kernel = false;
+	n->usable = false;
+	neigh_write_words(r, n);
+	neigh_put(r, n);
+}
+
+/* ---- nexthops ------------------------------------------------------ */
+
+static struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k)
+{
+	struct rib_nexthop *nh = htab_find(&r->nexthops, k);
+
+	if (nh) {
+		nh->refs++;
+		return nh;
+	}
+	nh = calloc(1, sizeof(*nh));
+	if (!nh)
+		return NULL;
+	nh->key = *k;
+	if (k->kind == XFIB_NH_GATEWAY) {
+		nh->neigh = neigh_get(r, k->family, k->ifindex, k->gw,
+				      k->family == AF_INET ? 4 : 16);
+		if (!nh->neigh) {
+			free(nh);
+			return NULL;
+		}
+		nh->neigh->nh_refs++;
+	}
+	if (idx_alloc(r->nh_free, &r->nh_nfree, &nh->idx)) {
+		pr_warn("nexthop table full (%u entries)", XFIB_NEXTHOP_MAX);
+		if (nh->neigh) {
+			nh->neigh->nh_refs--;
+			neigh_put(r, nh->neigh);
+		}
+		free(nh);
+		return NULL;
+	}
+	nh->refs = 1;
+	htab_insert(&r->nexthops, nh);
+	nexthop_write(r, nh);
+	return nh;
+}
+
+static void nexthop_free(struct rib *r, struct rib_nexthop *nh)
+{
+	r->nh_retired[r->nh_nretired++] = nh->idx;
+	htab_remove(&r->nexthops, nh);
+	if (nh->neigh) {
+		nh->neigh->nh_refs--;
+		neigh_put(r, nh->neigh);
+	}
+	free(nh);
+}
+
+static void nexthop_put(struct rib *r, struct rib_nexthop *nh)
+{
+	if (nh && --nh->refs == 0)
+		nexthop_free(r, nh);
+}
+
+__u32 rib_nh_unsupported(struct rib *r)
+{
+	struct rib_nh_key k = { .kind = XFIB_NH_UNSUPPORTED };
+
+	if (!r->nh_unsupported)
+		r->nh_unsupported = nexthop_get(r, &k);
+	return r->nh_unsupported ? r->nh_unsupported->idx : XFIB_NH_IDX_NONE;
+}
+
+/* ---- routes -------------------------------------------------------- */
+
+static void route_nh_key(const struct rib_route_msg *m, struct rib_nh_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	switch (m->type) {
+	case RTN_UNICAST:
+		if (m->unsupported || m->oif <= 0) {
+			k->kind = XFIB_NH_UNSUPPORTED;
+		} else if (m->gw_family) {
+			k->kind = XFIB_NH_GATEWAY;
+			k->family = m->gw_family;
+			memcpy(k->gw, m->gw, 16);
+		} else {
+			k->kind = XFIB_NH_CONNECTED;
+			k->family = m->key.family;
+		}
+		if (k->kind != XFIB_NH_UNSUPPORTED) {
+			k->ifindex = m->oif;
+			k->mtu = m->mtu > 0xffff ? 0xffff : m->mtu;
+		}
+		break;
+	case RTN_BLACKHOLE:
+		k->kind = XFIB_NH_BLACKHOLE;
+		break;
+	case RTN_UNREACHABLE:
+	case RTN_PROHIBIT:
+	case RTN_THROW:
+		k->kind = XFIB_NH_UNREACHABLE;
+		break;
+	case RTN_LOCAL:
+	case RTN_BROADCAST:
+	case RTN_ANYCAST:
+	case RTN_MULTICAST:
+		k->kind = XFIB_NH_LOCAL;
+		break;
+	default:
+		k->kind = XFIB_NH_UNSUPPORTED;
+		break;
+	}
+}
+
+static bool route_table_mirrored(struct rib *r, __u32 table)
+{
+	return table == r->table || table == RT_TABLE_LOCAL;
+}
+
+static void route_changed(struct rib *r, int family)
+{
+	struct rib_family_state *f = &r->fam[family_index(family)];
+
+	f->dirty = true;
+	f->changes++;
+}
+
+void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
+		   bool append)
+{
+	struct rib_route *rt = htab_find(&r->routes, &m->key);
+	struct rib_nexthop *nh;
+	struct rib_nh_key k;
+
+	if (!route_table_mirrored(r, m->key.table))
+		return;
+	if (rt && !rt->stale && !replace && append &&
+	    m->key.family == AF_INET) {
+		/*
+		 * A second IPv4 route with the same key (an alias): which one
+		 * forwards, and which one a later delete removes, is the
+		 * kernel's business. Ask it with a dump rather than guess.
+		 */
+		pr_debug("ipv4 route alias appended: resync");
+		r->resync_wanted = true;
+	}
+	route_nh_key(m, &k);
+	nh = nexthop_get(r, &k);
+	if (!nh)
+		return;
+	if (!rt) {
+		rt = calloc(1, sizeof(*rt));
+		if (!rt) {
+			nexthop_put(r, nh);
+			return;
+		}
+		rt->key = m->key;
+		htab_insert(&r->routes, rt);
+		r->fam[family_index(m->key.family)].routes++;
+	} else {
+		nexthop_put(r, rt->nh);
+	}
+	rt->nh = nh;
+	rt->type = m->type;
+	if (m->key.family == AF_INET6)
+		r->v6_multipath += (m->paths > 1) - (rt->paths > 1);
+	rt->paths = m->paths;
+	rt->stale = false;
+	route_changed(r, m->key.family);
+}
+
+static void route_free(struct rib *r, struct rib_route *rt)
+{
+	if (rt->key.family == AF_INET6 && rt->paths > 1)
+		r->v6_multipath--;
+	r->fam[family_index(rt->key.family)].routes--;
+	route_changed(r, rt->key.family);
+	htab_remove(&r->routes, rt);
+	nexthop_put(r, rt->nh);
+	free(rt);
+}
+
+void rib_route_del(struct rib *r, const struct rib_route_msg *m)
+{
+	struct rib_route *rt = htab_find(&r->routes, &m->key);
+
+	if (!rt) {
+		/* The kernel announces the removal of one path of an IPv6
+		 * multipath route as a single-path route we never saw. */
+		if (m->key.family == AF_INET6 && r->v6_multipath)
+			r->resync_wanted = true;
+		return;
+	}
+	if (rt->paths > 1 && m->paths < rt->paths) {
+		/* One path of a multipath route went away: the route stays.
+		 * It is passed to the kernel already; let a dump settle it. */
+		r->resync_wanted = true;
+		return;
+	}
+	route_free(r, rt);
+}
+
+/* The kernel flushes the routes through a device that goes down or away,
+ * without always announcing it (IPv4). Do the same here. */
+static void routes_flush_dev(struct rib *r, int ifindex)
+{
+	struct rib_route *rt;
+	size_t i;
+
+	htab_for_each(&r->routes, rt, tmp, i) {
+		if (rt->nh->key.ifindex == (__u32)ifindex &&
+		    rt->key.table != RT_TABLE_LOCAL)
+			route_free(r, rt);
+	}
+}
+
+/* ---- links --------------------------------------------------------- */
+
+static void link_neighs_refresh(struct rib *r, int ifindex, bool drop)
+{
+	struct rib_neigh *n;
+	size_t i;
+
+	htab_for_each(&r->neighs, n, tmp, i) {
+		if (n->key.ifindex != (__u32)ifindex)
+			continue;
+		if (drop) {
+			n->in_kernel = false;
+			n->usable = false;
+		}
+		neigh_write_words(r, n);
+		if (drop)
+			neigh_put(r, n);
+	}
+}
+
+void rib_link_set(struct rib *r, const struct rib_link_msg *m)
+{
+	struct rib_link *l = link_find(r, m->ifindex);
+	bool was_up, mac_changed;
+
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			return;
+		l->ifindex = m->ifindex;
+		l->fwd4 = l->rpf4 = -1;
+		htab_insert(&r->links, l);
+		was_up = m->ifflags & IFF_UP;
+		mac_changed = true;
+	} else {
+		was_up = l->ifflags & IFF_UP;
+		mac_changed = memcmp(l->mac, m->mac, 6) != 0;
+	}
+	snprintf(l->name, sizeof(l->name), "%s", m->name);
+	memcpy(l->mac, m->mac, 6);
+	l->mtu = m->mtu;
+	l->ifflags = m->ifflags;
+	l->stale = false;
+	iface_write(r, l);
+	if (mac_changed)
+		link_neighs_refresh(r, l->ifindex, false);
+	if (was_up && !(m->ifflags & IFF_UP)) {
+		pr_info("link %s down: flushing its routes", l->name);
+		routes_flush_dev(r, l->ifindex);
+	} else if (!was_up && (m->ifflags & IFF_UP)) {
+		/* The kernel restores some routes silently: read them back. */
+		r->resync_wanted = true;
+	}
+}
+
+void rib_link_del(struct rib *r, int ifindex)
+{
+	struct rib_link *l = link_find(r, ifindex);
+
+	routes_flush_dev(r, ifindex);
+	link_neighs_refresh(r, ifindex, true);
+	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_ifaces), &ifindex);
+	if (l) {
+		htab_remove(&r->links, l);
+		free(l);
+	}
+}
+
+void rib_addr_change(struct rib *r, int ifindex, int delta)
+{
+	struct rib_link *l = link_find(r, ifindex);
+
+	if (l)
+		l->addrs += delta;
+}
+
+void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf)
+{
+	struct rib_link *l;
+	size_t i;
+
+	if (family == AF_INET6) {
+		/* ip6_forward() checks the "all" switch, not the device's. */
+		if (ifindex != NETCONFA_IFINDEX_ALL || fwd < 0 || fwd == r->v6_fwd)
+			return;
+		r->v6_fwd = fwd;
+	} else if (ifindex == NETCONFA_IFINDEX_ALL) {
+		if (rpf < 0 || rpf == r->v4_rpf_all)
+			return;
+		r->v4_rpf_all = rpf;
+	} else if (ifindex > 0) {
+		l = link_find(r, ifindex);
+		if (!l)
+			return;
+		if (fwd >= 0)
+			l->fwd4 = fwd;
+		if (rpf >= 0)
+			l->rpf4 = rpf;
+		iface_write(r, l);
+		return;
+	} else {
+		return;
+	}
+	htab_for_each(&r->links, l, tmp, i)
+		iface_write(r, l);
+}
+
+/* ---- full sync ----------------------------------------------------- */
+
+void rib_mark_stale(struct rib *r)
+{
+	struct rib_link *l;
+	struct rib_neigh *n;
+	struct rib_route *rt;
+	size_t i;
+
+	htab_for_each(&r->links, l, t1, i) {
+		l->stale = true;
+		l->addrs = 0; /* recounted by the address dump */
+	}
+	htab_for_each(&r->neighs, n, t2, i)
+		n->stale = true;
+	htab_for_each(&r->routes, rt, t3, i)
+		rt->stale = true;
+}
+
+void rib_sweep_stale(struct rib *r)
+{
+	struct rib_link *l;
+	struct rib_neigh *n;
+	struct rib_route *rt;
+	struct rib_nexthop *nh;
+	size_t i;
+
+	htab_for_each(&r->routes, rt, t1, i)
+		if (rt->stale)
+			route_free(r, rt);
+	htab_for_each(&r->neighs, n, t2, i) {
+		if (n->stale && n->in_kernel) {
+			n->in_kernel = false;
+			n->usable = false;
+			neigh_write_words(r, n);
+			neigh_put(r, n);
+		}
+	}
+	htab_for_each(&r->links, l, t3, i)
+		if (l->stale)
+			rib_link_del(r, l->ifindex);
+	/* Adopted nexthops that no route took back. */
+	htab_for_each(&r->nexthops, nh, t4, i)
+		if (nh->refs == 0)
+			nexthop_free(r, nh);
+}
+
+/* ---- adoption ------------------------------------------------------ */
+
+int rib_adopt(struct rib *r)
+{
+	__u32 i, nh_n = 0, neigh_n = 0;
+
+	for (i = 1; i < XFIB_NEIGH_MAX; i++) {
+		struct xfib_neigh *e = &r->neigh_map[i];
+		struct rib_neigh *n;
+
+		if (!e->family)
+			continue;
+		n = calloc(1, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		n->key.ifindex = e->ifindex;
+		n->key.family = e->family;
+		memcpy(n->key.addr, e->addr, 16);
+		n->idx = i;
+		memcpy(n->mac, e->dmac, 6);
+		n->usable = e->state == XFIB_NEIGH_VALID;
+		/* Kept as the kernel's until a dump says otherwise. */
+		n->in_kernel = true;
+		n->stale = true;
+		idx_take(r->neigh_free, &r->neigh_nfree, i);
+		htab_insert(&r->neighs, n);
+		neigh_n++;
+	}
+	for (i = XFIB_NH_IDX_FIRST_FREE; i < XFIB_NEXTHOP_MAX; i++) {
+		struct xfib_nexthop *e = &r->nh_map[i];
+		struct rib_nexthop *nh;
+
+		if (e->kind == XFIB_NH_NONE)
+			continue;
+		nh = calloc(1, sizeof(*nh));
+		if (!nh)
+			return -ENOMEM;
+		nh->key.kind = e->kind;
+		nh->key.family = e->family;
+		nh->key.mtu = e->mtu;
+		nh->key.ifindex = e->ifindex;
+		memcpy(nh->key.gw, e->gw, 16);
+		nh->idx = i;
+		if (e->kind == XFIB_NH_GATEWAY) {
+			struct rib_neigh_key k = { .ifindex = e->ifindex,
+						   .family = e->family };
+
+			memcpy(k.addr, e->gw, 16);
+			nh->neigh = htab_find(&r->neighs, &k);
+			if (!nh->neigh || nh->neigh->idx != e->neigh) {
+				/* Inconsistent leftovers: leave the index
+				 * alone, the next instance will not use it. */
+				free(nh);
+				idx_take(r->nh_free, &r->nh_nfree, i);
+				continue;
+			}
+			nh->neigh->nh_refs++;
+		}
+		idx_take(r->nh_free, &r->nh_nfree, i);
+		htab_insert(&r->nexthops, nh);
+		nh_n++;
+	}
+	if (nh_n || neigh_n)
+		pr_info("adopted %u nexthops and %u neighbours from the pinned maps",
+			nh_n, neigh_n);
+	return 0;
+}
+
+/* ---- grace periods ------------------------------------------------- */
+
+int rib_rcu_sync(struct rib *r)
+{
+	__u32 key = 0;
+
+	/* Updating a map-in-map returns after synchronize_rcu(): every XDP
+	 * program that started before this call has finished. */
+	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_rcu_sync), &key,
+				&r->rcu_inner_fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int rib_reclaim(struct rib *r)
+{
+	__u32 i;
+	int err;
+
+	if (!r->nh_nretired && !r->neigh_nretired)
+		return 0;
+	err = rib_rcu_sync(r);
+	if (err)
+		return err;
+	for (i = 0; i < r->nh_nretired; i++) {
+		memset(&r->nh_map[r->nh_retired[i]], 0, sizeof(*r->nh_map));
+		r->nh_free[r->nh_nfree++] = r->nh_retired[i];
+	}
+	for (i = 0; i < r->neigh_nretired; i++) {
+		memset(&r->neigh_map[r->neigh_retired[i]], 0,
+		       sizeof(*r->neigh_map));
+		r->neigh_free[r->neigh_nfree++] = r->neigh_retired[i];
+	}
+	r->nh_nretired = r->neigh_nretired = 0;
+	return 0;
+}
+
+void rib_write_daemon_info(struct rib *r, __u64 started, __u64 last_sync,
+			   __u64 resyncs)
+{
+	struct xfib_daemon d = {
+		.pid = getpid(),
+		.table = r->table,
+		.started = started,
+		.last_sync = last_sync,
+		.resyncs = resyncs,
+		.links = r->links.count,
+		.neighs = r->neighs.count,
+		.nexthops = r->nexthops.count,
+	};
+	__u32 key = 0;
+
+	bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_daemon), &key, &d,
+			    BPF_ANY);
+}
+
+/* ---- setup --------------------------------------------------------- */
+
+int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
+{
+	__u32 i;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->skel = skel;
+	r->table = table;
+	r->v6_fwd = -1;
+	r->v4_rpf_all = 0;
+	r->rcu_inner_fd = -1;
+	err = htab_init(&r->links, offsetof(struct rib_link, node),
+			offsetof(struct rib_link, ifindex), sizeof(int));
+	err = err ?: htab_init(&r->neighs, offsetof(struct rib_neigh, node),
+			       offsetof(struct rib_neigh, key),
+			       sizeof(struct rib_neigh_key));
+	err = err ?: htab_init(&r->nexthops, offsetof(struct rib_nexthop, node),
+			       offsetof(struct rib_nexthop, key),
+			       sizeof(struct rib_nh_key));
+	err = err ?: htab_init(&r->routes, offsetof(struct rib_route, node),
+			       offsetof(struct rib_route, key),
+			       sizeof(struct rib_route_key));
+	if (err)
+		return err;
+
+	r->nh_free = calloc(XFIB_NEXTHOP_MAX, sizeof(__u32));
+	r->nh_retired = calloc(XFIB_NEXTHOP_MAX, sizeof(__u32));
+	r->neigh_free = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
+	r->neigh_retired = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
+	if (!r->nh_free || !r->nh_retired || !r->neigh_free || !r->neigh_retired)
+		return -ENOMEM;
+	/* Stacks pop from the top: push high indexes first. */
+	for (i = XFIB_NEXTHOP_MAX - 1; i >= XFIB_NH_IDX_FIRST_FREE; i--)
+		r->nh_free[r->nh_nfree++] = i;
+	for (i = XFIB_NEIGH_MAX - 1; i >= 1; i--)
+		r->neigh_free[r->neigh_nfree++] = i;
+
+	r->nh_map = xfib_map_mmap(skel->maps.xfib_nexthops, true, &r->nh_map_len);
+	r->neigh_map = xfib_map_mmap(skel->maps.xfib_neighs, true,
+				     &r->neigh_map_len);
+	if (!r->nh_map || !r->neigh_map)
+		return -errno;
+
+	r->rcu_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_rcu_inner",
+					 sizeof(__u32), sizeof(__u32), 1, NULL);
+	if (r->rcu_inner_fd < 0)
+		return -errno;
+	return 0;
+}
+
+void rib_fini(struct rib *r)
+{
+	struct rib_link *l;
+	struct rib_neigh *n;
+	struct rib_route *rt;
+	struct rib_nexthop *nh;
+	size_t i;
+
+	/* Only our memory: the dataplane keeps its maps and keeps forwarding. */
+	htab_for_each(&r->routes, rt, t1, i)
+		free(rt);
+	htab_for_each(&r->nexthops, nh, t2, i)
+		free(nh);
+	htab_for_each(&r->neighs, n, t3, i)
+		free(n);
+	htab_for_each(&r->links, l, t4, i)
+		free(l);
+	htab_free(&r->routes);
+	htab_free(&r->nexthops);
+	htab_free(&r->neighs);
+	htab_free(&r->links);
+	if (r->nh_map)
+		munmap(r->nh_map, r->nh_map_len);
+	if (r->neigh_map)
+		munmap(r->neigh_map, r->neigh_map_len);
+	if (r->rcu_inner_fd >= 0)
+		close(r->rcu_inner_fd);
+	free(r->nh_free);
+	free(r->nh_retired);
+	free(r->neigh_free);
+	free(r->neigh_retired);
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The daemon's copy of the kernel's forwarding state (links, neighbours,
+ * routes) and the index arrays it owns in the dataplane (nexthops,
+ * neighbours, interfaces). Netlink feeds it; publish.c compiles its routes
+ * into lookup instances.
+ *
+ * Index lifetime: a nexthop or neighbour index is written completely before
+ * anything that packets read points at it, and is reused only after it is
+ * unreferenced, the instance that referenced it has been replaced, and an
+ * RCU grace period has passed (rib_reclaim).
+ */
+#ifndef XFIB_RIB_H
+#define XFIB_RIB_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <net/if.h>
+
+#include "htab.h"
+#include "xfib/maps.h"
+
+struct xfib_fwd_bpf;
+
+struct rib_link {
+	struct htab_node node;
+	int ifindex; /* key */
+	char name[IF_NAMESIZE];
+	__u8 mac[6];
+	__u32 mtu;
+	__u32 ifflags;   /* IFF_* */
+	int fwd4, rpf4;  /* from netconf; -1 unknown */
+	int addrs;
+	bool stale;
+};
+
+struct rib_neigh_key {
+	__u32 ifindex;
+	__u8 family;
+	__u8 pad[3];
+	__u8 addr[16];
+};
+
+struct rib_neigh {
+	struct htab_node node;
+	struct rib_neigh_key key;
+	__u32 idx;
+	__u32 nh_refs;   /* gateway nexthops using it */
+	bool in_kernel;  /* the kernel has a neighbour entry */
+	bool usable;
+	__u8 mac[6];
+	bool stale;
+};
+
+/* A nexthop as routes see it; deduplicated by content. */
+struct rib_nh_key {
+	__u8 kind;
+	__u8 family;
+	__u16 mtu;
+	__u32 ifindex;
+	__u8 gw[16];
+};
+
+struct rib_nexthop {
+	struct htab_node node;
+	struct rib_nh_key key;
+	__u32 idx;
+	__u32 refs;
+	struct rib_neigh *neigh; /* XFIB_NH_GATEWAY */
+};
+
+/*
+ * What identifies a route to the kernel. IPv4: table, prefix, TOS and
+ * metric. IPv6 also keeps routes that differ only in their nexthop (the
+ * same prefix on two devices), so its key includes the nexthop; a
+ * multipath route has none.
+ */
+struct rib_route_key {
+	__u8 family;
+	__u8 plen;
+	__u8 tos;
+	__u8 pad;
+	__u32 table;
+	__u32 priority;
+	__u8 dst[16];
+	__s32 oif;   /* IPv6 only */
+	__u8 gw[16]; /* IPv6 only */
+};
+
+struct rib_route {
+	struct htab_node node;
+	struct rib_route_key key;
+	struct rib_nexthop *nh;
+	__u8 type;     /* RTN_* */
+	__u16 paths;   /* IPv6 multipath siblings */
+	bool stale;
+};
+
+/* A route as parsed from netlink. */
+struct rib_route_msg {
+	struct rib_route_key key;
+	__u8 type;       /* RTN_* */
+	__u8 gw_family;  /* 0: no gateway */
+	__u8 gw[16];
+	int oif;
+	__u32 mtu;
+	__u16 paths;     /* nexthops in RTA_MULTIPATH, else 1 */
+	bool unsupported; /* multipath, nexthop objects: not mirrored yet */
+};
+
+struct rib_link_msg {
+	int ifindex;
+	char name[IF_NAMESIZE];
+	__u8 mac[6];
+	__u32 mtu;
+	__u32 ifflags;
+};
+
+struct rib_family_state {
+	bool dirty;
+	bool grace_needed; /* standby slot may still be read */
+	__u32 routes;
+	__u32 changes;
+};
+
+struct rib {
+	struct xfib_fwd_bpf *skel;
+	__u32 table;
+	struct htab links, neighs, nexthops, routes;
+	struct xfib_nexthop *nh_map;  /* mmap()ed xfib_nexthops */
+	struct xfib_neigh *neigh_map; /* mmap()ed xfib_neighs */
+	size_t nh_map_len, neigh_map_len;
+	__u32 *nh_free, nh_nfree;     /* free index stacks */
+	__u32 *neigh_free, neigh_nfree;
+	__u32 *nh_retired, nh_nretired; /* freed after the next grace period */
+	__u32 *neigh_retired, neigh_nretired;
+	int rcu_inner_fd;
+	int v6_fwd;                   /* net.ipv6.conf.all.forwarding */
+	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
+	struct rib_family_state fam[XFIB_FAMILIES];
+	bool resync_wanted;
+	struct rib_nexthop *nh_unsupported;
+	__u32 v6_multipath; /* IPv6 routes with several paths */
+};
+
+int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table);
+void rib_fini(struct rib *r);
+/* Takes over the nexthop and neighbour indexes a previous xfibd left in the
+ * pinned maps, so packets keep their meaning until we republish. */
+int rib_adopt(struct rib *r);
+
+/* Full sync: mark everything stale, dump, then sweep what was not seen. */
+void rib_mark_stale(struct rib *r);
+void rib_sweep_stale(struct rib *r);
+
+void rib_link_set(struct rib *r, const struct rib_link_msg *m);
+void rib_link_del(struct rib *r, int ifindex);
+void rib_addr_change(struct rib *r, int ifindex, int delta);
+/* fwd/rpf: -1 when the message did not carry it. */
+void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf);
+void rib_neigh_set(struct rib *r, int family, int ifindex, const __u8 *addr,
+		   const __u8 *mac, bool usable);
+void rib_neigh_del(struct rib *r, int family, int ifindex, const __u8 *addr);
+void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
+		   bool append);
+void rib_route_del(struct rib *r, const struct rib_route_msg *m);
+
+/* Index of a nexthop that hands packets to the kernel (kept referenced). */
+__u32 rib_nh_unsupported(struct rib *r);
+
+/* Waits until no packet can still see what was unpublished, then frees the
+ * retired indexes. */
+int rib_reclaim(struct rib *r);
+int rib_rcu_sync(struct rib *r);
+
+/* Refreshes the xfib_daemon map entry. */
+void rib_write_daemon_info(struct rib *r, __u64 started, __u64 last_sync,
+			   __u64 resyncs);
+
+#endif /* XFIB_RIB_H */

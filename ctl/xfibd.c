@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xfibd: mirrors the kernel FIB of the network namespace it runs in into
+ * the pinned xfib dataplane maps, and keeps them in sync until stopped.
+ * Stopping it leaves the dataplane forwarding with the last state.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/rtnetlink.h>
+#include <bpf/bpf.h>
+
+#include "log.h"
+#include "netlink.h"
+#include "pin.h"
+#include "publish.h"
+#include "rib.h"
+
+#define DEFAULT_BATCH_MS 10
+#define DEFAULT_RCVBUF (32 << 20)
+#define RESYNC_MIN_INTERVAL_MS 1000
+
+struct daemon {
+	struct xfib_fwd_bpf *skel;
+	struct rib rib;
+	struct publisher pub;
+	struct nl nl;
+	int batch_ms;
+	__u64 started, last_sync, resyncs;
+	__u64 last_resync_ms;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xfibd [OPTIONS]\n"
+		"Mirror this network namespace's FIB into the xfib XDP dataplane.\n"
+		"Runs in the foreground; SIGTERM/SIGINT stop it and leave the dataplane forwarding.\n"
+		"\n"
+		"  -p, --pin-dir DIR     pinned maps directory (default: /sys/fs/bpf/xfib in the\n"
+		"                        initial namespace, /sys/fs/bpf/xfib-ns<cookie> elsewhere)\n"
+		"  -t, --table ID        routing table to mirror (default: %u, main)\n"
+		"  -b, --batch-ms MS     coalesce route changes for MS milliseconds (default: %d)\n"
+		"  -r, --rcvbuf BYTES    netlink receive buffer (default: %d)\n"
+		"  -s, --syslog          log to syslog instead of stderr\n"
+		"  -v, --verbose         more logging (-v info, -vv debug, -vvv libbpf debug)\n"
+		"  -h, --help            this help\n",
+		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF);
+}
+
+static int publish_dirty(struct daemon *d)
+{
+	int fam, err;
+
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		if (!d->rib.fam[fam].dirty)
+			continue;
+		err = publish_family(&d->pub, fam);
+		if (err) {
+			pr_warn("publish %s: %s", fam == XFIB_V4 ? "ipv4" : "ipv6",
+				strerror(-err));
+			return err;
+		}
+	}
+	/* Nothing unpublished references the retired indexes any more. */
+	return rib_reclaim(&d->rib);
+}
+
+static int full_sync(struct daemon *d, const char *why)
+{
+	__u64 t0 = now_ms();
+	int err;
+
+	rib_mark_stale(&d->rib);
+	err = nl_dump_all(&d->nl);
+	if (err) {
+		pr_warn("netlink dump: %s", strerror(-err));
+		return err;
+	}
+	rib_sweep_stale(&d->rib);
+	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
+	d->rib.resync_wanted = false;
+	err = publish_dirty(d);
+	if (err)
+		return err;
+	d->last_sync = time(NULL);
+	d->last_resync_ms = now_ms();
+	pr_info("sync (%s) done in %llu ms: %zu links, %u ipv4 routes, %u ipv6 routes, %zu neighbours, %zu nexthops",
+		why, (unsigned long long)(now_ms() - t0), d->rib.links.count,
+		d->rib.fam[XFIB_V4].routes, d->rib.fam[XFIB_V6].routes,
+		d->rib.neighs.count, d->rib.nexthops.count);
+	rib_write_daemon_info(&d->rib, d->started, d->last_sync, d->resyncs);
+	return 0;
+}
+
+static int run(struct daemon *d)
+{
+	struct pollfd pfd = { .fd = nl_event_fd(&d->nl), .events = POLLIN };
+	__u64 first_change = 0, last_info = 0;
+	int err;
+
+	while (!stop_signal) {
+		bool dirty = d->rib.fam[XFIB_V4].dirty || d->rib.fam[XFIB_V6].dirty;
+		int timeout = 1000;
+		__u64 now = now_ms();
+
+		if (dirty) {
+			if (!first_change)
+				first_change = now;
+			timeout = first_change + d->batch_ms > now ?
+					  (int)(first_change + d->batch_ms - now) : 0;
+		}
+		if (d->rib.resync_wanted)
+			timeout = 0;
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return -errno;
+		if (stop_signal)
+			break;
+
+		err = nl_read_events(&d->nl);
+		if (err == -ENOBUFS) {
+			pr_warn("netlink receive buffer overrun: resynchronising");
+			d->rib.resync_wanted = true;
+		} else if (err) {
+			pr_warn("netlink: %s", strerror(-err));
+			return err;
+		}
+
+		now = now_ms();
+		if (d->rib.resync_wanted &&
+		    now - d->last_resync_ms >= RESYNC_MIN_INTERVAL_MS) {
+			d->resyncs++;
+			if (full_sync(d, "resync"))
+				pr_warn("resync failed; retrying");
+			first_change = 0;
+			continue;
+		}
+		dirty = d->rib.fam[XFIB_V4].dirty || d->rib.fam[XFIB_V6].dirty;
+		if (dirty && first_change && now - first_change >= (__u64)d->batch_ms) {
+			publish_dirty(d);
+			first_change = 0;
+		} else if (!dirty) {
+			/* Neighbour removals retire indexes without a publish. */
+			rib_reclaim(&d->rib);
+		}
+		if (now - last_info >= 1000) {
+			rib_write_daemon_info(&d->rib, d->started, d->last_sync,
+					      d->resyncs);
+			last_info = now;
+		}
+	}
+	pr_info("stopping on signal %d; the dataplane keeps forwarding",
+		(int)stop_signal);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "table", required_argument, NULL, 't' },
+		{ "batch-ms", required_argument, NULL, 'b' },
+		{ "rcvbuf", required_argument, NULL, 'r' },
+		{ "syslog", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct daemon d = { .batch_ms = DEFAULT_BATCH_MS };
+	const char *pin_opt = NULL;
+	char pin_dir[XFIB_PIN_DIR_MAX], *end;
+	int rcvbuf = DEFAULT_RCVBUF, use_syslog = 0, verbose = 0;
+	unsigned long table = RT_TABLE_MAIN;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int c, err, pid;
+
+	while ((c = getopt_long(argc, argv, "p:t:b:r:svh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pin_opt = optarg;
+			break;
+		case 't':
+			table = strtoul(optarg, &end, 0);
+			if (*end || !*optarg || table == 0 || table > 0xffffffffUL) {
+				fprintf(stderr, "xfibd: --table '%s': not a table id (1..4294967295)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			d.batch_ms = strtol(optarg, &end, 0);
+			if (*end || !*optarg || d.batch_ms < 0 || d.batch_ms > 10000) {
+				fprintf(stderr, "xfibd: --batch-ms '%s': not a number of milliseconds (0..10000)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			rcvbuf = strtol(optarg, &end, 0);
+			if (*end || !*optarg || rcvbuf < 4096) {
+				fprintf(stderr, "xfibd: --rcvbuf '%s': not a size in bytes (>= 4096)\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			use_syslog = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xfibd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	log_level = LOG_LEVEL_INFO + verbose > 3 ? 3 : LOG_LEVEL_INFO + verbose;
+	log_init("xfibd", use_syslog);
+	log_setup_libbpf();
+
+	if (geteuid() != 0) {
+		pr_warn("must run as root (needs CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)");
+		return 1;
+	}
+	err = xfib_pin_dir(pin_opt, pin_dir, sizeof(pin_dir));
+	if (err) {
+		pr_warn("pin directory: %s", strerror(-err));
+		return 1;
+	}
+	err = xfib_open(pin_dir, false, &d.skel);
+	if (err == -ENOTSUP) {
+		pr_warn("%s: not on a BPF filesystem (mount -t bpf bpf /sys/fs/bpf)", pin_dir);
+		return 1;
+	} else if (err) {
+		pr_warn("%s: cannot create or reuse the pinned maps: %s", pin_dir, strerror(-err));
+		return 1;
+	}
+	pid = xfib_daemon_pid(d.skel);
+	if (pid && pid != getpid()) {
+		pr_warn("%s: xfibd already running (pid %d)", pin_dir, pid);
+		xfib_fwd_bpf__destroy(d.skel);
+		return 1;
+	}
+
+	d.started = time(NULL);
+	err = rib_init(&d.rib, d.skel, table);
+	err = err ?: rib_adopt(&d.rib);
+	err = err ?: publish_init(&d.pub, &d.rib);
+	if (err) {
+		pr_warn("initialise: %s", strerror(-err));
+		goto out;
+	}
+	/* Subscribe before dumping: a change made during the dump is then
+	 * seen at least once, as a notification. */
+	err = nl_open(&d.nl, &d.rib, rcvbuf);
+	if (err) {
+		pr_warn("netlink: %s", strerror(-err));
+		goto out;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pr_info("mirroring table %lu into %s", table, pin_dir);
+	err = full_sync(&d, "start");
+	if (!err)
+		err = run(&d);
+out:
+	if (d.skel) {
+		struct xfib_daemon info = { 0 };
+		__u32 key = 0;
+
+		/* Say we are gone; the maps and the forwarding stay. */
+		bpf_map_update_elem(bpf_map__fd(d.skel->maps.xfib_daemon), &key,
+				    &info, BPF_ANY);
+	}
+	nl_close(&d.nl);
+	publish_fini(&d.pub);
+	rib_fini(&d.rib);
+	xfib_fwd_bpf__destroy(d.skel);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Why a packet left the fast path (or that it did not). One X-macro list so
+ * the enum used by the dataplane and the names printed by xfibctl cannot
+ * drift apart. Values index the per-CPU array xfib_stats.
+ */
+#ifndef XFIB_COUNTERS_H
+#define XFIB_COUNTERS_H
+
+#define XFIB_REASONS(X)                                                        \
+	X(FWD_V4, "forwarded_v4", "forwarded by XDP, IPv4")                    \
+	X(FWD_V6, "forwarded_v6", "forwarded by XDP, IPv6")                    \
+	X(DROP_BLACKHOLE, "drop_blackhole", "dropped: blackhole route")        \
+	X(PASS_NOT_IP, "pass_not_ip", "to kernel: not IPv4/IPv6")              \
+	X(PASS_VLAN, "pass_vlan", "to kernel: VLAN tag other than VID 0")      \
+	X(PASS_MALFORMED, "pass_malformed",                                    \
+	  "to kernel: truncated or invalid header")                            \
+	X(PASS_IP_OPTIONS, "pass_ip_options", "to kernel: IPv4 options")       \
+	X(PASS_IPV6_HBH, "pass_ipv6_hbh", "to kernel: IPv6 hop-by-hop header") \
+	X(PASS_NOT_FOR_US, "pass_not_for_us",                                  \
+	  "to kernel: destination MAC not the ingress port's")                 \
+	X(PASS_NO_IFACE, "pass_no_iface",                                      \
+	  "to kernel: ingress port not known (xfibd not running?)")            \
+	X(PASS_FWD_DISABLED, "pass_fwd_disabled",                              \
+	  "to kernel: forwarding disabled on ingress")                         \
+	X(PASS_RP_FILTER, "pass_rp_filter",                                    \
+	  "to kernel: rp_filter enabled on ingress")                           \
+	X(PASS_SPECIAL_ADDR, "pass_special_addr",                              \
+	  "to kernel: multicast, link-local, loopback or martian address")     \
+	X(PASS_TTL, "pass_ttl", "to kernel: TTL/hop limit <= 1")               \
+	X(PASS_NO_FIB, "pass_no_fib", "to kernel: no lookup table published")  \
+	X(PASS_NO_ROUTE, "pass_no_route", "to kernel: no route")               \
+	X(PASS_LOCAL, "pass_local",                                            \
+	  "to kernel: local, broadcast or multicast destination")              \
+	X(PASS_UNREACHABLE, "pass_unreachable",                                \
+	  "to kernel: unreachable/prohibit/throw route")                       \
+	X(PASS_UNSUPPORTED, "pass_unsupported",                                \
+	  "to kernel: route kind not mirrored")                                \
+	X(PASS_NEIGH, "pass_neigh", "to kernel: neighbour not resolved")       \
+	X(PASS_EGRESS_DOWN, "pass_egress_down",                                \
+	  "to kernel: egress port down or unknown")                            \
+	X(PASS_EGRESS_NOT_ATTACHED, "pass_egress_not_attached",                \
+	  "to kernel: egress port not attached to xfib")                       \
+	X(PASS_HAIRPIN, "pass_hairpin",                                        \
+	  "to kernel: egress is the ingress port (ICMP redirect)")             \
+	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")
+
+enum xfib_reason {
+#define XFIB_REASON_ENUM(name, str, help) XFIB_##name,
+	XFIB_REASONS(XFIB_REASON_ENUM)
+#undef XFIB_REASON_ENUM
+	XFIB_REASON_COUNT,
+};
+
+#endif /* XFIB_COUNTERS_H */

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Map keys and values shared by the XDP dataplane (bpf/) and the control
+ * plane (ctl/). Only fixed-width types, explicit padding and size asserts:
+ * both compilers must agree on every byte, and bpftool prints these with
+ * their field names through BTF.
+ */
+#ifndef XFIB_MAPS_H
+#define XFIB_MAPS_H
+
+#include <linux/types.h>
+
+/* Capacity of the index arrays. Index 0 of each is reserved ("none"). */
+#define XFIB_NEXTHOP_MAX 65536
+#define XFIB_NEIGH_MAX 65536
+#define XFIB_IFACE_MAX 4096
+
+/*
+ * bsearch tables hold two slots per family (active and standby), each
+ * 2^LOG2_MAX ranges. A table of n prefixes needs at most 2n + 1 ranges.
+ */
+#define XFIB_BS4_LOG2_MAX 18
+#define XFIB_BS6_LOG2_MAX 17
+#define XFIB_BS4_SLOT_SIZE (1u << XFIB_BS4_LOG2_MAX)
+#define XFIB_BS6_SLOT_SIZE (1u << XFIB_BS6_LOG2_MAX)
+
+enum xfib_family {
+	XFIB_V4 = 0,
+	XFIB_V6 = 1,
+	XFIB_FAMILIES,
+};
+
+/* Lookup algorithms. NONE means "no table published": every packet goes to
+ * the kernel. */
+enum xfib_algo {
+	XFIB_ALGO_NONE = 0,
+	XFIB_ALGO_BSEARCH4 = 1,
+	XFIB_ALGO_BSEARCH6 = 2,
+	XFIB_ALGO_COUNT,
+};
+
+/*
+ * The published instance of one family. The dataplane reads it as one
+ * 64-bit word, once per packet, so a packet never mixes two generations;
+ * the daemon writes it with one aligned atomic store.
+ */
+struct xfib_active {
+	__u8 algo;   /* enum xfib_algo */
+	__u8 slot;   /* which half of the algorithm's tables */
+	__u8 log2n;  /* bsearch: the slot holds 2^log2n ranges */
+	__u8 pad;
+	__u32 generation;
+} __attribute__((aligned(8)));
+_Static_assert(sizeof(struct xfib_active) == 8, "xfib_active is one word");
+
+/* Nexthop kinds: what the dataplane does with a packet that matched. */
+enum xfib_nh_kind {
+	XFIB_NH_NONE = 0,        /* no route: the kernel answers */
+	XFIB_NH_GATEWAY = 1,     /* via a neighbour: neigh is its index */
+	XFIB_NH_CONNECTED = 2,   /* on-link: neighbour is the destination */
+	XFIB_NH_BLACKHOLE = 3,   /* drop */
+	XFIB_NH_LOCAL = 4,       /* local/broadcast/anycast/multicast: kernel */
+	XFIB_NH_UNREACHABLE = 5, /* unreachable/prohibit/throw: kernel sends ICMP */
+	XFIB_NH_UNSUPPORTED = 6, /* a route xfib does not mirror (yet): kernel */
+	XFIB_NH_KIND_COUNT,
+};
+
+/* Reserved nexthop indexes. */
+#define XFIB_NH_IDX_NONE 0
+#define XFIB_NH_IDX_LOCAL 1
+#define XFIB_NH_IDX_FIRST_FREE 2
+
+struct xfib_nexthop {
+	__u8 kind;    /* enum xfib_nh_kind */
+	__u8 family;  /* AF_INET or AF_INET6 of gw */
+	__u16 mtu;    /* route MTU (RTAX_MTU), 0 = egress device MTU */
+	__u32 ifindex;
+	__u32 neigh;  /* XFIB_NH_GATEWAY: index into xfib_neighs */
+	__u32 pad;
+	__u8 gw[16];  /* gateway address, network order (for inspection) */
+};
+_Static_assert(sizeof(struct xfib_nexthop) == 32, "xfib_nexthop size");
+
+enum xfib_neigh_state {
+	XFIB_NEIGH_INVALID = 0, /* unknown, INCOMPLETE or FAILED: kernel resolves */
+	XFIB_NEIGH_VALID = 1,   /* REACHABLE/STALE/DELAY/PROBE/PERMANENT/NOARP */
+};
+
+/*
+ * A neighbour. The first word (dmac, state) and the second (smac) are each
+ * written with one atomic 8-byte store and read once by the dataplane, so a
+ * MAC change never produces a torn address.
+ */
+struct xfib_neigh {
+	__u8 dmac[6];
+	__u8 state;  /* enum xfib_neigh_state */
+	__u8 family; /* AF_INET or AF_INET6 */
+	__u8 smac[6];
+	__u16 pad;
+	__u32 ifindex;
+	__u32 pad2;
+	__u8 addr[16]; /* network order (IPv4 in the first 4 bytes) */
+} __attribute__((aligned(8)));
+_Static_assert(sizeof(struct xfib_neigh) == 40, "xfib_neigh size");
+
+/* Key of xfib_neigh_hosts: finds the neighbour of an on-link destination. */
+struct xfib_neigh_key {
+	__u32 ifindex;
+	__u8 family;
+	__u8 pad[3];
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct xfib_neigh_key) == 24, "xfib_neigh_key size");
+
+enum xfib_iface_flags {
+	XFIB_IF_UP = 1 << 0,   /* IFF_UP and IFF_RUNNING (carrier) */
+	XFIB_IF_FWD4 = 1 << 1, /* net.ipv4.conf.<if>.forwarding */
+	XFIB_IF_FWD6 = 1 << 2, /* net.ipv6.conf.all.forwarding */
+	XFIB_IF_RPF = 1 << 3,  /* rp_filter on: the kernel checks sources */
+};
+
+/* One interface of the namespace, as the kernel sees it. */
+struct xfib_iface {
+	__u8 mac[6];
+	__u8 flags; /* enum xfib_iface_flags */
+	__u8 pad;
+	__u32 mtu;
+	__u32 ifindex;
+};
+_Static_assert(sizeof(struct xfib_iface) == 16, "xfib_iface size");
+
+/* bsearch ranges: a range starts at start and runs to the next start.
+ * Addresses in host order so comparisons are plain integer compares. */
+struct xfib_bs4_range {
+	__u32 start;
+	__u32 nh;
+};
+_Static_assert(sizeof(struct xfib_bs4_range) == 8, "xfib_bs4_range size");
+
+struct xfib_bs6_range {
+	__u64 hi;
+	__u64 lo;
+	__u32 nh;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xfib_bs6_range) == 24, "xfib_bs6_range size");
+
+/* Per-family view of the published instance, for status and bpftool. */
+struct xfib_fib_info {
+	__u32 algo;
+	__u32 generation;
+	__u32 routes;      /* mirrored routes in the instance */
+	__u32 ranges;      /* bsearch: ranges in the slot */
+	__u64 swaps;
+	__u64 last_swap;   /* CLOCK_REALTIME, seconds */
+	__u64 mem_bytes;   /* bytes of the active instance */
+	__u32 overflow;    /* 1: table too large, instance not published */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xfib_fib_info) == 48, "xfib_fib_info size");
+
+/* Written by xfibd: who is maintaining the maps. */
+struct xfib_daemon {
+	__u32 pid;
+	__u32 table; /* routing table mirrored */
+	__u64 started;   /* CLOCK_REALTIME, seconds */
+	__u64 last_sync; /* CLOCK_REALTIME, seconds, of the last full dump */
+	__u64 resyncs;   /* full dumps after netlink overruns */
+	__u32 links;
+	__u32 neighs;
+	__u32 nexthops;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xfib_daemon) == 48, "xfib_daemon size");
+
+struct xfib_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct xfib_counter) == 16, "xfib_counter size");
+
+#endif /* XFIB_MAPS_H */

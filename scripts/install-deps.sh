@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Install the Debian packages xfib needs to build, test and demo. Idempotent:
+# installs only what is missing, and runs apt-get update only if it must.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm pkg-config libc6-dev linux-libc-dev
+	libbpf-dev libxdp-dev libmnl-dev libelf-dev zlib1g-dev
+	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run as root (or install them yourself)" >&2
+	exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,1504 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Runs the XDP forwarder (bpf/xfib_fwd.bpf.c) with BPF_PROG_TEST_RUN on
+ * hand-built frames and checks, for every case, the verdict, that exactly
+ * the expected reason counter moved by one packet, and the output bytes.
+ *
+ * The maps are private to the test (no pinning) and filled by hand. The
+ * program reads ctx->ingress_ifindex and redirects through a DEVMAP_HASH,
+ * both of which need real devices, so the test moves itself into a fresh
+ * network namespace and creates two veth pairs there:
+ *
+ *   xt0 (ingress, MAC 02:00:00:00:00:01)   peer xt0p (not known to xfib)
+ *   xt1 (egress,  MAC 02:00:00:00:00:02)   peer xt1p
+ *
+ * Routes (v4 in slot 1, v6 in slot 0; the other slot of each family is
+ * filled with blackhole ranges, so a lookup in the wrong slot drops):
+ *
+ *   198.18.0.0/24   connected on xt1
+ *   198.18.1.0/24   local
+ *   198.18.2.0/24   unreachable
+ *   198.18.3.0/24   blackhole
+ *   198.18.5.0/24   via 198.18.0.4 on xt0 (the ingress port)
+ *   198.18.6.0/24   unsupported kind
+ *   198.18.7.0/24   via 198.18.0.1, route MTU 1280
+ *   198.18.8.0/24   via 198.18.0.2 (neighbour INVALID)
+ *   198.18.9.0/24   via 198.18.0.3 (neighbour entry on xt0)
+ *   198.18.10.0/24  nexthop of an unknown kind
+ *   198.19.0.0/16   via 198.18.0.1 on xt1
+ *
+ *   2001:db8:0:1::/64     connected on xt1
+ *   2001:db8:0:1::99/128  blackhole
+ *   2001:db8:0:2::/64     local
+ *   2001:db8:0:3::/64     unreachable
+ *   2001:db8:0:4::/62     blackhole
+ *   2001:db8:1::/48       via 2001:db8:0:1::1 on xt1
+ *
+ * Everything else has no route (nexthop 0). 15 IPv4 ranges are padded to
+ * 16, 9 IPv6 ranges to 16.
+ *
+ * Exit status: 0 pass, 1 failure, 77 cannot run here (reason on stdout).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xfib/maps.h"
+#include "xfib/counters.h"
+#include "xfib_fwd.skel.h"
+
+#define SKIP 77
+#define FRAME_MAX 2048
+#define VLAN_HLEN 4
+
+/* ---- addresses ---------------------------------------------------------- */
+
+static const __u8 mac_in[ETH_ALEN] = { 0x02, 0, 0, 0, 0x00, 0x01 };
+static const __u8 mac_out[ETH_ALEN] = { 0x02, 0, 0, 0, 0x00, 0x02 };
+static const __u8 mac_host[ETH_ALEN] = { 0x02, 0, 0, 0, 0x00, 0xaa };
+static const __u8 mac_other[ETH_ALEN] = { 0x02, 0, 0, 0, 0x00, 0x99 };
+static const __u8 mac_bcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const __u8 mac_mcast[ETH_ALEN] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x05 };
+static const __u8 mac_lldp[ETH_ALEN] = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e };
+
+/* Neighbours' MACs. */
+static const __u8 mac_gw4[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x01 };
+static const __u8 mac_host4[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x02 };
+static const __u8 mac_gw6[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x05 };
+static const __u8 mac_host6[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x06 };
+static const __u8 mac_misc[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x0f };
+
+#define SRC4 "198.18.200.7"
+#define DST4 "198.19.1.1"		/* via the gateway */
+#define HOST4 "198.18.0.10"		/* on-link, resolved */
+#define SRC6 "2001:db8:ffff::7"
+#define DST6 "2001:db8:1::1"		/* via the gateway */
+#define HOST6 "2001:db8:0:1::10"	/* on-link, resolved */
+
+/* Nexthop indexes (1 is XFIB_NH_IDX_LOCAL). */
+enum {
+	NH_GW4 = XFIB_NH_IDX_FIRST_FREE,
+	NH_CONN,
+	NH_UNREACH,
+	NH_BLACKHOLE,
+	NH_HAIRPIN,
+	NH_UNSUPP,
+	NH_GW4_MTU,
+	NH_GW4_INVALID,
+	NH_GW4_WRONG_IF,
+	NH_BOGUS,
+	NH_GW6,
+};
+
+/* Neighbour indexes (0 is reserved). */
+enum {
+	NB_GW4 = 1,
+	NB_HOST4,
+	NB_INVALID,
+	NB_WRONG_IF,
+	NB_GW6,
+	NB_HOST6,
+	NB_HOST4_INVALID,
+	NB_HAIRPIN,
+};
+
+/* ---- state -------------------------------------------------------------- */
+
+static struct xfib_fwd_bpf *skel;
+static int prog_fd;
+static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
+static int fd_hosts, fd_tx, fd_stats;
+static int ncpus;
+static __u32 if_in, if_out, if_peer;
+static __u8 log2n4, log2n6;
+
+static int ncases, nfailed;
+static bool quiet;	/* harness self-check: report nothing */
+static bool terse;	/* print failures only */
+
+static const char *const reason_name[XFIB_REASON_COUNT] = {
+#define XFIB_REASON_NAME(name, str, help) [XFIB_##name] = str,
+	XFIB_REASONS(XFIB_REASON_NAME)
+#undef XFIB_REASON_NAME
+};
+
+static const char *verdict_name(__u32 v)
+{
+	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP",
+					     "XDP_PASS", "XDP_TX",
+					     "XDP_REDIRECT" };
+
+	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "XDP_?";
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL setup: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
+}
+
+static void __attribute__((noreturn)) skip(const char *why)
+{
+	printf("SKIP: %s\n", why);
+	exit(SKIP);
+}
+
+/* ---- checksums ---------------------------------------------------------- */
+
+/* Sum of big-endian 16-bit words. */
+static __u32 sum16(__u32 sum, const void *data, size_t n)
+{
+	const __u8 *p = data;
+
+	for (; n > 1; p += 2, n -= 2)
+		sum += (__u32)p[0] << 8 | p[1];
+	if (n)
+		sum += (__u32)p[0] << 8;
+	return sum;
+}
+
+static __u16 fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* IPv4 header checksum from scratch over the IHL words at hdr, host
+ * order; 0 over a valid header. */
+static __u16 ip4_csum(const __u8 *hdr)
+{
+	return (__u16)~fold(sum16(0, hdr, (hdr[0] & 0xf) * 4));
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+struct frame {
+	__u8 b[FRAME_MAX];
+	unsigned int len;
+	unsigned int l3; /* offset of the IP (or other L3) header */
+};
+
+/*
+ * Headers live at odd offsets (14, 18) of byte buffers, so they are never
+ * accessed through struct pointers: EDIT_IP4/EDIT_IP6 copy the header
+ * into h, run stmt, and copy it back.
+ */
+#define EDIT_HDR(type, f, stmt)                                                \
+	do {                                                                   \
+		type h;                                                        \
+		memcpy(&h, (f).b + (f).l3, sizeof(h));                         \
+		stmt;                                                          \
+		memcpy((f).b + (f).l3, &h, sizeof(h));                         \
+	} while (0)
+#define EDIT_IP4(f, stmt) EDIT_HDR(struct iphdr, f, stmt)
+#define EDIT_IP6(f, stmt) EDIT_HDR(struct ipv6hdr, f, stmt)
+
+static __u16 get16(const __u8 *p)
+{
+	return (__u16)(p[0] << 8 | p[1]);
+}
+
+static void put16(__u8 *p, __u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static __be32 addr4(const char *s)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		die("bad IPv4 address %s", s);
+	return a.s_addr;
+}
+
+static void addr6(const char *s, void *out)
+{
+	if (inet_pton(AF_INET6, s, out) != 1)
+		die("bad IPv6 address %s", s);
+}
+
+/* Ethernet header from the sending host to dst; an 802.1Q tag if tci >= 0. */
+static void put_eth(struct frame *f, const __u8 *dst, int tci, __u16 proto)
+{
+	memcpy(f->b, dst, ETH_ALEN);
+	memcpy(f->b + ETH_ALEN, mac_host, ETH_ALEN);
+	if (tci < 0) {
+		put16(f->b + 12, proto);
+		f->l3 = ETH_HLEN;
+	} else {
+		put16(f->b + 12, ETH_P_8021Q);
+		put16(f->b + 14, (__u16)tci);
+		put16(f->b + 16, proto);
+		f->l3 = ETH_HLEN + VLAN_HLEN;
+	}
+	f->len = f->l3;
+}
+
+/*
+ * UDP header and a patterned payload at off, with the checksum over the
+ * pseudo-header sum psum.
+ */
+static void put_udp(struct frame *f, unsigned int off, unsigned int payload,
+		    __u32 psum)
+{
+	struct udphdr uh = {
+		.source = htons(40000),
+		.dest = htons(5001),
+		.len = htons(sizeof(uh) + payload),
+	};
+	unsigned int i;
+	__u32 sum;
+
+	if (off + sizeof(uh) + payload > FRAME_MAX)
+		die("frame too large");
+	for (i = 0; i < payload; i++)
+		f->b[off + sizeof(uh) + i] = (__u8)(i * 7 + 3);
+	sum = psum + IPPROTO_UDP + sizeof(uh) + payload;
+	sum = sum16(sum, &uh, sizeof(uh));
+	sum = sum16(sum, f->b + off + sizeof(uh), payload);
+	uh.check = htons((__u16)~fold(sum) ?: 0xffff);
+	memcpy(f->b + off, &uh, sizeof(uh));
+	f->len = off + sizeof(uh) + payload;
+}
+
+/* Recomputes the IPv4 header checksum after a change. */
+static void fix4(struct frame *f)
+{
+	__u8 *hdr = f->b + f->l3;
+
+	put16(hdr + 10, 0);
+	put16(hdr + 10, ip4_csum(hdr));
+}
+
+/* Eth [+ tag] + IPv4 + UDP with payload bytes. */
+static struct frame frame4(int tci, const char *src, const char *dst,
+			   __u8 ttl, unsigned int payload)
+{
+	struct iphdr iph = {
+		.version = 4,
+		.ihl = 5,
+		.tos = 0x28,
+		.tot_len = htons(sizeof(iph) + sizeof(struct udphdr) + payload),
+		.id = htons(0x1234),
+		.frag_off = htons(0x4000), /* DF */
+		.ttl = ttl,
+		.protocol = IPPROTO_UDP,
+		.saddr = addr4(src),
+		.daddr = addr4(dst),
+	};
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	put_eth(&f, mac_in, tci, ETH_P_IP);
+	memcpy(f.b + f.l3, &iph, sizeof(iph));
+	put_udp(&f, f.l3 + sizeof(iph), payload, sum16(0, &iph.saddr, 8));
+	fix4(&f);
+	return f;
+}
+
+/* Eth [+ tag] + IPv6 + UDP with payload bytes. */
+static struct frame frame6(int tci, const char *src, const char *dst,
+			   __u8 hlim, unsigned int payload)
+{
+	struct ipv6hdr ip6 = {
+		.version = 6,
+		.priority = 0x2,
+		.flow_lbl = { 0x81, 0x23, 0x45 },
+		.payload_len = htons(sizeof(struct udphdr) + payload),
+		.nexthdr = IPPROTO_UDP,
+		.hop_limit = hlim,
+	};
+	struct frame f;
+
+	addr6(src, &ip6.saddr);
+	addr6(dst, &ip6.daddr);
+	memset(&f, 0, sizeof(f));
+	put_eth(&f, mac_in, tci, ETH_P_IPV6);
+	memcpy(f.b + f.l3, &ip6, sizeof(ip6));
+	put_udp(&f, f.l3 + sizeof(ip6), payload, sum16(0, &ip6.saddr, 32));
+	return f;
+}
+
+static struct frame v4(const char *dst)
+{
+	return frame4(-1, SRC4, dst, 64, 32);
+}
+
+static struct frame v6(const char *dst)
+{
+	return frame6(-1, SRC6, dst, 64, 32);
+}
+
+/* A frame of ethertype proto with some payload (ARP, LLDP, ...). */
+static struct frame other(const __u8 *dst, int tci, __u16 proto)
+{
+	struct frame f;
+	unsigned int i;
+
+	memset(&f, 0, sizeof(f));
+	put_eth(&f, dst, tci, proto);
+	for (i = 0; i < 46; i++)
+		f.b[f.l3 + i] = (__u8)i;
+	f.len = f.l3 + 46;
+	return f;
+}
+
+static void set_dmac(struct frame *f, const __u8 *mac)
+{
+	memcpy(f->b, mac, ETH_ALEN);
+}
+
+/* Grows an IPv4 header by 4 bytes of options (NOP NOP NOP EOL). */
+static void add_ip4_options(struct frame *f)
+{
+	unsigned int opt = f->l3 + sizeof(struct iphdr);
+	static const __u8 nops[4] = { 1, 1, 1, 0 };
+
+	memmove(f->b + opt + 4, f->b + opt, f->len - opt);
+	memcpy(f->b + opt, nops, 4);
+	f->len += 4;
+	EDIT_IP4(*f, h.ihl = 6; h.tot_len = htons(ntohs(h.tot_len) + 4));
+	fix4(f);
+}
+
+/*
+ * Chooses the IP ID so that the header checksum, as it appears on the wire,
+ * is want. Used to put the TTL update on the carry edges.
+ */
+static void set_csum_by_id(struct frame *f, __u16 want)
+{
+	__u32 id;
+
+	for (id = 0; id <= 0xffff; id++) {
+		put16(f->b + f->l3 + 4, id);
+		fix4(f);
+		if (get16(f->b + f->l3 + 10) == want)
+			return;
+	}
+	die("no IP ID gives checksum 0x%04x", want);
+}
+
+/*
+ * What a forwarded frame must look like: priority tag removed, MACs
+ * rewritten, TTL / hop limit one lower and (IPv4) the header checksum as
+ * computed from scratch. Every other byte is the input's.
+ */
+static struct frame forwarded(const struct frame *in, const __u8 *dmac)
+{
+	struct frame o = *in;
+
+	if (o.l3 == ETH_HLEN + VLAN_HLEN) {
+		memmove(o.b + 12, o.b + 16, o.len - 16);
+		o.len -= VLAN_HLEN;
+		o.l3 -= VLAN_HLEN;
+	}
+	memcpy(o.b, dmac, ETH_ALEN);
+	memcpy(o.b + ETH_ALEN, mac_out, ETH_ALEN);
+	if (get16(o.b + 12) == ETH_P_IP) {
+		EDIT_IP4(o, h.ttl--);
+		fix4(&o);
+	} else {
+		EDIT_IP6(o, h.hop_limit--);
+	}
+	return o;
+}
+
+static bool is_v4(const struct frame *f)
+{
+	return get16(f->b + f->l3 - 2) == ETH_P_IP;
+}
+
+/* ---- maps --------------------------------------------------------------- */
+
+static void update(int fd, const void *key, const void *val, const char *what)
+{
+	if (bpf_map_update_elem(fd, key, val, BPF_ANY))
+		die("update %s: %s", what, strerror(errno));
+}
+
+static void delete(int fd, const void *key, const char *what)
+{
+	if (bpf_map_delete_elem(fd, key))
+		die("delete %s: %s", what, strerror(errno));
+}
+
+static void put_iface(__u32 ifindex, const __u8 *mac, __u8 flags)
+{
+	struct xfib_iface v = { .flags = flags, .mtu = 1500,
+				.ifindex = ifindex };
+
+	memcpy(v.mac, mac, ETH_ALEN);
+	update(fd_ifaces, &ifindex, &v, "xfib_ifaces");
+}
+
+#define IF_ALL (XFIB_IF_UP | XFIB_IF_FWD4 | XFIB_IF_FWD6)
+
+static void put_active(__u32 fam, __u8 algo, __u8 slot, __u8 log2n)
+{
+	struct xfib_active v = { .algo = algo, .slot = slot, .log2n = log2n,
+				 .generation = 1 };
+
+	update(fd_active, &fam, &v, "xfib_active");
+}
+
+static void active_default(void)
+{
+	put_active(XFIB_V4, XFIB_ALGO_BSEARCH4, 1, log2n4);
+	put_active(XFIB_V6, XFIB_ALGO_BSEARCH6, 0, log2n6);
+}
+
+static void put_tx_port(__u32 ifindex)
+{
+	struct bpf_devmap_val v = { .ifindex = ifindex };
+
+	update(fd_tx, &ifindex, &v, "xfib_tx_ports");
+}
+
+static __u8 log2_ceil(unsigned int n)
+{
+	__u8 l = 0;
+
+	while ((1u << l) < n)
+		l++;
+	return l;
+}
+
+/* Writes n ranges into slot, padded to 2^log2n by repeating the last. */
+static __u8 put_bs4(__u32 slot, const struct xfib_bs4_range *r, unsigned int n)
+{
+	__u8 l = log2_ceil(n);
+	__u32 i, idx;
+
+	for (i = 0; i < (1u << l); i++) {
+		idx = slot * XFIB_BS4_SLOT_SIZE + i;
+		update(fd_bs4, &idx, &r[i < n ? i : n - 1], "xfib_bs4");
+	}
+	return l;
+}
+
+static __u8 put_bs6(__u32 slot, const struct xfib_bs6_range *r, unsigned int n)
+{
+	__u8 l = log2_ceil(n);
+	__u32 i, idx;
+
+	for (i = 0; i < (1u << l); i++) {
+		idx = slot * XFIB_BS6_SLOT_SIZE + i;
+		update(fd_bs6, &idx, &r[i < n ? i : n - 1], "xfib_bs6");
+	}
+	return l;
+}
+
+/* a.b.c.d in host order. */
+#define H4(a, b, c, d) ((__u32)(a) << 24 | (__u32)(b) << 16 | (c) << 8 | (d))
+/* 2001:db8:x:y::, upper half in host order. */
+#define H6(x, y) (0x20010db800000000ull | (__u64)(x) << 16 | (y))
+
+static void put_nexthop(__u32 idx, __u8 kind, __u32 ifindex, __u32 neigh,
+			__u16 mtu)
+{
+	struct xfib_nexthop v = { .kind = kind, .ifindex = ifindex,
+				  .neigh = neigh, .mtu = mtu };
+
+	update(fd_nexthops, &idx, &v, "xfib_nexthops");
+}
+
+static void put_neigh(__u32 idx, int family, const char *addr, const __u8 *dmac,
+		      __u8 state, __u32 ifindex)
+{
+	struct xfib_neigh v = { .state = state, .family = family,
+				.ifindex = ifindex };
+
+	memcpy(v.dmac, dmac, ETH_ALEN);
+	memcpy(v.smac, ifindex == if_in ? mac_in : mac_out, ETH_ALEN);
+	if (family == AF_INET) {
+		__be32 a = addr4(addr);
+
+		memcpy(v.addr, &a, 4);
+	} else {
+		addr6(addr, v.addr);
+	}
+	update(fd_neighs, &idx, &v, "xfib_neighs");
+}
+
+static void put_host(__u32 ifindex, int family, const char *addr, __u32 nb)
+{
+	struct xfib_neigh_key k = { .ifindex = ifindex, .family = family };
+
+	if (family == AF_INET) {
+		__be32 a = addr4(addr);
+
+		memcpy(k.addr, &a, 4);
+	} else {
+		addr6(addr, k.addr);
+	}
+	update(fd_hosts, &k, &nb, "xfib_neigh_hosts");
+}
+
+static void fill_maps(void)
+{
+	static const struct xfib_bs4_range r4[] = {
+		{ 0, XFIB_NH_IDX_NONE },
+		{ H4(198, 18, 0, 0), NH_CONN },
+		{ H4(198, 18, 1, 0), XFIB_NH_IDX_LOCAL },
+		{ H4(198, 18, 2, 0), NH_UNREACH },
+		{ H4(198, 18, 3, 0), NH_BLACKHOLE },
+		{ H4(198, 18, 4, 0), XFIB_NH_IDX_NONE },
+		{ H4(198, 18, 5, 0), NH_HAIRPIN },
+		{ H4(198, 18, 6, 0), NH_UNSUPP },
+		{ H4(198, 18, 7, 0), NH_GW4_MTU },
+		{ H4(198, 18, 8, 0), NH_GW4_INVALID },
+		{ H4(198, 18, 9, 0), NH_GW4_WRONG_IF },
+		{ H4(198, 18, 10, 0), NH_BOGUS },
+		{ H4(198, 18, 11, 0), XFIB_NH_IDX_NONE },
+		{ H4(198, 19, 0, 0), NH_GW4 },
+		{ H4(198, 20, 0, 0), XFIB_NH_IDX_NONE },
+	};
+	static const struct xfib_bs6_range r6[] = {
+		{ 0, 0, XFIB_NH_IDX_NONE, 0 },
+		{ H6(0, 1), 0, NH_CONN, 0 },
+		{ H6(0, 1), 0x99, NH_BLACKHOLE, 0 },
+		{ H6(0, 1), 0x9a, NH_CONN, 0 },
+		{ H6(0, 2), 0, XFIB_NH_IDX_LOCAL, 0 },
+		{ H6(0, 3), 0, NH_UNREACH, 0 },
+		{ H6(0, 4), 0, NH_BLACKHOLE, 0 },
+		{ H6(0, 8), 0, XFIB_NH_IDX_NONE, 0 },
+		{ H6(1, 0), 0, NH_GW6, 0 },
+		{ H6(2, 0), 0, XFIB_NH_IDX_NONE, 0 },
+	};
+	struct xfib_bs4_range trap4[sizeof(r4) / sizeof(r4[0])];
+	struct xfib_bs6_range trap6[sizeof(r6) / sizeof(r6[0])];
+	unsigned int n4 = sizeof(r4) / sizeof(r4[0]);
+	unsigned int n6 = sizeof(r6) / sizeof(r6[0]);
+	unsigned int i;
+
+	put_iface(if_in, mac_in, IF_ALL);
+	put_iface(if_out, mac_out, IF_ALL);
+	/* Only the egress port is attached: bpf_redirect_map() with any
+	 * other key falls back to XDP_PASS, so XDP_REDIRECT also proves the
+	 * target was xt1. */
+	put_tx_port(if_out);
+
+	/* Active slots, and the standby slots full of blackholes. */
+	log2n4 = put_bs4(1, r4, n4);
+	log2n6 = put_bs6(0, r6, n6);
+	for (i = 0; i < n4; i++)
+		trap4[i] = (struct xfib_bs4_range){ r4[i].start, NH_BLACKHOLE };
+	for (i = 0; i < n6; i++) {
+		trap6[i] = r6[i];
+		trap6[i].nh = NH_BLACKHOLE;
+	}
+	put_bs4(0, trap4, n4);
+	put_bs6(1, trap6, n6);
+	if (log2n4 != 4 || log2n6 != 4)
+		die("unexpected log2n %u/%u", log2n4, log2n6);
+	active_default();
+
+	put_nexthop(XFIB_NH_IDX_LOCAL, XFIB_NH_LOCAL, 0, 0, 0);
+	put_nexthop(NH_GW4, XFIB_NH_GATEWAY, if_out, NB_GW4, 0);
+	put_nexthop(NH_CONN, XFIB_NH_CONNECTED, if_out, 0, 0);
+	put_nexthop(NH_UNREACH, XFIB_NH_UNREACHABLE, 0, 0, 0);
+	put_nexthop(NH_BLACKHOLE, XFIB_NH_BLACKHOLE, 0, 0, 0);
+	put_nexthop(NH_HAIRPIN, XFIB_NH_GATEWAY, if_in, NB_HAIRPIN, 0);
+	put_nexthop(NH_UNSUPP, XFIB_NH_UNSUPPORTED, if_out, 0, 0);
+	put_nexthop(NH_GW4_MTU, XFIB_NH_GATEWAY, if_out, NB_GW4, 1280);
+	put_nexthop(NH_GW4_INVALID, XFIB_NH_GATEWAY, if_out, NB_INVALID, 0);
+	put_nexthop(NH_GW4_WRONG_IF, XFIB_NH_GATEWAY, if_out, NB_WRONG_IF, 0);
+	put_nexthop(NH_BOGUS, 200, if_out, NB_GW4, 0);
+	put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_out, NB_GW6, 0);
+
+	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_gw4, XFIB_NEIGH_VALID,
+		  if_out);
+	put_neigh(NB_HOST4, AF_INET, HOST4, mac_host4, XFIB_NEIGH_VALID,
+		  if_out);
+	put_neigh(NB_INVALID, AF_INET, "198.18.0.2", mac_misc,
+		  XFIB_NEIGH_INVALID, if_out);
+	put_neigh(NB_WRONG_IF, AF_INET, "198.18.0.3", mac_misc,
+		  XFIB_NEIGH_VALID, if_in);
+	put_neigh(NB_GW6, AF_INET6, "2001:db8:0:1::1", mac_gw6,
+		  XFIB_NEIGH_VALID, if_out);
+	put_neigh(NB_HOST6, AF_INET6, HOST6, mac_host6, XFIB_NEIGH_VALID,
+		  if_out);
+	put_neigh(NB_HOST4_INVALID, AF_INET, "198.18.0.11", mac_misc,
+		  XFIB_NEIGH_INVALID, if_out);
+	put_neigh(NB_HAIRPIN, AF_INET, "198.18.0.4", mac_misc,
+		  XFIB_NEIGH_VALID, if_in);
+
+	put_host(if_out, AF_INET, HOST4, NB_HOST4);
+	put_host(if_out, AF_INET, "198.18.0.11", NB_HOST4_INVALID);
+	put_host(if_out, AF_INET6, HOST6, NB_HOST6);
+	/* The right address on the wrong port must not match. */
+	put_host(if_in, AF_INET, "198.18.0.12", NB_HOST4);
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+static void stats_reset(void)
+{
+	struct xfib_counter zero[ncpus];
+	__u32 k;
+
+	memset(zero, 0, sizeof(zero));
+	for (k = 0; k < XFIB_REASON_COUNT; k++)
+		update(fd_stats, &k, zero, "xfib_stats");
+}
+
+static void stats_read(struct xfib_counter *sum)
+{
+	struct xfib_counter v[ncpus];
+	__u32 k;
+	int c;
+
+	for (k = 0; k < XFIB_REASON_COUNT; k++) {
+		if (bpf_map_lookup_elem(fd_stats, &k, v))
+			die("read xfib_stats: %s", strerror(errno));
+		sum[k] = (struct xfib_counter){ 0, 0 };
+		for (c = 0; c < ncpus; c++) {
+			sum[k].packets += v[c].packets;
+			sum[k].bytes += v[c].bytes;
+		}
+	}
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+struct result {
+	int err; /* 0 or -errno of the test run itself */
+	__u32 verdict;
+	__u32 out_len;
+	__u8 out[4096];
+	struct xfib_counter cnt[XFIB_REASON_COUNT];
+};
+
+/* Runs the first len bytes of f as received on ifindex. */
+static void run_prog(const struct frame *f, unsigned int len, __u32 ifindex,
+		     struct result *r)
+{
+	struct xdp_md ctx = { .data = 0, .data_end = len,
+			      .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = f->b,
+		.data_size_in = len,
+		.data_out = r->out,
+		.data_size_out = sizeof(r->out),
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = 1,
+	);
+
+	stats_reset();
+	r->err = bpf_prog_test_run_opts(prog_fd, &opts) ? -errno : 0;
+	r->verdict = opts.retval;
+	r->out_len = opts.data_size_out;
+	stats_read(r->cnt);
+}
+
+/* Names the field at offset off of a frame laid out like f. */
+static const char *field(const struct frame *f, unsigned int off)
+{
+	static const char *const f4[20] = {
+		"ip version/ihl", "ip tos", "ip tot_len", "ip tot_len",
+		"ip id", "ip id", "ip frag_off", "ip frag_off", "ip ttl",
+		"ip protocol", "ip check", "ip check", "ip saddr", "ip saddr",
+		"ip saddr", "ip saddr", "ip daddr", "ip daddr", "ip daddr",
+		"ip daddr"
+	};
+	unsigned int l3 = f->l3;
+
+	if (off < 6)
+		return "eth dst";
+	if (off < 12)
+		return "eth src";
+	if (off < l3 - 2)
+		return "vlan tag";
+	if (off < l3)
+		return "ethertype";
+	if (is_v4(f) && off < l3 + 20)
+		return f4[off - l3];
+	if (!is_v4(f) && off < l3 + 40) {
+		off -= l3;
+		return off < 4 ? "ip6 version/class/flow" :
+		       off < 6 ? "ip6 payload_len" :
+		       off == 6 ? "ip6 nexthdr" :
+		       off == 7 ? "ip6 hop_limit" :
+		       off < 24 ? "ip6 saddr" : "ip6 daddr";
+	}
+	return "payload";
+}
+
+/* Rows (16 bytes) of want and got that differ, with the differing bytes
+ * marked. */
+static void hexdiff(const __u8 *want, unsigned int wlen, const __u8 *got,
+		    unsigned int glen)
+{
+	unsigned int max = wlen > glen ? wlen : glen, row, i, shown = 0;
+
+	printf("      offset  expected (%u bytes) / actual (%u bytes)\n", wlen,
+	       glen);
+	for (row = 0; row < max; row += 16) {
+		bool diff = false;
+
+		for (i = row; i < row + 16 && i < max; i++)
+			if (i >= wlen || i >= glen || want[i] != got[i])
+				diff = true;
+		if (!diff)
+			continue;
+		if (++shown > 12) {
+			printf("      ...\n");
+			break;
+		}
+		printf("      %04x  exp", row);
+		for (i = row; i < row + 16 && i < max; i++) {
+			if (i < wlen)
+				printf(" %02x", want[i]);
+			else
+				printf("   ");
+		}
+		printf("\n            got");
+		for (i = row; i < row + 16 && i < max; i++) {
+			if (i < glen)
+				printf(" %02x", got[i]);
+			else
+				printf("   ");
+		}
+		printf("\n               ");
+		for (i = row; i < row + 16 && i < max; i++) {
+			if (i >= wlen || i >= glen || want[i] != got[i])
+				printf(" ^^");
+			else
+				printf("   ");
+		}
+		printf("\n");
+	}
+}
+
+#define V(x) (1u << (x))
+
+static void say_fail(bool *first, const char *name)
+{
+	if (*first && !quiet)
+		printf("FAIL %s\n", name);
+	*first = false;
+}
+
+/*
+ * Runs the first len bytes of f as received on ifindex and compares with
+ * the expectation: a verdict in the mask verdicts, exactly one packet of
+ * len bytes on counter reason and nothing on any other, and the output
+ * frame want (NULL: the input, unchanged). Returns the number of
+ * mismatches; prints the case and what differed.
+ */
+static int check(const char *name, const struct frame *f, unsigned int len,
+		 __u32 ifindex, __u32 verdicts, int reason,
+		 const struct frame *want)
+{
+	static struct result r;
+	const __u8 *wb = want ? want->b : f->b;
+	unsigned int wlen = want ? want->len : len, k;
+	bool first = true;
+	int bad = 0;
+
+	run_prog(f, len, ifindex, &r);
+	if (r.err) {
+		say_fail(&first, name);
+		if (!quiet)
+			printf("    test run failed: %s\n", strerror(-r.err));
+		bad++;
+		goto out;
+	}
+	if (r.verdict >= 32 || !(verdicts & V(r.verdict))) {
+		say_fail(&first, name);
+		if (!quiet) {
+			printf("    verdict %s (%u), expected", verdict_name(r.verdict),
+			       r.verdict);
+			for (k = 0; k < 32; k++)
+				if (verdicts & V(k))
+					printf(" %s", verdict_name(k));
+			printf("\n");
+		}
+		bad++;
+	}
+	for (k = 0; k < XFIB_REASON_COUNT; k++) {
+		__u64 wp = (int)k == reason ? 1 : 0;
+
+		if (r.cnt[k].packets == wp && r.cnt[k].bytes == wp * len)
+			continue;
+		say_fail(&first, name);
+		if (!quiet)
+			printf("    counter %s moved by %llu packets / %llu bytes, expected %llu / %llu\n",
+			       reason_name[k],
+			       (unsigned long long)r.cnt[k].packets,
+			       (unsigned long long)r.cnt[k].bytes,
+			       (unsigned long long)wp,
+			       (unsigned long long)(wp * len));
+		bad++;
+	}
+	if (r.out_len != wlen || memcmp(r.out, wb, wlen)) {
+		say_fail(&first, name);
+		if (!quiet) {
+			for (k = 0; k < wlen && k < r.out_len; k++)
+				if (r.out[k] != wb[k])
+					break;
+			if (k < wlen && k < r.out_len)
+				printf("    output differs, first at offset %u (%s)\n",
+				       k, field(want ? want : f, k));
+			else
+				printf("    output length %u, expected %u\n",
+				       r.out_len, wlen);
+			hexdiff(wb, wlen, r.out, r.out_len);
+		}
+		bad++;
+	}
+	/* Independent of the expected frame: a forwarded IPv4 header must
+	 * carry a valid checksum. */
+	if (r.verdict == XDP_REDIRECT && r.out_len >= ETH_HLEN + 20 &&
+	    get16(r.out + 12) == ETH_P_IP &&
+	    ip4_csum(r.out + ETH_HLEN) != 0) {
+		say_fail(&first, name);
+		if (!quiet)
+			printf("    output IPv4 header checksum 0x%04x does not verify\n",
+			       get16(r.out + ETH_HLEN + 10));
+		bad++;
+	}
+out:
+	if (!quiet) {
+		ncases++;
+		if (bad)
+			nfailed++;
+		else if (!terse)
+			printf("ok   %s\n", name);
+	}
+	return bad;
+}
+
+static void expect_fwd(const char *name, const struct frame *f,
+		       const __u8 *dmac)
+{
+	struct frame want = forwarded(f, dmac);
+
+	check(name, f, f->len, if_in, V(XDP_REDIRECT),
+	      is_v4(f) ? XFIB_FWD_V4 : XFIB_FWD_V6, &want);
+}
+
+static void expect_pass(const char *name, const struct frame *f, int reason)
+{
+	check(name, f, f->len, if_in, V(XDP_PASS), reason, NULL);
+}
+
+static void expect_drop(const char *name, const struct frame *f, int reason)
+{
+	check(name, f, f->len, if_in, V(XDP_DROP), reason, NULL);
+}
+
+/*
+ * Every prefix of a forwardable frame: never redirected, pass_malformed
+ * counted, nothing written. Then the whole frame, which is forwarded.
+ */
+static void expect_truncated(const char *name, const struct frame *f,
+			     const __u8 *dmac)
+{
+	static struct result r;
+	int before = nfailed;
+	unsigned int len;
+	char buf[128];
+
+	terse = true;
+	for (len = 0; len < f->len; len++) {
+		snprintf(buf, sizeof(buf), "%s truncated to %u bytes", name,
+			 len);
+		if (len >= ETH_HLEN) {
+			check(buf, f, len, if_in, V(XDP_PASS) | V(XDP_DROP),
+			      XFIB_PASS_MALFORMED, NULL);
+			continue;
+		}
+		/* bpf_prog_test_run_xdp() refuses frames shorter than an
+		 * Ethernet header with -EINVAL (bpf_test_init()): the program
+		 * never sees them, so the run itself must fail that way. */
+		run_prog(f, len, if_in, &r);
+		ncases++;
+		if (r.err != -EINVAL) {
+			nfailed++;
+			printf("FAIL %s\n    test run returned %d (%s), expected -EINVAL\n",
+			       buf, r.err, r.err ? strerror(-r.err) : "ok");
+		}
+	}
+	terse = false;
+	if (nfailed == before)
+		printf("ok   %s truncated to every length 0..%u\n", name,
+		       f->len - 1);
+	snprintf(buf, sizeof(buf), "%s, whole (%u bytes)", name, f->len);
+	expect_fwd(buf, f, dmac);
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0) {
+		printf("SKIP: '%s' failed: cannot create test devices\n", cmd);
+		exit(SKIP);
+	}
+}
+
+static __u32 ifindex_of(const char *name)
+{
+	__u32 i = if_nametoindex(name);
+
+	if (!i)
+		die("no ifindex for %s: %s", name, strerror(errno));
+	return i;
+}
+
+/*
+ * A fresh network namespace, whether or not the test already runs in a
+ * private one: the device names below cannot clash with anything, and
+ * everything vanishes when the process exits.
+ */
+static void setup_netns(void)
+{
+	if (unshare(CLONE_NEWNET)) {
+		printf("SKIP: unshare(CLONE_NEWNET): %s\n", strerror(errno));
+		exit(SKIP);
+	}
+	/* type dummy needs a module that cannot be loaded here: veth. */
+	sh("ip link add xt0 type veth peer name xt0p");
+	sh("ip link add xt1 type veth peer name xt1p");
+	sh("ip link set dev lo up && ip link set dev xt0 up && "
+	   "ip link set dev xt0p up && ip link set dev xt1 up && "
+	   "ip link set dev xt1p up");
+	if_in = ifindex_of("xt0");
+	if_out = ifindex_of("xt1");
+	if_peer = ifindex_of("xt0p");
+}
+
+static int prog_info(int fd, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+#if LIBBPF_MAJOR_VERSION > 1 || \
+	(LIBBPF_MAJOR_VERSION == 1 && LIBBPF_MINOR_VERSION >= 2)
+	return bpf_prog_get_info_by_fd(fd, info, &len);
+#else
+	/* libbpf < 1.2 has only the generic call. */
+	return bpf_obj_get_info_by_fd(fd, info, &len);
+#endif
+}
+
+static void load(void)
+{
+	struct bpf_prog_info info;
+	struct bpf_map *map;
+	int err;
+
+	skel = xfib_fwd_bpf__open();
+	if (!skel)
+		die("open skeleton: %s", strerror(errno));
+	/* Private maps: nothing is pinned or reused from /sys/fs/bpf. */
+	bpf_object__for_each_map(map, skel->obj) {
+		err = bpf_map__set_pin_path(map, NULL);
+		if (err)
+			die("unpin %s: %s", bpf_map__name(map), strerror(-err));
+	}
+	err = xfib_fwd_bpf__load(skel);
+	if (err)
+		die("load (verifier log above, if any): %s", strerror(-err));
+
+	prog_fd = bpf_program__fd(skel->progs.xfib_fwd);
+	fd_ifaces = bpf_map__fd(skel->maps.xfib_ifaces);
+	fd_active = bpf_map__fd(skel->maps.xfib_active);
+	fd_bs4 = bpf_map__fd(skel->maps.xfib_bs4);
+	fd_bs6 = bpf_map__fd(skel->maps.xfib_bs6);
+	fd_nexthops = bpf_map__fd(skel->maps.xfib_nexthops);
+	fd_neighs = bpf_map__fd(skel->maps.xfib_neighs);
+	fd_hosts = bpf_map__fd(skel->maps.xfib_neigh_hosts);
+	fd_tx = bpf_map__fd(skel->maps.xfib_tx_ports);
+	fd_stats = bpf_map__fd(skel->maps.xfib_stats);
+
+	if (prog_info(prog_fd, &info))
+		die("bpf_prog_get_info_by_fd: %s", strerror(errno));
+	ncases++;
+	if (strcmp(info.name, "xfib_fwd")) {
+		nfailed++;
+		printf("FAIL program name is \"%s\", expected \"xfib_fwd\"\n",
+		       info.name);
+	} else {
+		printf("ok   program name is \"xfib_fwd\"\n");
+	}
+	printf("info xlated %u insns, jited %u bytes, verifier processed %u insns\n",
+	       info.xlated_prog_len / (__u32)sizeof(struct bpf_insn),
+	       info.jited_prog_len, info.verified_insns);
+}
+
+/* ---- cases -------------------------------------------------------------- */
+
+/* The harness must notice a wrong verdict, counter or output byte. */
+static void self_check(void)
+{
+	struct frame f = v4(DST4), want = forwarded(&f, mac_gw4);
+	struct frame bad_out = forwarded(&f, mac_gw4);
+	bool ok = true;
+
+	bad_out.b[ETH_HLEN + 8]++; /* "not decremented" */
+	quiet = true;
+	/* The reference case must match ... */
+	if (check("", &f, f.len, if_in, V(XDP_REDIRECT), XFIB_FWD_V4, &want))
+		ok = false;
+	/* ... and each broken expectation must not. */
+	if (!check("", &f, f.len, if_in, V(XDP_PASS), XFIB_FWD_V4, &want))
+		ok = false;
+	if (!check("", &f, f.len, if_in, V(XDP_REDIRECT), XFIB_PASS_TTL, &want))
+		ok = false;
+	if (!check("", &f, f.len, if_in, V(XDP_REDIRECT), XFIB_FWD_V4,
+		   &bad_out))
+		ok = false;
+	if (!check("", &f, f.len, if_in, V(XDP_REDIRECT), XFIB_FWD_V4, NULL))
+		ok = false;
+	quiet = false;
+	ncases++;
+	if (ok) {
+		printf("ok   harness detects wrong verdict, counter and bytes\n");
+	} else {
+		nfailed++;
+		printf("FAIL harness self-check: reference case failed or a wrong expectation passed\n");
+	}
+}
+
+static void cases_forward(void)
+{
+	struct frame f;
+
+	f = v4(DST4);
+	expect_fwd("v4 via gateway", &f, mac_gw4);
+	f = v4("198.19.255.255");
+	expect_fwd("v4 via gateway, last address of the range", &f, mac_gw4);
+	f = v4("198.19.0.0");
+	expect_fwd("v4 via gateway, first address of the range", &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 2, 32);
+	expect_fwd("v4 TTL 2 forwarded with TTL 1", &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 255, 32);
+	expect_fwd("v4 TTL 255", &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 64, 0);
+	expect_fwd("v4 no UDP payload", &f, mac_gw4);
+
+	/* Checksum edges of the incremental TTL update (RFC 1624): the
+	 * wire checksum grows by 0x0100 in one's complement. */
+	f = v4(DST4);
+	set_csum_by_id(&f, 0xff37);
+	expect_fwd("v4 checksum 0xff37: carry out of the top byte wraps around",
+		   &f, mac_gw4);
+	f = v4(DST4);
+	set_csum_by_id(&f, 0xfeff);
+	expect_fwd("v4 checksum 0xfeff: update gives 0xffff, folded to 0x0000",
+		   &f, mac_gw4);
+	f = v4(DST4);
+	set_csum_by_id(&f, 0x0000);
+	put16(f.b + f.l3 + 10, 0xffff); /* the other encoding of zero */
+	expect_fwd("v4 checksum 0xffff (negative zero): update gives 0x0100",
+		   &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 2, 32);
+	set_csum_by_id(&f, 0xfeff);
+	expect_fwd("v4 TTL 2 with checksum 0xfeff", &f, mac_gw4);
+
+	f = v4(HOST4);
+	expect_fwd("v4 on-link destination (connected, neigh_hosts)", &f,
+		   mac_host4);
+	f = v6(DST6);
+	expect_fwd("v6 via gateway", &f, mac_gw6);
+	f = frame6(-1, SRC6, DST6, 2, 32);
+	expect_fwd("v6 hop limit 2 forwarded with 1", &f, mac_gw6);
+	f = frame6(-1, SRC6, DST6, 255, 0);
+	expect_fwd("v6 hop limit 255, no UDP payload", &f, mac_gw6);
+	f = v6("2001:db8:1:ffff:ffff:ffff:ffff:ffff");
+	expect_fwd("v6 via gateway, last address of the range", &f, mac_gw6);
+	f = v6("2001:db8:1::");
+	expect_fwd("v6 via gateway, first address of the range", &f, mac_gw6);
+	f = v6(HOST6);
+	expect_fwd("v6 on-link destination (connected, neigh_hosts)", &f,
+		   mac_host6);
+
+	f = frame4(0, SRC4, DST4, 64, 32);
+	expect_fwd("v4 priority tag (VID 0): forwarded untagged", &f, mac_gw4);
+	f = frame4(0xa000, SRC4, DST4, 64, 32);
+	expect_fwd("v4 priority tag PCP 5 VID 0: forwarded untagged", &f,
+		   mac_gw4);
+	f = frame6(0, SRC6, DST6, 64, 32);
+	expect_fwd("v6 priority tag (VID 0): forwarded untagged", &f, mac_gw6);
+	f = frame4(0, SRC4, HOST4, 64, 32);
+	expect_fwd("v4 priority tag to an on-link destination", &f, mac_host4);
+
+	/* Minimum-size frame: 18 bytes of Ethernet padding after tot_len
+	 * travel along untouched. */
+	f = frame4(-1, SRC4, DST4, 64, 0);
+	memset(f.b + f.len, 0, 60 - f.len);
+	f.len = 60;
+	expect_fwd("v4 short packet in a padded 60-byte frame", &f, mac_gw4);
+
+	/* MTU boundaries: egress MTU 1500, route MTU 1280. */
+	f = frame4(-1, SRC4, DST4, 64, 1500 - 28);
+	expect_fwd("v4 tot_len 1500 = egress MTU", &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 64, 1501 - 28);
+	expect_pass("v4 tot_len 1501 > egress MTU", &f, XFIB_PASS_MTU);
+	f = frame4(0, SRC4, DST4, 64, 1500 - 28);
+	expect_fwd("v4 tagged, tot_len 1500 = egress MTU", &f, mac_gw4);
+	f = frame6(-1, SRC6, DST6, 64, 1500 - 48);
+	expect_fwd("v6 1500 bytes = egress MTU", &f, mac_gw6);
+	f = frame6(-1, SRC6, DST6, 64, 1501 - 48);
+	expect_pass("v6 1501 bytes > egress MTU", &f, XFIB_PASS_MTU);
+	f = frame4(-1, SRC4, "198.18.7.1", 64, 1280 - 28);
+	expect_fwd("v4 tot_len 1280 = route MTU", &f, mac_gw4);
+	f = frame4(-1, SRC4, "198.18.7.1", 64, 1281 - 28);
+	expect_pass("v4 tot_len 1281 > route MTU 1280", &f, XFIB_PASS_MTU);
+}
+
+static void cases_route(void)
+{
+	struct frame f;
+
+	f = frame4(-1, SRC4, DST4, 1, 32);
+	expect_pass("v4 TTL 1", &f, XFIB_PASS_TTL);
+	f = frame4(-1, SRC4, DST4, 0, 32);
+	expect_pass("v4 TTL 0", &f, XFIB_PASS_TTL);
+	f = frame4(0, SRC4, DST4, 1, 32);
+	expect_pass("v4 tagged TTL 1", &f, XFIB_PASS_TTL);
+	f = frame6(-1, SRC6, DST6, 1, 32);
+	expect_pass("v6 hop limit 1", &f, XFIB_PASS_TTL);
+	f = frame6(-1, SRC6, DST6, 0, 32);
+	expect_pass("v6 hop limit 0", &f, XFIB_PASS_TTL);
+
+	f = v4("198.18.1.5");
+	expect_pass("v4 local nexthop", &f, XFIB_PASS_LOCAL);
+	f = v4("198.18.1.0");
+	expect_pass("v4 local nexthop, first address of the range", &f,
+		    XFIB_PASS_LOCAL);
+	f = v6("2001:db8:0:2::5");
+	expect_pass("v6 local nexthop", &f, XFIB_PASS_LOCAL);
+	f = v4("198.18.2.1");
+	expect_pass("v4 unreachable nexthop", &f, XFIB_PASS_UNREACHABLE);
+	f = v6("2001:db8:0:3::1");
+	expect_pass("v6 unreachable nexthop", &f, XFIB_PASS_UNREACHABLE);
+	f = v4("198.18.3.1");
+	expect_drop("v4 blackhole nexthop", &f, XFIB_DROP_BLACKHOLE);
+	f = v6("2001:db8:0:4::1");
+	expect_drop("v6 blackhole nexthop", &f, XFIB_DROP_BLACKHOLE);
+	f = v6("2001:db8:0:7:ffff:ffff:ffff:ffff");
+	expect_drop("v6 blackhole, last address of the /62", &f,
+		    XFIB_DROP_BLACKHOLE);
+	f = v6("2001:db8:0:1::99");
+	expect_drop("v6 blackhole /128 inside a connected /64", &f,
+		    XFIB_DROP_BLACKHOLE);
+	f = v6("2001:db8:0:8::");
+	expect_pass("v6 no route, first address after the /62", &f,
+		    XFIB_PASS_NO_ROUTE);
+	f = v4("198.18.6.1");
+	expect_pass("v4 unsupported nexthop", &f, XFIB_PASS_UNSUPPORTED);
+	f = v4("198.18.10.1");
+	expect_pass("v4 nexthop of unknown kind", &f, XFIB_PASS_NO_ROUTE);
+
+	f = v4("198.18.4.1");
+	expect_pass("v4 no route (gap between ranges)", &f,
+		    XFIB_PASS_NO_ROUTE);
+	f = v4("198.18.255.255");
+	expect_pass("v4 no route, last address before 198.19.0.0", &f,
+		    XFIB_PASS_NO_ROUTE);
+	f = v4("198.20.0.0");
+	expect_pass("v4 no route, first address after 198.19.0.0/16", &f,
+		    XFIB_PASS_NO_ROUTE);
+	f = v6("2001:db8:2::1");
+	expect_pass("v6 no route", &f, XFIB_PASS_NO_ROUTE);
+
+	f = v4("198.18.8.1");
+	expect_pass("v4 gateway neighbour INVALID", &f, XFIB_PASS_NEIGH);
+	f = v4("198.18.9.1");
+	expect_pass("v4 gateway neighbour on another port", &f,
+		    XFIB_PASS_NEIGH);
+	f = v4("198.18.0.11");
+	expect_pass("v4 on-link neighbour INVALID", &f, XFIB_PASS_NEIGH);
+	f = v4("198.18.0.12");
+	expect_pass("v4 on-link destination not in neigh_hosts for the port",
+		    &f, XFIB_PASS_NEIGH);
+	f = v4("198.18.0.255");
+	expect_pass("v4 on-link, last address of the range, no neighbour",
+		    &f, XFIB_PASS_NEIGH);
+	f = v6("2001:db8:0:1::98");
+	expect_pass("v6 on-link destination not in neigh_hosts", &f,
+		    XFIB_PASS_NEIGH);
+	f = v6("2001:db8:0:1::9a");
+	expect_pass("v6 on-link, first address after a /128", &f,
+		    XFIB_PASS_NEIGH);
+	f = v6("2001:db8:0:1:ffff:ffff:ffff:ffff");
+	expect_pass("v6 on-link, last address of the /64", &f,
+		    XFIB_PASS_NEIGH);
+
+	f = v4("198.18.5.1");
+	expect_pass("v4 egress is the ingress port", &f, XFIB_PASS_HAIRPIN);
+}
+
+static void cases_ports(void)
+{
+	struct frame f4 = v4(DST4), f6 = v6(DST6);
+
+	delete(fd_tx, &if_out, "xfib_tx_ports");
+	expect_pass("v4 egress not in xfib_tx_ports", &f4,
+		    XFIB_PASS_EGRESS_NOT_ATTACHED);
+	expect_pass("v6 egress not in xfib_tx_ports", &f6,
+		    XFIB_PASS_EGRESS_NOT_ATTACHED);
+	put_tx_port(if_out);
+
+	put_iface(if_out, mac_out, XFIB_IF_FWD4 | XFIB_IF_FWD6);
+	expect_pass("v4 egress without XFIB_IF_UP", &f4, XFIB_PASS_EGRESS_DOWN);
+	expect_pass("v6 egress without XFIB_IF_UP", &f6, XFIB_PASS_EGRESS_DOWN);
+	delete(fd_ifaces, &if_out, "xfib_ifaces");
+	expect_pass("v4 egress missing from xfib_ifaces", &f4,
+		    XFIB_PASS_EGRESS_DOWN);
+	put_iface(if_out, mac_out, IF_ALL);
+
+	check("v4 ingress not in xfib_ifaces", &f4, f4.len, if_peer,
+	      V(XDP_PASS), XFIB_PASS_NO_IFACE, NULL);
+	check("v6 ingress not in xfib_ifaces", &f6, f6.len, if_peer,
+	      V(XDP_PASS), XFIB_PASS_NO_IFACE, NULL);
+
+	put_iface(if_in, mac_in, XFIB_IF_UP | XFIB_IF_FWD6);
+	expect_pass("v4 with IPv4 forwarding off on ingress", &f4,
+		    XFIB_PASS_FWD_DISABLED);
+	expect_fwd("v6 with IPv4 forwarding off on ingress", &f6, mac_gw6);
+	put_iface(if_in, mac_in, XFIB_IF_UP | XFIB_IF_FWD4);
+	expect_pass("v6 with IPv6 forwarding off on ingress", &f6,
+		    XFIB_PASS_FWD_DISABLED);
+	expect_fwd("v4 with IPv6 forwarding off on ingress", &f4, mac_gw4);
+	put_iface(if_in, mac_in, IF_ALL | XFIB_IF_RPF);
+	expect_pass("v4 with rp_filter on ingress", &f4, XFIB_PASS_RP_FILTER);
+	expect_fwd("v6 with rp_filter flag on ingress (IPv4 only)", &f6,
+		   mac_gw6);
+	put_iface(if_in, mac_in, IF_ALL);
+
+	put_active(XFIB_V4, XFIB_ALGO_NONE, 1, log2n4);
+	expect_pass("v4 with algo NONE", &f4, XFIB_PASS_NO_FIB);
+	expect_fwd("v6 with v4 algo NONE", &f6, mac_gw6);
+	put_active(XFIB_V4, XFIB_ALGO_BSEARCH6, 1, log2n4);
+	expect_pass("v4 with algo BSEARCH6", &f4, XFIB_PASS_NO_FIB);
+	put_active(XFIB_V6, XFIB_ALGO_NONE, 0, log2n6);
+	expect_pass("v6 with algo NONE", &f6, XFIB_PASS_NO_FIB);
+	put_active(XFIB_V6, XFIB_ALGO_BSEARCH4, 0, log2n6);
+	expect_pass("v6 with algo BSEARCH4", &f6, XFIB_PASS_NO_FIB);
+	active_default();
+	expect_fwd("v4 after restoring the tables", &f4, mac_gw4);
+	expect_fwd("v6 after restoring the tables", &f6, mac_gw6);
+}
+
+static void cases_l2(void)
+{
+	struct frame f;
+
+	f = v4(DST4);
+	set_dmac(&f, mac_other);
+	expect_pass("v4 to another host's MAC", &f, XFIB_PASS_NOT_FOR_US);
+	set_dmac(&f, mac_bcast);
+	expect_pass("v4 to broadcast MAC", &f, XFIB_PASS_NOT_FOR_US);
+	set_dmac(&f, mac_mcast);
+	expect_pass("v4 to multicast MAC", &f, XFIB_PASS_NOT_FOR_US);
+	set_dmac(&f, mac_out);
+	expect_pass("v4 to the egress port's MAC", &f, XFIB_PASS_NOT_FOR_US);
+	f = v6(DST6);
+	set_dmac(&f, mac_other);
+	expect_pass("v6 to another host's MAC", &f, XFIB_PASS_NOT_FOR_US);
+	f = frame4(0, SRC4, DST4, 64, 32);
+	set_dmac(&f, mac_bcast);
+	expect_pass("v4 tagged to broadcast MAC", &f, XFIB_PASS_NOT_FOR_US);
+
+	f = other(mac_bcast, -1, ETH_P_ARP);
+	expect_pass("ARP", &f, XFIB_PASS_NOT_IP);
+	f = other(mac_in, -1, ETH_P_ARP);
+	expect_pass("ARP to the port's MAC", &f, XFIB_PASS_NOT_IP);
+	f = other(mac_lldp, -1, ETH_P_LLDP);
+	expect_pass("LLDP", &f, XFIB_PASS_NOT_IP);
+	f = other(mac_in, 0, ETH_P_ARP);
+	expect_pass("ARP with a priority tag", &f, XFIB_PASS_NOT_IP);
+	f = other(mac_in, 0, ETH_P_8021Q);
+	expect_pass("two 802.1Q tags, outer VID 0", &f, XFIB_PASS_NOT_IP);
+	f = other(mac_in, -1, ETH_P_8021AD);
+	expect_pass("802.1ad outer tag", &f, XFIB_PASS_NOT_IP);
+
+	f = frame4(5, SRC4, DST4, 64, 32);
+	expect_pass("v4 VLAN VID 5", &f, XFIB_PASS_VLAN);
+	f = frame4(0xe005, SRC4, DST4, 64, 32);
+	expect_pass("v4 VLAN PCP 7 VID 5", &f, XFIB_PASS_VLAN);
+	f = frame6(0xfff, SRC6, DST6, 64, 32);
+	expect_pass("v6 VLAN VID 4095", &f, XFIB_PASS_VLAN);
+	f = frame4(5, SRC4, DST4, 64, 32);
+	set_dmac(&f, mac_other);
+	expect_pass("v4 VLAN VID 5 to another host's MAC", &f, XFIB_PASS_VLAN);
+}
+
+static void cases_l3(void)
+{
+	struct frame f;
+
+	f = v4(DST4);
+	add_ip4_options(&f);
+	expect_pass("v4 options (IHL 6)", &f, XFIB_PASS_IP_OPTIONS);
+	f = v4(DST4);
+	EDIT_IP4(f, h.ihl = 4);
+	fix4(&f);
+	expect_pass("v4 IHL 4", &f, XFIB_PASS_MALFORMED);
+	f = v4(DST4);
+	EDIT_IP4(f, h.version = 5);
+	fix4(&f);
+	expect_pass("v4 version 5", &f, XFIB_PASS_MALFORMED);
+	f = v4(DST4);
+	EDIT_IP4(f, h.version = 6);
+	fix4(&f);
+	expect_pass("v4 ethertype with version 6", &f, XFIB_PASS_MALFORMED);
+	f = v4(DST4);
+	EDIT_IP4(f, h.check ^= htons(0x0100));
+	expect_pass("v4 bad header checksum", &f, XFIB_PASS_MALFORMED);
+	f = frame4(-1, SRC4, DST4, 1, 32);
+	EDIT_IP4(f, h.check ^= htons(0x0001));
+	expect_pass("v4 bad header checksum and TTL 1", &f,
+		    XFIB_PASS_MALFORMED);
+	f = v4(DST4);
+	EDIT_IP4(f, h.tot_len = htons(ntohs(h.tot_len) + 1));
+	fix4(&f);
+	expect_pass("v4 tot_len one larger than the frame", &f,
+		    XFIB_PASS_MALFORMED);
+	f = v4(DST4);
+	EDIT_IP4(f, h.tot_len = htons(19));
+	fix4(&f);
+	expect_pass("v4 tot_len 19", &f, XFIB_PASS_MALFORMED);
+
+	f = v4("224.0.0.5");
+	expect_pass("v4 multicast destination 224.0.0.5", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = v4("239.1.2.3");
+	expect_pass("v4 multicast destination 239.1.2.3", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = v4("255.255.255.255");
+	expect_pass("v4 limited broadcast destination", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = v4("127.0.0.1");
+	expect_pass("v4 loopback destination", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = v4("0.0.0.0");
+	expect_pass("v4 zero destination", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = frame4(-1, "224.0.0.1", DST4, 64, 32);
+	expect_pass("v4 multicast source", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = frame4(-1, "127.0.0.1", DST4, 64, 32);
+	expect_pass("v4 loopback source", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = frame4(-1, "0.0.0.0", DST4, 64, 32);
+	expect_pass("v4 zero source", &f, XFIB_PASS_SPECIAL_ADDR);
+
+	f = v6(DST6);
+	EDIT_IP6(f, h.nexthdr = IPPROTO_HOPOPTS);
+	expect_pass("v6 hop-by-hop next header", &f, XFIB_PASS_IPV6_HBH);
+	f = v6(DST6);
+	EDIT_IP6(f, h.nexthdr = IPPROTO_HOPOPTS; h.payload_len = 0);
+	expect_pass("v6 jumbogram (payload_len 0, hop-by-hop)", &f,
+		    XFIB_PASS_IPV6_HBH);
+	f = v6(DST6);
+	EDIT_IP6(f, h.payload_len = 0);
+	expect_pass("v6 payload_len 0 without hop-by-hop", &f,
+		    XFIB_PASS_MALFORMED);
+	f = v6(DST6);
+	EDIT_IP6(f, h.payload_len = htons(ntohs(h.payload_len) + 1));
+	expect_pass("v6 payload_len one larger than the frame", &f,
+		    XFIB_PASS_MALFORMED);
+	f = v6(DST6);
+	EDIT_IP6(f, h.version = 4);
+	expect_pass("v6 ethertype with version 4", &f, XFIB_PASS_MALFORMED);
+
+	f = v6("fe80::1");
+	expect_pass("v6 link-local destination", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = v6("febf:ffff::1");
+	expect_pass("v6 link-local destination, top of fe80::/10", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = v6("ff02::1");
+	expect_pass("v6 multicast destination ff02::1", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = v6("ff0e::db8:1");
+	expect_pass("v6 multicast destination ff0e::db8:1", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = v6("::1");
+	expect_pass("v6 loopback destination", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = v6("::");
+	expect_pass("v6 unspecified destination", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = v6("::ffff:198.18.0.1");
+	expect_pass("v6 IPv4-mapped destination", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = v6("::198.18.0.1");
+	expect_pass("v6 IPv4-compatible destination", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+	f = frame6(-1, "fe80::1", DST6, 64, 32);
+	expect_pass("v6 link-local source", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = frame6(-1, "ff02::1", DST6, 64, 32);
+	expect_pass("v6 multicast source", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = frame6(-1, "::1", DST6, 64, 32);
+	expect_pass("v6 loopback source", &f, XFIB_PASS_SPECIAL_ADDR);
+	f = frame6(-1, "fe80::1", DST6, 1, 32);
+	expect_pass("v6 link-local source and hop limit 1", &f,
+		    XFIB_PASS_SPECIAL_ADDR);
+}
+
+static void cases_truncated(void)
+{
+	struct frame f;
+
+	f = v4(DST4);
+	expect_truncated("v4", &f, mac_gw4);
+	f = v6(DST6);
+	expect_truncated("v6", &f, mac_gw6);
+	f = frame4(0, SRC4, DST4, 64, 32);
+	expect_truncated("v4 priority-tagged", &f, mac_gw4);
+	f = frame6(0, SRC6, DST6, 64, 32);
+	expect_truncated("v6 priority-tagged", &f, mac_gw6);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid() != 0)
+		skip("needs root (BPF, network namespace and devices)");
+	setup_netns();
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		die("libbpf_num_possible_cpus: %d", ncpus);
+	load();
+	fill_maps();
+
+	self_check();
+	cases_forward();
+	cases_route();
+	cases_ports();
+	cases_l2();
+	cases_l3();
+	cases_truncated();
+
+	xfib_fwd_bpf__destroy(skel);
+	printf("\n%d cases, %d failed\n", ncases, nfailed);
+	return nfailed ? 1 : 0;
+}
