@@ -65,7 +65,9 @@ static __always_inline int ipv6_special(__u64 shi, __u64 slo, __u64 dhi,
 		return 1;
 	if ((shi >> 56) == 0xff || (shi >> 54) == (0xfe80ull >> 6))
 		return 1;
-	/* ::/96 block: unspecified, loopback, IPv4-compatible; ::ffff:0:0/96 */
+	/* ::/80, which holds the unspecified and loopback addresses, the
+	 * deprecated IPv4-compatible ::/96 and the IPv4-mapped ::ffff:0:0/96
+	 * that never appear on the wire: the kernel decides. */
 	if (dhi == 0 && (dlo >> 32) <= 0xffff)
 		return 1;
 	if (shi == 0 && (slo >> 32) <= 0xffff)
@@ -252,7 +254,9 @@ int xfib_fwd(struct xdp_md *ctx)
 	out = bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
 	if (!out || !(out->flags & XFIB_IF_UP))
 		return PASS(PASS_EGRESS_DOWN);
-	mtu = nh->mtu ? nh->mtu : out->mtu;
+	/* A route MTU can only lower the device's: frames above the device
+	 * MTU would be dropped by the egress driver. */
+	mtu = nh->mtu && nh->mtu < out->mtu ? nh->mtu : out->mtu;
 	if (l3len > mtu)
 		return PASS(PASS_MTU);
 
@@ -299,5 +303,8 @@ int xfib_fwd(struct xdp_md *ctx)
 	__builtin_memcpy(eth->h_source, &sword, ETH_ALEN);
 
 	count(family == AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6, pkt.len, 0);
-	return bpf_redirect_map(&xfib_tx_ports, ifindex, XDP_PASS);
+	/* The port was in the devmap a moment ago; should it have been
+	 * detached since, drop: the frame is already rewritten, and the
+	 * kernel would forward it a second time. */
+	return bpf_redirect_map(&xfib_tx_ports, ifindex, XDP_DROP);
 }
