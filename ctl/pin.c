@@ -22,14 +22,20 @@
 #define SO_NETNS_COOKIE 71
 #endif
 
-/* 1 if we are in the initial network namespace (that of pid 1). */
+/* Since Linux 6.14 the initial network namespace has a fixed inode. */
+#define PROC_NET_INIT_INO 0xEFFFFFF9U
+
+/* 1 if we are in the initial network namespace. */
 static int in_initial_netns(void)
 {
 	struct stat self, init;
 
-	if (stat("/proc/self/ns/net", &self) || stat("/proc/1/ns/net", &init))
+	if (stat("/proc/self/ns/net", &self))
 		return 0;
-	return self.st_ino == init.st_ino && self.st_dev == init.st_dev;
+	/* pid 1's namespace may be unreadable (sandboxes, hidepid). */
+	if (stat("/proc/1/ns/net", &init) == 0)
+		return self.st_ino == init.st_ino && self.st_dev == init.st_dev;
+	return self.st_ino == PROC_NET_INIT_INO;
 }
 
 int xfib_pin_dir(const char *override, char *buf, size_t len)
@@ -88,7 +94,7 @@ int xfib_check_bpffs(const char *dir)
 	return st.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
 }
 
-static int xfib_open_once(const char *pin_dir, bool load_prog,
+static int xfib_open_once(const char *pin_dir, unsigned int flags,
 			  struct xfib_fwd_bpf **skelp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
@@ -99,13 +105,15 @@ static int xfib_open_once(const char *pin_dir, bool load_prog,
 	err = xfib_check_bpffs(pin_dir);
 	if (err)
 		return err;
+	if (!(flags & XFIB_OPEN_CREATE) && access(pin_dir, F_OK))
+		return -errno;
 	if (mkdir(pin_dir, 0700) && errno != EEXIST)
 		return -errno;
 
 	skel = xfib_fwd_bpf__open_opts(&opts);
 	if (!skel)
 		return -errno;
-	if (!load_prog)
+	if (!(flags & XFIB_OPEN_PROG))
 		bpf_program__set_autoload(skel->progs.xfib_fwd, false);
 
 	/* xfib_tx_ports is pinned here rather than by libbpf (see maps.h). */
@@ -135,14 +143,14 @@ err:
 	return err;
 }
 
-int xfib_open(const char *pin_dir, bool load_prog, struct xfib_fwd_bpf **skelp)
+int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skelp)
 {
 	int tries = 0, err;
 
 	/* Two loaders starting together (xfibd and xfibctl) may both find a
 	 * map missing and race to pin it; the loser reuses the winner's. */
 	do
-		err = xfib_open_once(pin_dir, load_prog, skelp);
+		err = xfib_open_once(pin_dir, flags, skelp);
 	while (err == -EEXIST && ++tries < 5);
 	return err;
 }

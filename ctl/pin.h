@@ -21,13 +21,20 @@ int xfib_pin_dir(const char *override, char *buf, size_t len);
 /* 0 if dir (or, if it does not exist, its parent) is on a bpffs. */
 int xfib_check_bpffs(const char *dir);
 
+enum xfib_open_flags {
+	XFIB_OPEN_PROG = 1 << 0,   /* load the XDP program too */
+	XFIB_OPEN_CREATE = 1 << 1, /* create the pin directory if missing */
+};
+
 /*
  * Opens the dataplane object with every map pinned under pin_dir: maps that
- * exist there are reused, missing ones are created and pinned. With
- * load_prog false only the maps are created (the daemon needs no program).
- * Returns 0 or -errno; *skel is set on success.
+ * exist there are reused, missing ones are created and pinned. Without
+ * XFIB_OPEN_PROG only the maps are loaded (the daemon needs no program).
+ * Without XFIB_OPEN_CREATE a missing pin directory is -ENOENT, so that
+ * looking at a router does not set one up. Returns 0 or -errno; *skel is set
+ * on success.
  */
-int xfib_open(const char *pin_dir, bool load_prog, struct xfib_fwd_bpf **skel);
+int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skel);
 
 /* mmap()s a BPF_F_MMAPABLE array map read-write (or read-only). */
 void *xfib_map_mmap(const struct bpf_map *map, bool writable, size_t *len);

@@ -60,7 +60,7 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static int open_dataplane(struct ctl *c, bool load_prog,
+static int open_dataplane(struct ctl *c, unsigned int flags,
 			  struct xfib_fwd_bpf **skel)
 {
 	int err = xfib_pin_dir(c->pin_opt, c->pin_dir, sizeof(c->pin_dir));
@@ -69,8 +69,11 @@ static int open_dataplane(struct ctl *c, bool load_prog,
 		err_cmd("%s: %s", "pin directory", strerror(-err));
 		return err;
 	}
-	err = xfib_open(c->pin_dir, load_prog, skel);
-	if (err == -ENOTSUP)
+	err = xfib_open(c->pin_dir, flags, skel);
+	if (err == -ENOENT)
+		err_cmd("%s: no xfib dataplane here (attach a port or start xfibd)",
+			c->pin_dir);
+	else if (err == -ENOTSUP)
 		err_cmd("%s: not on a BPF filesystem (mount -t bpf bpf /sys/fs/bpf)",
 			c->pin_dir);
 	else if (err == -EPERM || err == -EACCES)
@@ -216,7 +219,7 @@ static int cmd_attach(struct ctl *c, int argc, char **argv)
 		err = -EEXIST;
 		goto out;
 	}
-	err = open_dataplane(c, true, &skel);
+	err = open_dataplane(c, XFIB_OPEN_PROG | XFIB_OPEN_CREATE, &skel);
 	if (err)
 		goto out;
 	xp = xdp_program__from_fd(bpf_program__fd(skel->progs.xfib_fwd));
@@ -296,7 +299,7 @@ static int cmd_detach(struct ctl *c, int argc, char **argv)
 	}
 	/* The maps may be gone (pin dir removed); detaching still works. */
 	if (xfib_pin_dir(c->pin_opt, c->pin_dir, sizeof(c->pin_dir)) ||
-	    xfib_open(c->pin_dir, false, &skel))
+	    xfib_open(c->pin_dir, 0, &skel))
 		skel = NULL;
 	for (i = 0; i < argc; i++) {
 		err = detach_one(skel, ifindex[i], ids[i], modes[i]);
@@ -328,7 +331,7 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		err_cmd("unexpected argument '%s'", argv[0]);
 		return -EINVAL;
 	}
-	err = open_dataplane(c, false, &skel);
+	err = open_dataplane(c, 0, &skel);
 	if (err)
 		return err;
 	pid = xfib_daemon_pid(skel);
@@ -436,7 +439,7 @@ static int cmd_stats(struct ctl *c, int argc, char **argv)
 	pc = calloc(ncpu, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	err = open_dataplane(c, false, &skel);
+	err = open_dataplane(c, 0, &skel);
 	if (err)
 		goto out;
 	if (c->json)
@@ -614,7 +617,15 @@ int main(int argc, char **argv)
 	log_level = log_level > 0 ? log_level + 1 : LOG_LEVEL_WARN;
 	log_setup_libbpf();
 	if (cmd->needs_root && geteuid() != 0) {
-		err_cmd("needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+		/* Name what was asked for: the ports, or the router's maps. */
+		if (argc - optind > 0)
+			err_cmd("%s: permission denied: needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)",
+				argv[optind]);
+		else if (!xfib_pin_dir(c.pin_opt, c.pin_dir, sizeof(c.pin_dir)))
+			err_cmd("%s: permission denied: needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)",
+				c.pin_dir);
+		else
+			err_cmd("permission denied: needs root");
 		return 1;
 	}
 	err = cmd->fn(&c, argc - optind, argv + optind);

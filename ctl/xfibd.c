@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		pr_warn("pin directory: %s", strerror(-err));
 		return 1;
 	}
-	err = xfib_open(pin_dir, false, &d.skel);
+	err = xfib_open(pin_dir, XFIB_OPEN_CREATE, &d.skel);
 	if (err == -ENOTSUP) {
 		pr_warn("%s: not on a BPF filesystem (mount -t bpf bpf /sys/fs/bpf)", pin_dir);
 		return 1;

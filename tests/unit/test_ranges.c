@@ -1001,7 +1001,7 @@ static void test_golden4(void)
 	ps_add(&ps, f, MAIN, A(f, "10.1.2.99"), 24, 4);
 	expect_ranges(f, &ps, s5, n5, 3);
 
-	/* Every permutation order of the first set gives the same ranges. */
+	/* Any order of the first set gives the same ranges. */
 	ps_free(&ps);
 	ps_add(&ps, f, MAIN, A(f, "10.0.0.0"), 8, 2);
 	ps_add(&ps, f, MAIN, A(f, "10.1.0.0"), 16, 3);
@@ -1394,7 +1394,7 @@ static void test_random(struct fam *f, size_t n, unsigned int spread,
 	ps_free(&ps);
 }
 
-/* Build speed for a daemon-sized table; no checking beyond success. */
+/* Build time of a full-size IPv4 table (informational); it must succeed. */
 static void bench(const struct fam *f, size_t n)
 {
 	struct pset ps = PSET_INIT;
