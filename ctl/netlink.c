@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
+#include <linux/fib_rules.h>
 #include <linux/neighbour.h>
 #include <linux/netconf.h>
 #include <linux/netlink.h>
@@ -254,6 +255,67 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 			      nlh->nlmsg_flags & NLM_F_APPEND);
 }
 
+/* ---- policy rules --------------------------------------------------------- */
+
+/* 1 if the rule sends every packet to one table, whatever else it holds. */
+static bool rule_is_plain_lookup(const struct nlmsghdr *nlh, __u32 *table)
+{
+	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[FRA_MAX + 1] = { 0 };
+	struct attr_tb t = { tb, FRA_MAX };
+	unsigned int type;
+	__u32 v;
+
+	if (frh->action != FR_ACT_TO_TBL || frh->dst_len || frh->src_len ||
+	    frh->tos || (frh->flags & FIB_RULE_INVERT))
+		return false;
+	mnl_attr_parse(nlh, sizeof(*frh), attr_collect, &t);
+	for (type = 1; type <= FRA_MAX; type++) {
+		if (!tb[type])
+			continue;
+		switch (type) {
+		case FRA_PRIORITY:
+		case FRA_TABLE:
+		case FRA_PROTOCOL:
+			break;
+		case FRA_SUPPRESS_PREFIXLEN:
+		case FRA_SUPPRESS_IFGROUP:
+			/* Present with -1 ("off") in every dump. */
+			if (attr_u32(tb[type], &v) || v != 0xffffffff)
+				return false;
+			break;
+		default:
+			/* Any selector (iif, oif, fwmark, uid, ports, ...) or
+			 * action argument: not one table for everything. */
+			return false;
+		}
+	}
+	*table = frh->table;
+	if (!attr_u32(tb[FRA_TABLE], &v))
+		*table = v;
+	return true;
+}
+
+/*
+ * The mirror answers like the kernel only if the kernel's rules are: first
+ * "lookup local", then "lookup <our table>", for every packet. What follows
+ * does not matter: whatever our table does not match goes to the kernel,
+ * which then walks the rest of the rules itself.
+ */
+static void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	__u32 table, want;
+
+	if (nl->rule_idx >= 2) {
+		nl->rule_idx++;
+		return;
+	}
+	want = nl->rule_idx == 0 ? RT_TABLE_LOCAL : nl->rib->table;
+	if (!rule_is_plain_lookup(nlh, &table) || table != want)
+		nl->rules_ok = false;
+	nl->rule_idx++;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
@@ -289,6 +351,14 @@ static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
 		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct rtmsg))
 			parse_route(nl, nlh);
 		break;
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+		if (nl->in_rule_dump &&
+		    mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct fib_rule_hdr))
+			parse_rule_dumped(nl, nlh);
+		else
+			nl->rib->rules_changed = true;
+		break;
 	default:
 		break;
 	}
@@ -322,6 +392,49 @@ static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 	return ret < 0 ? -errno : 0;
 }
 
+static int nl_dump_rules(struct nl *nl, int family, bool *ok)
+{
+	int err;
+
+	nl->in_rule_dump = true;
+	nl->rule_idx = 0;
+	nl->rules_ok = true;
+	err = nl_dump(nl, RTM_GETRULE, family, sizeof(struct fib_rule_hdr));
+	nl->in_rule_dump = false;
+	*ok = nl->rules_ok && nl->rule_idx >= 2;
+	return err;
+}
+
+int nl_check_rules(struct nl *nl)
+{
+	static const int families[XFIB_FAMILIES] = { AF_INET, AF_INET6 };
+	int fam, err;
+
+	nl->rib->rules_changed = false;
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		struct rib_family_state *f = &nl->rib->fam[fam];
+		bool ok;
+
+		err = nl_dump_rules(nl, families[fam], &ok);
+		if (err) {
+			nl->rib->rules_changed = true;
+			return err;
+		}
+		if (ok != f->rules_ok) {
+			if (!ok)
+				pr_warn("%s: policy rules other than \"lookup local\" then \"lookup %u\" come first: this traffic goes to the kernel",
+					fam == XFIB_V4 ? "ipv4" : "ipv6",
+					nl->rib->table);
+			else
+				pr_info("%s: policy rules allow the fast path again",
+					fam == XFIB_V4 ? "ipv4" : "ipv6");
+			f->rules_ok = ok;
+			f->dirty = true;
+		}
+	}
+	return 0;
+}
+
 int nl_dump_all(struct nl *nl)
 {
 	int tries, err = 0;
@@ -336,6 +449,7 @@ int nl_dump_all(struct nl *nl)
 		err = err ?: nl_dump(nl, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg));
 		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET, sizeof(struct rtmsg));
 		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET6, sizeof(struct rtmsg));
+		err = err ?: nl_check_rules(nl);
 		if (err)
 			return err;
 		if (!nl->dump_intr)
@@ -375,7 +489,8 @@ int nl_read_events(struct nl *nl)
 static const unsigned int nl_groups[] = {
 	RTNLGRP_LINK,        RTNLGRP_NEIGH,       RTNLGRP_IPV4_IFADDR,
 	RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE,  RTNLGRP_IPV6_ROUTE,
-	RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF,
+	RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF, RTNLGRP_IPV4_RULE,
+	RTNLGRP_IPV6_RULE,
 };
 
 int nl_open(struct nl *nl, struct rib *rib, int rcvbuf)

@@ -20,6 +20,9 @@ struct nl {
 	unsigned int req_portid;
 	unsigned int seq;
 	bool dump_intr;
+	bool in_rule_dump;
+	unsigned int rule_idx; /* position in the rule list being dumped */
+	bool rules_ok;
 	struct rib *rib;
 	char *buf;
 	__u64 overruns;
@@ -32,6 +35,9 @@ int nl_event_fd(const struct nl *nl);
 /* Dumps links, forwarding settings, addresses, neighbours and routes into
  * the RIB. Retries when the kernel reports the dump was interrupted. */
 int nl_dump_all(struct nl *nl);
+/* Re-reads the policy rules of both families and decides whether the
+ * mirror can answer for them (see nl_dump_rules in netlink.c). */
+int nl_check_rules(struct nl *nl);
 /* Applies every pending notification. -ENOBUFS: messages were lost and
  * the caller must resync. */
 int nl_read_events(struct nl *nl);

@@ -176,7 +176,15 @@ int publish_family(struct publisher *p, int fam)
 	next.algo = algo->id;
 	next.slot = cur.algo == XFIB_ALGO_NONE ? 0 : !cur.slot;
 	next.generation = cur.generation + 1;
-	err = algo->build(p, next.slot, mpfx, npm, opfx, npo, &next, &info);
+	if (!r->fam[fam].rules_ok) {
+		/* Policy routing decides per packet with more than the
+		 * destination: only the kernel can answer. */
+		next.algo = XFIB_ALGO_NONE;
+		info.fallback = XFIB_FALLBACK_RULES;
+		err = 0;
+	} else {
+		err = algo->build(p, next.slot, mpfx, npm, opfx, npo, &next, &info);
+	}
 	if (err == -ENOSPC) {
 		/* Better no fast path than a wrong one: everything goes to
 		 * the kernel until the table fits again. */
@@ -185,7 +193,7 @@ int publish_family(struct publisher *p, int fam)
 			fam == XFIB_V4 ? "IPv4" : "IPv6");
 		next.algo = XFIB_ALGO_NONE;
 		next.log2n = 0;
-		info.overflow = 1;
+		info.fallback = XFIB_FALLBACK_TOO_LARGE;
 		info.ranges = 0;
 		info.mem_bytes = 0;
 	} else if (err) {

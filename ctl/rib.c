@@ -696,6 +696,8 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 	r->v6_fwd = -1;
 	r->v4_rpf_all = 0;
 	r->rcu_inner_fd = -1;
+	/* Assumed until the first rule dump says otherwise (before any publish). */
+	r->fam[XFIB_V4].rules_ok = r->fam[XFIB_V6].rules_ok = true;
 	err = htab_init(&r->links, offsetof(struct rib_link, node),
 			offsetof(struct rib_link, ifindex), sizeof(int));
 	err = err ?: htab_init(&r->neighs, offsetof(struct rib_neigh, node),

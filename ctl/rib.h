@@ -118,6 +118,7 @@ struct rib_link_msg {
 
 struct rib_family_state {
 	bool dirty;
+	bool rules_ok;     /* the policy rules send everything to our table */
 	bool grace_needed; /* standby slot may still be read */
 	__u32 routes;
 	__u32 changes;
@@ -139,6 +140,7 @@ struct rib {
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
 	struct rib_family_state fam[XFIB_FAMILIES];
 	bool resync_wanted;
+	bool rules_changed;  /* re-read the policy rules */
 	struct rib_nexthop *nh_unsupported;
 	__u32 v6_multipath; /* IPv6 routes with several paths */
 };

@@ -318,6 +318,32 @@ out:
 
 /* ---- status ----------------------------------------------------------------- */
 
+static const char *fallback_name(__u32 f)
+{
+	switch (f) {
+	case XFIB_FALLBACK_NONE:
+		return "none";
+	case XFIB_FALLBACK_TOO_LARGE:
+		return "too_large";
+	case XFIB_FALLBACK_RULES:
+		return "policy_rules";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *fallback_help(__u32 f)
+{
+	switch (f) {
+	case XFIB_FALLBACK_TOO_LARGE:
+		return "the table is too large for the lookup algorithm";
+	case XFIB_FALLBACK_RULES:
+		return "policy rules (ip rule) select routes by more than the destination";
+	default:
+		return "unknown reason";
+	}
+}
+
 static int cmd_status(struct ctl *c, int argc, char **argv)
 {
 	struct xfib_fwd_bpf *skel = NULL;
@@ -387,19 +413,20 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		if (c->json)
 			printf(",\"%s\":{\"algorithm\":\"%s\",\"routes\":%u,"
 			       "\"ranges\":%u,\"generation\":%u,\"swaps\":%llu,"
-			       "\"last_swap\":%llu,\"memory\":%llu,\"overflow\":%s}",
+			       "\"last_swap\":%llu,\"memory\":%llu,\"fallback\":\"%s\"}",
 			       fname, fib_algo_name(fi[fam].algo), fi[fam].routes,
 			       fi[fam].ranges, fi[fam].generation,
 			       (unsigned long long)fi[fam].swaps,
 			       (unsigned long long)fi[fam].last_swap,
 			       (unsigned long long)fi[fam].mem_bytes,
-			       fi[fam].overflow ? "true" : "false");
+			       fallback_name(fi[fam].fallback));
 		else
-			printf("%s:        %s, %u routes, %u ranges, generation %u, %llu bytes%s\n",
+			printf("%s:        %s, %u routes, %u ranges, generation %u, %llu bytes%s%s\n",
 			       fname, fib_algo_name(fi[fam].algo), fi[fam].routes,
 			       fi[fam].ranges, fi[fam].generation,
 			       (unsigned long long)fi[fam].mem_bytes,
-			       fi[fam].overflow ? " (TABLE TOO LARGE: all traffic to the kernel)" : "");
+			       fi[fam].fallback ? "\n             all traffic to the kernel: " : "",
+			       fi[fam].fallback ? fallback_help(fi[fam].fallback) : "");
 	}
 	if (c->json)
 		printf("}\n");

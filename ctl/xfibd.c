@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		"  -b, --batch-ms MS     coalesce route changes for MS milliseconds (default: %d)\n"
 		"  -r, --rcvbuf BYTES    netlink receive buffer (default: %d)\n"
 		"  -s, --syslog          log to syslog instead of stderr\n"
-		"  -v, --verbose         more logging (-v info, -vv debug, -vvv libbpf debug)\n"
+		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
 		"  -h, --help            this help\n",
 		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF);
 }
@@ -146,6 +146,9 @@ static int run(struct daemon *d)
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
+
+		if (d->rib.rules_changed && nl_check_rules(&d->nl))
+			pr_warn("reading policy rules failed; retrying");
 
 		now = now_ms();
 		if (d->rib.resync_wanted &&

@@ -145,6 +145,13 @@ struct xfib_bs6_range {
 };
 _Static_assert(sizeof(struct xfib_bs6_range) == 24, "xfib_bs6_range size");
 
+/* Why a family has no fast path even though xfibd runs. */
+enum xfib_fallback {
+	XFIB_FALLBACK_NONE = 0,
+	XFIB_FALLBACK_TOO_LARGE = 1, /* the table does not fit the algorithm */
+	XFIB_FALLBACK_RULES = 2,     /* policy rules the mirror does not model */
+};
+
 /* Per-family view of the published instance, for status and bpftool. */
 struct xfib_fib_info {
 	__u32 algo;
@@ -154,7 +161,7 @@ struct xfib_fib_info {
 	__u64 swaps;
 	__u64 last_swap;   /* CLOCK_REALTIME, seconds */
 	__u64 mem_bytes;   /* bytes of the active instance */
-	__u32 overflow;    /* 1: table too large, instance not published */
+	__u32 fallback;    /* enum xfib_fallback: why algo is NONE */
 	__u32 pad;
 };
 _Static_assert(sizeof(struct xfib_fib_info) == 48, "xfib_fib_info size");
