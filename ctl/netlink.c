@@ -235,10 +235,6 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 	}
 	if (tb[RTA_NH_ID])
 		m.unsupported = true;
-	if (m.key.family == AF_INET6 && m.paths == 1) {
-		m.key.oif = m.oif;
-		memcpy(m.key.gw, m.gw, 16);
-	}
 	if (tb[RTA_METRICS]) {
 		const struct nlattr *mt[RTAX_MAX + 1] = { 0 };
 		struct attr_tb mtt = { mt, RTAX_MAX };

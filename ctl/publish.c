@@ -99,34 +99,26 @@ static int route_cmp(const void *a, const void *b)
 
 /*
  * Picks one route per (prefix, length) as the kernel would: the lowest
- * metric. Where that is not one answer the kernel must decide: a prefix
- * that also has TOS-specific IPv4 routes (the kernel knows the packet's
- * TOS), or IPv6 routes of equal metric through different nexthops (the
- * kernel chooses among them per flow and by neighbour state).
+ * metric. A prefix that also has TOS-specific IPv4 routes is handed to the
+ * kernel, which knows the packet's TOS.
  */
-static size_t routes_to_pfx(struct rib_route **rts, size_t n,
-			    struct xfib_pfx *out, __u32 unsupported_nh)
+static size_t routes_to_pfx(struct rib *r, struct rib_route **rts, size_t n,
+			    struct xfib_pfx *out)
 {
 	size_t i = 0, j, k = 0;
 
 	qsort(rts, n, sizeof(*rts), route_cmp);
 	while (i < n) {
-		bool ambiguous = rts[i]->key.tos != 0;
-		__u32 nh = rts[i]->nh->idx;
+		bool tos = rts[i]->key.tos != 0;
 
 		for (j = i + 1; j < n && rts[j]->key.plen == rts[i]->key.plen &&
 			    !memcmp(rts[j]->key.dst, rts[i]->key.dst, 16);
-		     j++) {
-			if (rts[j]->key.tos)
-				ambiguous = true;
-			else if (rts[j]->key.priority == rts[i]->key.priority &&
-				 rts[j]->nh->idx != nh)
-				ambiguous = true;
-		}
+		     j++)
+			tos |= rts[j]->key.tos != 0;
 		memset(&out[k], 0, sizeof(out[k]));
 		memcpy(out[k].addr, rts[i]->key.dst, 16);
 		out[k].plen = rts[i]->key.plen;
-		out[k].nh = ambiguous ? unsupported_nh : nh;
+		out[k].nh = tos ? rib_nh_unsupported(r) : rib_route_nh(r, rts[i]);
 		k++;
 		i = j;
 	}
@@ -160,8 +152,8 @@ int publish_family(struct publisher *p, int fam)
 		else
 			mains[nm++] = rt;
 	}
-	npm = routes_to_pfx(mains, nm, mpfx, rib_nh_unsupported(r));
-	npo = routes_to_pfx(overs, no, opfx, rib_nh_unsupported(r));
+	npm = routes_to_pfx(r, mains, nm, mpfx);
+	npo = routes_to_pfx(r, overs, no, opfx);
 
 	/* Packets may still be reading the standby slot from before the
 	 * last swap: wait until they are done before overwriting it. */

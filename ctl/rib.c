@@ -316,25 +316,68 @@ static void route_changed(struct rib *r, int family)
 	f->changes++;
 }
 
+static void route_free(struct rib *r, struct rib_route *rt)
+{
+	__u16 i;
+
+	r->fam[family_index(rt->key.family)].routes--;
+	route_changed(r, rt->key.family);
+	htab_remove(&r->routes, rt);
+	for (i = 0; i < rt->nvar; i++)
+		nexthop_put(r, rt->var[i].nh);
+	free(rt->var);
+	free(rt);
+}
+
+static void variant_remove(struct rib *r, struct rib_route *rt, __u16 i)
+{
+	nexthop_put(r, rt->var[i].nh);
+	rt->var[i] = rt->var[--rt->nvar];
+	route_changed(r, rt->key.family);
+	if (!rt->nvar)
+		route_free(r, rt);
+}
+
+/* The variant of rt that m describes, or -1. */
+static int variant_find(const struct rib_route *rt, const struct rib_route_msg *m)
+{
+	__u16 i;
+
+	for (i = 0; i < rt->nvar; i++) {
+		const struct rib_variant *v = &rt->var[i];
+
+		if (m->paths > 1 || v->paths > 1) {
+			if (m->paths > 1 && v->paths > 1)
+				return i;
+			continue;
+		}
+		if (v->oif == m->oif && !memcmp(v->gw, m->gw, 16))
+			return i;
+	}
+	return -1;
+}
+
+static bool variant_has_multipath(const struct rib_route *rt)
+{
+	__u16 i;
+
+	for (i = 0; i < rt->nvar; i++)
+		if (rt->var[i].paths > 1)
+			return true;
+	return false;
+}
+
 void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 		   bool append)
 {
 	struct rib_route *rt = htab_find(&r->routes, &m->key);
+	struct rib_variant *v;
 	struct rib_nexthop *nh;
 	struct rib_nh_key k;
+	int i = -1;
 
 	if (!route_table_mirrored(r, m->key.table))
 		return;
-	if (rt && !rt->stale && !replace && append &&
-	    m->key.family == AF_INET) {
-		/*
-		 * A second IPv4 route with the same key (an alias): which one
-		 * forwards, and which one a later delete removes, is the
-		 * kernel's business. Ask it with a dump rather than guess.
-		 */
-		pr_debug("ipv4 route alias appended: resync");
-		r->resync_wanted = true;
-	}
 	route_nh_key(m, &k);
 	nh = nexthop_get(r, &k);
 	if (!nh)
@@ -348,47 +391,86 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 		rt->key = m->key;
 		htab_insert(&r->routes, rt);
 		r->fam[family_index(m->key.family)].routes++;
+	} else if (m->key.family == AF_INET) {
+		/*
+		 * A second IPv4 route with the same key (an alias, "ip route
+		 * append"): which one forwards, and which one a later delete
+		 * removes, is the kernel's business. Ask it with a dump.
+		 */
+		if (append && !replace && !rt->var[0].stale) {
+			pr_debug("ipv4 route alias appended: resync");
+			r->resync_wanted = true;
+		}
+		i = 0;
 	} else {
-		nexthop_put(r, rt->nh);
+		i = variant_find(rt, m);
+		if (i < 0 && replace) {
+			/* IPv6 replaces the route of that metric; with
+			 * several, we cannot tell which one: ask. */
+			if (rt->nvar == 1)
+				i = 0;
+			else
+				r->resync_wanted = true;
+		}
 	}
-	rt->nh = nh;
-	rt->type = m->type;
-	if (m->key.family == AF_INET6)
-		r->v6_multipath += (m->paths > 1) - (rt->paths > 1);
-	rt->paths = m->paths;
-	rt->stale = false;
+	if (i < 0) {
+		v = realloc(rt->var, (rt->nvar + 1) * sizeof(*v));
+		if (!v) {
+			nexthop_put(r, nh);
+			if (!rt->nvar)
+				route_free(r, rt);
+			return;
+		}
+		rt->var = v;
+		i = rt->nvar++;
+		rt->var[i].nh = NULL;
+	}
+	v = &rt->var[i];
+	nexthop_put(r, v->nh);
+	v->nh = nh;
+	v->oif = m->oif;
+	memcpy(v->gw, m->gw, 16);
+	v->paths = m->paths;
+	v->stale = false;
 	route_changed(r, m->key.family);
-}
-
-static void route_free(struct rib *r, struct rib_route *rt)
-{
-	if (rt->key.family == AF_INET6 && rt->paths > 1)
-		r->v6_multipath--;
-	r->fam[family_index(rt->key.family)].routes--;
-	route_changed(r, rt->key.family);
-	htab_remove(&r->routes, rt);
-	nexthop_put(r, rt->nh);
-	free(rt);
 }
 
 void rib_route_del(struct rib *r, const struct rib_route_msg *m)
 {
 	struct rib_route *rt = htab_find(&r->routes, &m->key);
+	int i;
 
-	if (!rt) {
+	if (!rt)
+		return;
+	if (m->key.family == AF_INET) {
+		route_free(r, rt);
+		return;
+	}
+	i = variant_find(rt, m);
+	if (i < 0) {
 		/* The kernel announces the removal of one path of an IPv6
-		 * multipath route as a single-path route we never saw. */
-		if (m->key.family == AF_INET6 && r->v6_multipath)
+		 * multipath route as a single-path route we never saw. The
+		 * route is handed to the kernel meanwhile; let a dump settle
+		 * what is left of it. */
+		if (variant_has_multipath(rt))
 			r->resync_wanted = true;
 		return;
 	}
-	if (rt->paths > 1 && m->paths < rt->paths) {
-		/* One path of a multipath route went away: the route stays.
-		 * It is passed to the kernel already; let a dump settle it. */
-		r->resync_wanted = true;
-		return;
-	}
-	route_free(r, rt);
+	variant_remove(r, rt, i);
+}
+
+/* The nexthop index the dataplane uses for rt: one answer, or the kernel. */
+__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
+{
+	__u32 idx = rt->var[0].nh->idx;
+	__u16 i;
+
+	if (rt->var[0].paths > 1)
+		return rib_nh_unsupported(r);
+	for (i = 1; i < rt->nvar; i++)
+		if (rt->var[i].nh->idx != idx || rt->var[i].paths > 1)
+			return rib_nh_unsupported(r);
+	return idx;
 }
 
 /* The kernel flushes the routes through a device that goes down or away,
@@ -396,12 +478,16 @@ void rib_route_del(struct rib *r, const struct rib_route_msg *m)
 static void routes_flush_dev(struct rib *r, int ifindex)
 {
 	struct rib_route *rt;
-	size_t i;
+	size_t b;
+	int i;
 
-	htab_for_each(&r->routes, rt, tmp, i) {
-		if (rt->nh->key.ifindex == (__u32)ifindex &&
-		    rt->key.table != RT_TABLE_LOCAL)
-			route_free(r, rt);
+	htab_for_each(&r->routes, rt, tmp, b) {
+		if (rt->key.table == RT_TABLE_LOCAL)
+			continue;
+		/* Backwards: removing the last variant frees rt. */
+		for (i = rt->nvar - 1; i >= 0; i--)
+			if (rt->var[i].nh->key.ifindex == (__u32)ifindex)
+				variant_remove(r, rt, i);
 	}
 }
 
@@ -520,6 +606,7 @@ void rib_mark_stale(struct rib *r)
 	struct rib_neigh *n;
 	struct rib_route *rt;
 	size_t i;
+	int v;
 
 	htab_for_each(&r->links, l, t1, i) {
 		l->stale = true;
@@ -528,7 +615,8 @@ void rib_mark_stale(struct rib *r)
 	htab_for_each(&r->neighs, n, t2, i)
 		n->stale = true;
 	htab_for_each(&r->routes, rt, t3, i)
-		rt->stale = true;
+		for (v = 0; v < rt->nvar; v++)
+			rt->var[v].stale = true;
 }
 
 void rib_sweep_stale(struct rib *r)
@@ -538,10 +626,12 @@ void rib_sweep_stale(struct rib *r)
 	struct rib_route *rt;
 	struct rib_nexthop *nh;
 	size_t i;
+	int v;
 
 	htab_for_each(&r->routes, rt, t1, i)
-		if (rt->stale)
-			route_free(r, rt);
+		for (v = rt->nvar - 1; v >= 0; v--)
+			if (rt->var[v].stale)
+				variant_remove(r, rt, v);
 	htab_for_each(&r->neighs, n, t2, i) {
 		if (n->stale && n->in_kernel) {
 			n->in_kernel = false;
@@ -746,8 +836,10 @@ void rib_fini(struct rib *r)
 	size_t i;
 
 	/* Only our memory: the dataplane keeps its maps and keeps forwarding. */
-	htab_for_each(&r->routes, rt, t1, i)
+	htab_for_each(&r->routes, rt, t1, i) {
+		free(rt->var);
 		free(rt);
+	}
 	htab_for_each(&r->nexthops, nh, t2, i)
 		free(nh);
 	htab_for_each(&r->neighs, n, t3, i)

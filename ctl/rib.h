@@ -69,12 +69,7 @@ struct rib_nexthop {
 	struct rib_neigh *neigh; /* XFIB_NH_GATEWAY */
 };
 
-/*
- * What identifies a route to the kernel. IPv4: table, prefix, TOS and
- * metric. IPv6 also keeps routes that differ only in their nexthop (the
- * same prefix on two devices), so its key includes the nexthop; a
- * multipath route has none.
- */
+/* What identifies a route to the kernel: table, prefix, TOS and metric. */
 struct rib_route_key {
 	__u8 family;
 	__u8 plen;
@@ -83,17 +78,27 @@ struct rib_route_key {
 	__u32 table;
 	__u32 priority;
 	__u8 dst[16];
-	__s32 oif;   /* IPv6 only */
-	__u8 gw[16]; /* IPv6 only */
+};
+
+/*
+ * One way the kernel holds a route key. IPv4 has one per key. IPv6 keeps
+ * a separate route per nexthop for the same prefix and metric (the same
+ * prefix on two devices, or an appended path), told apart by oif and
+ * gateway; a multipath route is one variant with paths > 1.
+ */
+struct rib_variant {
+	__s32 oif;
+	__u8 gw[16];
+	__u16 paths;
+	bool stale;
+	struct rib_nexthop *nh;
 };
 
 struct rib_route {
 	struct htab_node node;
 	struct rib_route_key key;
-	struct rib_nexthop *nh;
-	__u8 type;     /* RTN_* */
-	__u16 paths;   /* IPv6 multipath siblings */
-	bool stale;
+	struct rib_variant *var;
+	__u16 nvar;
 };
 
 /* A route as parsed from netlink. */
@@ -142,7 +147,6 @@ struct rib {
 	bool resync_wanted;
 	bool rules_changed;  /* re-read the policy rules */
 	struct rib_nexthop *nh_unsupported;
-	__u32 v6_multipath; /* IPv6 routes with several paths */
 };
 
 int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table);
@@ -167,6 +171,8 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 		   bool append);
 void rib_route_del(struct rib *r, const struct rib_route_msg *m);
 
+/* The nexthop index the dataplane uses for a route. */
+__u32 rib_route_nh(struct rib *r, const struct rib_route *rt);
 /* Index of a nexthop that hands packets to the kernel (kept referenced). */
 __u32 rib_nh_unsupported(struct rib *r);
 
