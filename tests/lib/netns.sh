@@ -1,0 +1,540 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# Helpers for xfib's namespace tests, sourced by tests/net/test_*.sh and
+# scripts/demo.sh. They build a gen -- router -- sink topology out of veth
+# pairs in namespaces with unique names (so several runs can go in
+# parallel), run xfibd and xfibctl inside the router, read xfib's and the
+# kernel's counters, and tear everything down on every exit path.
+#
+#   gen                 router                    sink
+#   gen0 ------------- r-gen     r-sink ------------- sink0
+#   198.18.N1.2/24  198.18.N1.1  198.18.N2.1      198.18.N2.2/24
+#   2001:db8:N1::2  2001:db8:N1::1  2001:db8:N2::1  2001:db8:N2::2
+#
+# where N1 = 16*id + 1 and N2 = 16*id + 2 for topology id (0 by default),
+# and optionally a second sink (sink2, 198.18.N3.0/24) on router port
+# r-sink2. Only 198.18.0.0/15 and 2001:db8::/32 are used.
+#
+# The router kernel is set up as a plain forwarding router: forwarding on,
+# rp_filter off. gen0 and sink0 have GRO on, because a veth receives
+# XDP-redirected frames only with GRO on (or an XDP program attached).
+#
+# xfibd and xfibctl of a router run under `nsenter --net=...`, not
+# `ip netns exec`: the latter remounts /sys, so bpffs pins would vanish.
+#
+# Environment: XFIBD / XFIBCTL (binaries, default build/), XFIB_MODE
+# (attach mode: native or generic), XFIB_KEEP_LOGS=1 (keep the scratch
+# directory with the daemon logs).
+
+XFIB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+XFIB_BUILD=${BUILD:-$XFIB_TOP/build}
+XFIBD=${XFIBD:-$XFIB_BUILD/xfibd}
+XFIBCTL=${XFIBCTL:-$XFIB_BUILD/xfibctl}
+
+# Everything to undo at exit.
+XFIB_NETNS=()       # namespaces created
+XFIB_PIDS=()        # background processes (xfibd, ping, tcpdump)
+XFIB_PIN_DIRS=()    # pin directories to remove
+XFIB_AUTO_PIN_NS=() # routers using the automatic per-namespace pin dir
+XFIB_TMP=""         # scratch directory (logs, captures)
+XFIB_KEEP_LOGS=${XFIB_KEEP_LOGS:-0}
+
+log() { printf '[%(%T)T] %s\n' -1 "$*"; }
+fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	exit 1
+}
+skip() {
+	printf 'SKIP: %s\n' "$*"
+	exit 77
+}
+
+# ---- cleanup ------------------------------------------------------------
+
+xfib_cleanup() {
+	local rc=$? pid ns d live=() mine
+	set +e
+	trap - EXIT INT TERM
+	# Only processes this shell started and has not reaped yet: a pid that
+	# was waited for may since belong to someone else.
+	mine=" $(jobs -p | tr '\n' ' ') "
+	for pid in "${XFIB_PIDS[@]}"; do
+		[[ $mine == *" $pid "* ]] && live+=("$pid")
+	done
+	for pid in "${live[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${live[@]}"; do
+		# Give xfibd a moment to exit cleanly, then insist.
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	# Automatic pin directories are named after the namespace: ask
+	# xfibctl inside it while it exists (the error names it too).
+	for ns in "${XFIB_AUTO_PIN_NS[@]}"; do
+		d=$(xctl "$ns" "" status -j 2>&1 | sed -n \
+			-e 's/.*"pin_dir":"\(\/sys\/fs\/bpf\/xfib-ns[0-9]*\)".*/\1/p' \
+			-e 's/^xfibctl: status \(\/sys\/fs\/bpf\/xfib-ns[0-9]*\): .*/\1/p')
+		[ -z "$d" ] || XFIB_PIN_DIRS+=("$d")
+	done
+	# Deleting a namespace destroys its veths and with them any attached
+	# XDP program; the pinned maps go with the pin directory.
+	for ns in "${XFIB_NETNS[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	for d in "${XFIB_PIN_DIRS[@]}"; do
+		case $d in
+		/sys/fs/bpf/?*) rm -rf "$d" ;;
+		esac
+	done
+	if [ -n "$XFIB_TMP" ] && [ -d "$XFIB_TMP" ]; then
+		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+			# Show the daemon logs of a failed run.
+			for f in "$XFIB_TMP"/*.log; do
+				[ -f "$f" ] || continue
+				echo "---- $(basename "$f") (last 30 lines)"
+				tail -n 30 "$f"
+			done
+		fi
+		[ "$XFIB_KEEP_LOGS" = 1 ] || rm -rf "$XFIB_TMP"
+	fi
+	exit "$rc"
+}
+
+# Checks the prerequisites and installs the cleanup traps. Call first.
+xfib_init() {
+	local t
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, XDP, bpffs)"
+	for t in ip nsenter jq ethtool ping tcpdump timeout; do
+		command -v "$t" >/dev/null 2>&1 || skip "missing tool: $t (scripts/install-deps.sh)"
+	done
+	[ -x "$XFIBD" ] || fail "$XFIBD not built (run make)"
+	[ -x "$XFIBCTL" ] || fail "$XFIBCTL not built (run make)"
+	trap xfib_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	if ! mountpoint -q /sys/fs/bpf; then
+		mount -t bpf bpf /sys/fs/bpf || skip "cannot mount bpffs on /sys/fs/bpf"
+	fi
+	XFIB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/xfib-test.XXXXXX")
+	XFIB_TAG="xfib-$$"
+	# Private copies: a rebuild during the run cannot swap binaries under
+	# a test, and an unprivileged user can run them (test_bad_input).
+	mkdir "$XFIB_TMP/bin"
+	cp "$XFIBD" "$XFIBCTL" "$XFIB_TMP/bin/"
+	chmod 755 "$XFIB_TMP" "$XFIB_TMP/bin" "$XFIB_TMP/bin/"*
+	XFIBD="$XFIB_TMP/bin/$(basename "$XFIBD")"
+	XFIBCTL="$XFIB_TMP/bin/$(basename "$XFIBCTL")"
+	# Tests choose their pin directories themselves.
+	unset XFIB_PIN_DIR
+}
+
+# ---- running things in namespaces ---------------------------------------
+
+# in_ns NS CMD... : runs CMD in namespace NS, keeping the host's /sys/fs/bpf.
+in_ns() {
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" -- "$@"
+}
+
+# xctl NS PIN_DIR ARGS... : xfibctl of the router in NS. An empty PIN_DIR
+# means the automatic per-namespace directory.
+xctl() {
+	local ns=$1 pin=$2
+	shift 2
+	if [ -n "$pin" ]; then
+		in_ns "$ns" "$XFIBCTL" --pin-dir "$pin" "$@"
+	else
+		in_ns "$ns" "$XFIBCTL" "$@"
+	fi
+}
+
+# rctl ARGS... : xfibctl of the current topology's router.
+rctl() { xctl "$RTR" "$PIN" "$@"; }
+
+
+# ---- topology -----------------------------------------------------------
+
+# mac_of NS DEV
+mac_of() { ip -n "$1" -j link show dev "$2" | jq -r '.[0].address'; }
+
+# add_ns NAME: creates a namespace (registered for deletion), lo up.
+add_ns() {
+	ip netns add "$1" || fail "ip netns add $1"
+	XFIB_NETNS+=("$1")
+	ip -n "$1" link set lo up
+}
+
+# link_ns NS_A DEV_A NS_B DEV_B: veth pair between two namespaces.
+link_ns() {
+	ip -n "$1" link add "$2" type veth peer name "$4" netns "$3" ||
+		fail "veth $1/$2 -- $3/$4"
+	ip -n "$1" link set "$2" up
+	ip -n "$3" link set "$4" up
+}
+
+# router_sysctls NS DEV...: a forwarding router without source filtering.
+router_sysctls() {
+	local ns=$1 d
+	shift
+	ip netns exec "$ns" sh -e -c '
+		sysctl -qw net.ipv4.ip_forward=1
+		sysctl -qw net.ipv6.conf.all.forwarding=1
+		sysctl -qw net.ipv4.conf.all.rp_filter=0
+		sysctl -qw net.ipv4.conf.default.rp_filter=0
+	' || fail "sysctls in $ns"
+	for d in "$@"; do
+		ip netns exec "$ns" sysctl -qw "net.ipv4.conf.$d.rp_filter=0" \
+			"net.ipv4.conf.$d.forwarding=1" || fail "sysctls of $ns/$d"
+	done
+}
+
+# host_if NS DEV V4NET V6NET: end host on a router link: .2 / ::2, default
+# routes via .1 / ::1, GRO on (it receives XDP-redirected frames).
+host_if() {
+	local ns=$1 dev=$2 v4=$3 v6=$4
+	ip -n "$ns" addr add "$v4.2/24" dev "$dev"
+	ip -n "$ns" addr add "$v6::2/64" dev "$dev" nodad
+	ip -n "$ns" route add default via "$v4.1"
+	ip -n "$ns" -6 route add default via "$v6::1"
+	ip netns exec "$ns" ethtool -K "$dev" gro on >/dev/null ||
+		fail "ethtool -K $dev gro on in $ns"
+	# Accept whatever arrives; some tests route extra prefixes to hosts.
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+		"net.ipv4.conf.$dev.rp_filter=0"
+}
+
+# shellcheck disable=SC2034 # the variables are for the tests
+# topo_create [ID]: builds gen -- router -- sink and sets, for that
+# topology: GEN RTR SNK (namespaces), GEN_IF R_GEN R_SNK SNK_IF (ports),
+# GEN4 R_GEN4 R_SNK4 SNK4 / GEN6 R_GEN6 R_SNK6 SNK6 (addresses), and the
+# MACs R_GEN_MAC R_SNK_MAC GEN_MAC SNK_MAC. Also PIN: a unique pin dir
+# for this router (xfibd/xfibctl are not started here).
+topo_create() {
+	local id=${1:-0} n1 n2
+	n1=$((16 * id + 1))
+	n2=$((16 * id + 2))
+	TOPO_ID=$id
+	GEN="$XFIB_TAG-$id-gen"
+	RTR="$XFIB_TAG-$id-rtr"
+	SNK="$XFIB_TAG-$id-sink"
+	GEN_IF=gen0 R_GEN=r-gen R_SNK=r-sink SNK_IF=sink0
+	NET4_G="198.18.$n1" NET4_S="198.18.$n2"
+	NET6_G="2001:db8:$n1" NET6_S="2001:db8:$n2"
+	GEN4="$NET4_G.2" R_GEN4="$NET4_G.1" R_SNK4="$NET4_S.1" SNK4="$NET4_S.2"
+	GEN6="$NET6_G::2" R_GEN6="$NET6_G::1" R_SNK6="$NET6_S::1" SNK6="$NET6_S::2"
+
+	add_ns "$GEN"
+	add_ns "$RTR"
+	add_ns "$SNK"
+	router_sysctls "$RTR"
+	link_ns "$GEN" "$GEN_IF" "$RTR" "$R_GEN"
+	link_ns "$SNK" "$SNK_IF" "$RTR" "$R_SNK"
+	router_sysctls "$RTR" "$R_GEN" "$R_SNK"
+	ip -n "$RTR" addr add "$R_GEN4/24" dev "$R_GEN"
+	ip -n "$RTR" addr add "$R_SNK4/24" dev "$R_SNK"
+	ip -n "$RTR" addr add "$R_GEN6/64" dev "$R_GEN" nodad
+	ip -n "$RTR" addr add "$R_SNK6/64" dev "$R_SNK" nodad
+	host_if "$GEN" "$GEN_IF" "$NET4_G" "$NET6_G"
+	host_if "$SNK" "$SNK_IF" "$NET4_S" "$NET6_S"
+
+	GEN_MAC=$(mac_of "$GEN" "$GEN_IF")
+	SNK_MAC=$(mac_of "$SNK" "$SNK_IF")
+	R_GEN_MAC=$(mac_of "$RTR" "$R_GEN")
+	R_SNK_MAC=$(mac_of "$RTR" "$R_SNK")
+	PIN="/sys/fs/bpf/${XFIB_PIN_PREFIX:-xfib-test}-$$-$id"
+	XFIB_PIN_DIRS+=("$PIN")
+	XFIBD_LOG="$XFIB_TMP/xfibd-$id.log"
+	log "topology $id: $GEN ($GEN4) -- $RTR -- $SNK ($SNK4), pin dir $PIN"
+}
+
+# shellcheck disable=SC2034 # the variables are for the tests
+# topo_add_sink2: a second sink namespace SNK2 on router port R_SNK2, net
+# 198.18.(16*id+3).0/24 and 2001:db8:(16*id+3)::/64 (SNK2_4, SNK2_6, ...).
+topo_add_sink2() {
+	local n3=$((16 * TOPO_ID + 3))
+	SNK2="$XFIB_TAG-$TOPO_ID-sink2"
+	R_SNK2=r-sink2 SNK2_IF=sink0
+	NET4_S2="198.18.$n3" NET6_S2="2001:db8:$n3"
+	R_SNK2_4="$NET4_S2.1" SNK2_4="$NET4_S2.2"
+	R_SNK2_6="$NET6_S2::1" SNK2_6="$NET6_S2::2"
+	add_ns "$SNK2"
+	link_ns "$SNK2" "$SNK2_IF" "$RTR" "$R_SNK2"
+	router_sysctls "$RTR" "$R_SNK2"
+	ip -n "$RTR" addr add "$R_SNK2_4/24" dev "$R_SNK2"
+	ip -n "$RTR" addr add "$R_SNK2_6/64" dev "$R_SNK2" nodad
+	host_if "$SNK2" "$SNK2_IF" "$NET4_S2" "$NET6_S2"
+	SNK2_MAC=$(mac_of "$SNK2" "$SNK2_IF")
+	R_SNK2_MAC=$(mac_of "$RTR" "$R_SNK2")
+}
+
+# use_auto_pin_dir: the current router's xfibd and xfibctl run without
+# --pin-dir, on the automatic per-namespace directory (removed at exit).
+use_auto_pin_dir() {
+	PIN=""
+	XFIB_AUTO_PIN_NS+=("$RTR")
+}
+
+# router_ports: the router ports of the current topology.
+router_ports() {
+	echo "$R_GEN" "$R_SNK"
+	[ -z "${SNK2:-}" ] || echo "$R_SNK2"
+}
+
+# resolve_neighbours: gen pings every sink address through the router (by
+# the kernel or by xfib), so every neighbour on the path is resolved. The
+# first echo may be lost while the kernels resolve each other: retry.
+resolve_neighbours() {
+	local dst ok
+	for dst in "$SNK4" "$SNK6" ${SNK2:+"$SNK2_4" "$SNK2_6"}; do
+		ok=0
+		for _ in 1 2 3 4 5; do
+			if ip netns exec "$GEN" ping -q -c 1 -W 1 "$dst" >/dev/null 2>&1; then
+				ok=1
+				break
+			fi
+			sleep 0.2
+		done
+		[ "$ok" = 1 ] || fail "gen cannot reach $dst through the router"
+	done
+}
+
+# ---- xfibd --------------------------------------------------------------
+
+# xfibd_start_ns NS PIN_DIR LOG [ARGS...]: starts xfibd in router NS in the
+# background and waits until it has synced. Sets XFIBD_PID.
+xfibd_start_ns() {
+	local ns=$1 pin=$2 logf=$3
+	shift 3
+	local args=(-v)
+	[ -z "$pin" ] || args+=(--pin-dir "$pin")
+	nsenter --net="/run/netns/$ns" -- "$XFIBD" "${args[@]}" "$@" >>"$logf" 2>&1 &
+	XFIBD_PID=$!
+	XFIB_PIDS+=("$XFIBD_PID")
+	if ! xfibd_wait_synced "$ns" "$pin" 10 "$XFIBD_PID"; then
+		kill -0 "$XFIBD_PID" 2>/dev/null || fail "xfibd exited during start-up (log: $(tail -n 5 "$logf"))"
+		fail "xfibd in $ns not synced after 10 s: $(xctl "$ns" "$pin" status -j 2>&1 | tr -d '\n')"
+	fi
+	log "xfibd pid $XFIBD_PID synced in $ns"
+}
+
+# xfibd_start: xfibd of the current topology's router.
+xfibd_start() { xfibd_start_ns "$RTR" "$PIN" "$XFIBD_LOG"; }
+
+# xfibd_wait_synced NS PIN_DIR TIMEOUT_S PID: status says xfibd PID is
+# running and synced, and both families have routes.
+xfibd_wait_synced() {
+	local ns=$1 pin=$2 deadline=$((SECONDS + $3)) pid=$4
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		if xctl "$ns" "$pin" status -j 2>/dev/null | jq -e --argjson pid "$pid" '
+			.daemon.running == true and .daemon.pid == $pid and
+			.daemon.synced == true and
+			.ipv4.routes > 0 and .ipv6.routes > 0' >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# attach_all: attaches every router port of the topology (in mode
+# $XFIB_MODE if set: native or generic).
+attach_all() {
+	local p mode=()
+	[ -z "${XFIB_MODE:-}" ] || mode=(--mode "$XFIB_MODE")
+	# shellcheck disable=SC2046 # word splitting of the port list intended
+	rctl attach "${mode[@]}" $(router_ports) || fail "xfibctl attach $(router_ports | tr '\n' ' ')"
+	for p in $(router_ports); do
+		xdp_prog_on "$RTR" "$p" || fail "no XDP program on $RTR/$p after attach"
+	done
+}
+
+# xdp_prog_on NS DEV: true if an XDP program is attached to DEV.
+xdp_prog_on() {
+	ip -n "$1" -j -d link show dev "$2" | jq -e '.[0].xdp != null' >/dev/null
+}
+
+# ---- counters -----------------------------------------------------------
+# (The awk programs are in single quotes on purpose: SC2016 below.)
+
+# xcounter NS PIN_DIR NAME [packets|bytes]: an xfib counter from stats -j.
+xcounter() {
+	local v
+	v=$(xctl "$1" "$2" stats -j | jq -e -r --arg n "$3" --arg f "${4:-packets}" \
+		'.[$n][$f]') || fail "xfibctl stats -j: no counter $3"
+	echo "$v"
+}
+
+# counter NAME: xfib packet counter of the current router.
+counter() { xcounter "$RTR" "$PIN" "$1"; }
+
+# kfwd4 NS: the router kernel's Ip: ForwDatagrams (IpForwDatagrams).
+kfwd4() {
+	# shellcheck disable=SC2016
+	in_ns "$1" awk '
+		$1 == "Ip:" && !hdr { for (i = 2; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		$1 == "Ip:" && hdr { print $col["ForwDatagrams"]; exit }
+	' /proc/net/snmp
+}
+
+# kfwd6 NS: the router kernel's Ip6OutForwDatagrams.
+kfwd6() {
+	# shellcheck disable=SC2016
+	in_ns "$1" awk '$1 == "Ip6OutForwDatagrams" { print $2 }' /proc/net/snmp6
+}
+
+# icmp_in_echos NS: echo requests received by NS's kernel, v4 and v6 summed.
+icmp_in_echos() {
+	local v4 v6
+	# shellcheck disable=SC2016
+	v4=$(in_ns "$1" awk '
+		$1 == "Icmp:" && !hdr { for (i = 2; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		$1 == "Icmp:" && hdr { print $col["InEchos"]; exit }
+	' /proc/net/snmp)
+	# shellcheck disable=SC2016
+	v6=$(in_ns "$1" awk '$1 == "Icmp6InEchos" { print $2 }' /proc/net/snmp6)
+	echo $((v4 + v6))
+}
+
+# snapshot: records the forwarding counters of the current router
+# (S_X4 S_X6 xfib forwarded, S_K4 S_K6 kernel forwarded).
+snapshot() {
+	S_X4=$(counter forwarded_v4)
+	S_X6=$(counter forwarded_v6)
+	S_K4=$(kfwd4 "$RTR")
+	S_K6=$(kfwd6 "$RTR")
+}
+
+# deltas: sets D_X4 D_X6 D_K4 D_K6 relative to the last snapshot.
+deltas() {
+	D_X4=$(($(counter forwarded_v4) - S_X4))
+	D_X6=$(($(counter forwarded_v6) - S_X6))
+	D_K4=$(($(kfwd4 "$RTR") - S_K4))
+	D_K6=$(($(kfwd6 "$RTR") - S_K6))
+	log "xfib forwarded v4 +$D_X4 v6 +$D_X6, kernel forwarded v4 +$D_K4 v6 +$D_K6"
+}
+
+# ---- traffic ------------------------------------------------------------
+
+# nping NS ARGS...: ping from NS, waiting at most 1 s for an answer (ARGS
+# may override -W). Not quiet: ICMP errors are printed per packet.
+nping() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" ping -W 1 "$@"
+}
+
+# ping_all NS FAMILY DST COUNT [ARGS...]: COUNT echoes, every one answered.
+ping_all() {
+	local ns=$1 fam=$2 dst=$3 n=$4 out rcvd
+	shift 4
+	out=$(nping "$ns" "-$fam" -q -c "$n" -i 0.01 "$@" "$dst" 2>&1) || true
+	rcvd=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out")
+	[ "${rcvd:-0}" -eq "$n" ] ||
+		fail "ping -$fam $dst from $ns: ${rcvd:-0}/$n answered: $(tr '\n' ' ' <<<"$out")"
+}
+
+# xdp_ping_ok FAMILY DST [ECHO_NS]: one ping from gen to DST (FAMILY 4
+# or 6) is answered, xfib forwarded the echo and its reply (the forwarded
+# counter grew by 2 or more) and the router kernel forwarded nothing. With
+# ECHO_NS, the echo must also have reached that namespace's kernel.
+xdp_ping_ok() {
+	local fam=$1 dst=$2 echo_ns=${3:-} x0 k0 e0=0 x1 k1 e1=1 c=forwarded_v4 kf=kfwd4
+	[ "$fam" = 4 ] || { c=forwarded_v6; kf=kfwd6; }
+	x0=$(counter "$c")
+	k0=$("$kf" "$RTR")
+	[ -z "$echo_ns" ] || e0=$(icmp_in_echos "$echo_ns")
+	nping "$GEN" "-$fam" -c 1 "$dst" >/dev/null 2>&1 || return 1
+	x1=$(counter "$c")
+	k1=$("$kf" "$RTR")
+	[ -z "$echo_ns" ] || e1=$(icmp_in_echos "$echo_ns")
+	[ $((x1 - x0)) -ge 2 ] && [ "$k1" -eq "$k0" ] && [ "$e1" -gt "$e0" ]
+}
+
+# now_ms: monotonic enough for polling, in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# wait_xdp_ping FAMILY DST TIMEOUT_MS [ECHO_NS]: polls xdp_ping_ok until it
+# holds and prints the milliseconds it took; returns 1 after TIMEOUT_MS.
+wait_xdp_ping() {
+	local fam=$1 dst=$2 limit=$3 echo_ns=${4:-} t0
+	t0=$(now_ms)
+	while :; do
+		if xdp_ping_ok "$fam" "$dst" "$echo_ns"; then
+			echo $(($(now_ms) - t0))
+			return 0
+		fi
+		[ $(($(now_ms) - t0)) -lt "$limit" ] || return 1
+	done
+}
+
+# capture_start NS DEV FILTER: tcpdump of the first matching frame,
+# link-level header and IP header details, into CAP_FILE. Sets CAP_PID.
+capture_start() {
+	local ns=$1 dev=$2 filter=$3
+	CAP_FILE=$(mktemp "$XFIB_TMP/cap.XXXXXX")
+	ip netns exec "$ns" timeout 10 tcpdump -l -e -v -n -c 1 -i "$dev" "$filter" \
+		>"$CAP_FILE" 2>"$CAP_FILE.err" &
+	CAP_PID=$!
+	XFIB_PIDS+=("$CAP_PID")
+	for _ in $(seq 50); do
+		grep -q 'listening on' "$CAP_FILE.err" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "tcpdump did not start in $ns: $(cat "$CAP_FILE.err")"
+}
+
+# capture_wait: waits for the capture to finish and sets CAP_TEXT to the
+# frame. (Not in a $(...) subshell: only this shell can wait for tcpdump.)
+capture_wait() {
+	wait "$CAP_PID" || true
+	[ -s "$CAP_FILE" ] || fail "nothing captured ($(tr '\n' ' ' <"$CAP_FILE.err"))"
+	CAP_TEXT=$(cat "$CAP_FILE")
+	log "captured: $(tr '\n' ' ' <<<"$CAP_TEXT" | tr -s ' ')"
+}
+
+# check_frame TEXT SRC_MAC DST_MAC TTL: the captured frame (tcpdump -e -v)
+# carries these MACs and this TTL / hop limit.
+check_frame() {
+	local text=$1 smac=$2 dmac=$3 ttl=$4 first
+	first=$(head -n 1 <<<"$text")
+	[[ $first == *"$smac > $dmac"* ]] ||
+		fail "frame MACs: expected $smac > $dmac, got: $first"
+	[[ $text =~ (ttl|hlim)\ ${ttl}[,\)] ]] ||
+		fail "frame TTL/hop limit: expected $ttl, got: $(tr '\n' ' ' <<<"$text")"
+}
+
+# ---- common set-ups -----------------------------------------------------
+
+# expect_xdp FAMILY DST [TIMEOUT_MS [ECHO_NS]]: fails unless a ping from
+# gen to DST is XDP-forwarded both ways (and reaches ECHO_NS) within
+# TIMEOUT_MS (default 3000).
+expect_xdp() {
+	local ms
+	ms=$(wait_xdp_ping "$1" "$2" "${3:-3000}" "${4:-}") ||
+		fail "ping -$1 $2${4:+ to $4} not XDP-forwarded within ${3:-3000} ms ($(stats_line))"
+	log "ping -$1 $2${4:+ to $4}: XDP-forwarded after $ms ms"
+}
+
+# stats_line: the non-zero xfib counters, on one line (for messages).
+stats_line() {
+	rctl stats -j 2>&1 | jq -c 'with_entries(select(.value.packets > 0)) |
+		map_values(.packets)' 2>/dev/null || rctl stats -j 2>&1 | tr '\n' ' '
+}
+
+# topo_up: topology 0, xfibd, every port attached, neighbours resolved,
+# and gen <-> sink traffic XDP-forwarded in both families.
+topo_up() {
+	topo_create 0
+	xfibd_start
+	attach_all
+	resolve_neighbours
+	expect_xdp 4 "$SNK4"
+	expect_xdp 6 "$SNK6"
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# xfibctl refuses bad input cleanly: a non-zero exit (1, or 2 for usage
+# errors), one error line "xfibctl: <command> <object>: <cause>" naming the
+# object, and nothing left half done (no program on any port it failed on,
+# ports attached before untouched).
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+xfib_init
+command -v setpriv >/dev/null || skip "missing tool: setpriv (util-linux)"
+
+topo_create
+xfibd_start
+
+ERR="$XFIB_TMP/stderr"
+
+# Wrong messages and exit codes are collected and reported together at the
+# end; state left half done fails at once.
+BAD=()
+bad() {
+	log "WRONG: $*"
+	BAD+=("$*")
+}
+
+# expect_error RC PATTERN CMD...: CMD exits with RC and writes exactly one
+# line to stderr, matching the extended regexp PATTERN.
+expect_error() {
+	local want=$1 pat=$2 rc=0 lines
+	shift 2
+	"$@" >/dev/null 2>"$ERR" || rc=$?
+	lines=$(wc -l <"$ERR")
+	log "$* -> exit $rc: $(head -n 1 "$ERR")"
+	if [ "$rc" -ne "$want" ]; then
+		bad "$*: exit $rc, expected $want (stderr: $(cat "$ERR"))"
+	elif [ "$lines" -ne 1 ]; then
+		bad "$*: $lines lines on stderr, expected one: $(cat "$ERR")"
+	elif ! grep -Eq "$pat" "$ERR"; then
+		bad "$*: error does not match /$pat/: $(cat "$ERR")"
+	fi
+}
+
+# expect_usage CMD...: a usage error: exit 2 and something on stderr.
+expect_usage() {
+	local rc=0
+	"$@" >/dev/null 2>"$ERR" || rc=$?
+	log "$* -> exit $rc: $(head -n 1 "$ERR")"
+	if [ "$rc" -ne 2 ]; then
+		bad "$*: exit $rc, expected 2 (stderr: $(cat "$ERR"))"
+	elif ! [ -s "$ERR" ]; then
+		bad "$*: usage error with nothing on stderr"
+	fi
+}
+
+# attached_ports: the names status lists, sorted, one line.
+attached_ports() { rctl status -j | jq -r '[.interfaces[].name] | sort | join(" ")'; }
+
+# no_xdp PORT...: none of the ports carries an XDP program.
+no_xdp() {
+	local p
+	for p in "$@"; do
+		! xdp_prog_on "$RTR" "$p" || fail "$p has an XDP program left"
+	done
+}
+
+# 1. Unknown interface, alone and next to a good one (either order).
+expect_error 1 '^xfibctl: attach nosuch0: ' rctl attach nosuch0
+expect_error 1 '^xfibctl: attach nosuch0: ' rctl attach "$R_GEN" nosuch0
+no_xdp "$R_GEN" "$R_SNK"
+expect_error 1 '^xfibctl: attach nosuch0: ' rctl attach nosuch0 "$R_SNK"
+no_xdp "$R_GEN" "$R_SNK"
+[ -z "$(attached_ports)" ] || fail "failed attach left ports in status: $(attached_ports)"
+expect_error 1 '^xfibctl: detach nosuch0: ' rctl detach nosuch0
+
+# 2. Attaching an attached port fails and leaves it attached as it was.
+rctl attach "$R_GEN" || fail "attach $R_GEN"
+id0=$(ip -n "$RTR" -j -d link show dev "$R_GEN" | jq '.[0].xdp.prog.id')
+expect_error 1 "^xfibctl: attach $R_GEN: " rctl attach "$R_GEN"
+id1=$(ip -n "$RTR" -j -d link show dev "$R_GEN" | jq '.[0].xdp.prog.id')
+[[ $id0 == "$id1" && $id1 != null ]] || fail "$R_GEN program changed by the failed attach ($id0 -> $id1)"
+# ... also when it comes after a good port, which must be rolled back.
+expect_error 1 "^xfibctl: attach $R_GEN: " rctl attach "$R_SNK" "$R_GEN"
+no_xdp "$R_SNK"
+[ "$(attached_ports)" = "$R_GEN" ] || fail "after failed attach, status lists: $(attached_ports)"
+
+# 3. Detaching a port that is not attached.
+expect_error 1 "^xfibctl: detach $R_SNK: " rctl detach "$R_SNK"
+xdp_prog_on "$RTR" "$R_GEN" || fail "failed detach of $R_SNK removed $R_GEN's program"
+
+# 4. Not root: capabilities dropped with the uid. ($XFIBCTL is a copy an
+# unprivileged user can run, so the error is xfibctl's own.)
+nobody() {
+	in_ns "$RTR" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$XFIBCTL" --pin-dir "$PIN" "$@"
+}
+expect_error 1 "^xfibctl: attach ($R_SNK|${PIN}[^ ]*): " nobody attach "$R_SNK"
+no_xdp "$R_SNK"
+expect_error 1 "^xfibctl: detach ($R_GEN|${PIN}[^ ]*): " nobody detach "$R_GEN"
+xdp_prog_on "$RTR" "$R_GEN" || fail "unprivileged detach removed $R_GEN's program"
+expect_error 1 "^xfibctl: stats( ${PIN}[^ ]*)?: " nobody stats
+
+# 5. No bpffs under the pin directory.
+NOBPF="$XFIB_TMP/nobpf" # tmpfs or ext4, removed at exit
+mkdir "$NOBPF"
+[ "$(stat -f -c %T "$NOBPF")" != bpf_fs ] || fail "$NOBPF is on a bpffs"
+nobpf() { xctl "$RTR" "$NOBPF/pins" "$@"; }
+expect_error 1 "^xfibctl: attach ($R_SNK|$NOBPF/pins): " nobpf attach "$R_SNK"
+no_xdp "$R_SNK"
+expect_error 1 "^xfibctl: status( $NOBPF/pins)?: " nobpf status
+[ -z "$(ls -A "$NOBPF")" ] || fail "xfibctl left files in $NOBPF: $(ls -A "$NOBPF")"
+# The daemon refuses it too, and quickly.
+rc=0
+timeout 5 nsenter --net="/run/netns/$RTR" -- "$XFIBD" --pin-dir "$NOBPF/pins" \
+	>/dev/null 2>"$ERR" || rc=$?
+log "xfibd --pin-dir $NOBPF/pins -> exit $rc: $(head -n 1 "$ERR")"
+(( rc != 0 && rc != 124 )) || fail "xfibd with a pin dir off bpffs: exit $rc, expected a prompt error"
+grep -q "$NOBPF/pins" "$ERR" || bad "xfibd error does not name $NOBPF/pins: $(cat "$ERR")"
+[ ! -e "$NOBPF/pins" ] || fail "xfibd created $NOBPF/pins"
+
+# 6. Malformed options and arguments.
+expect_usage rctl --bogus-option status
+expect_usage rctl bogus-command
+expect_usage rctl attach
+expect_usage rctl attach --mode bogus "$R_SNK"
+no_xdp "$R_SNK"
+expect_usage rctl detach
+# xfibd: refuses to start (a non-zero exit, promptly, with a message).
+for args in "--bogus-option" "--batch-ms notanumber" "--table notanumber"; do
+	rc=0
+	# shellcheck disable=SC2086 # split the argument list on purpose
+	timeout 5 nsenter --net="/run/netns/$RTR" -- "$XFIBD" --pin-dir "$PIN" $args \
+		>/dev/null 2>"$ERR" || rc=$?
+	log "xfibd $args -> exit $rc: $(head -n 1 "$ERR")"
+	(( rc != 0 && rc != 124 )) || fail "xfibd $args: exit $rc, expected a prompt error"
+	[ -s "$ERR" ] || bad "xfibd $args: no message"
+done
+
+# After all that: exactly the one good port attached, and it forwards.
+[ "$(attached_ports)" = "$R_GEN" ] || fail "status lists: $(attached_ports), expected $R_GEN"
+no_xdp "$R_SNK"
+kill -0 "$XFIBD_PID" || fail "xfibd died during the bad input tests"
+rctl attach "$R_SNK" || fail "attach $R_SNK after the errors"
+resolve_neighbours
+expect_xdp 4 "$SNK4"
+expect_xdp 6 "$SNK6"
+
+if [ ${#BAD[@]} -gt 0 ]; then
+	printf 'wrong: %s\n' "${BAD[@]}" >&2
+	fail "${#BAD[@]} bad inputs not reported as specified"
+fi
+log "PASS: bad input refused cleanly"
