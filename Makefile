@@ -18,7 +18,7 @@ CFLAGS     += -Wall -Wextra -Werror -Wno-unused-parameter -std=gnu11 \
               -D_GNU_SOURCE -Iinclude -Ictl -I$(BUILD)
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror -Wno-unused-parameter \
               -Iinclude -Ibpf -I$(ARCH_INC)
-LDLIBS     := -lxdp -lbpf -lmnl -lelf -lz
+LDLIBS     := -lxdp -lbpf -lmnl -lelf -lz -lm
 
 ifeq ($(V),1)
 Q :=
@@ -37,7 +37,7 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 HDRS      := $(wildcard include/xfib/*.h ctl/*.h bpf/lib/*.h)
 
-CTL_LIB   := log pin htab rib ranges publish netlink
+CTL_LIB   := log pin htab ptree rib dir24 trie6 fib netlink dplookup verify
 CTL_LIB_OBJS := $(patsubst %,$(BUILD)/ctl/%.o,$(CTL_LIB))
 
 all: $(BUILD)/xfibd $(BUILD)/xfibctl
@@ -69,9 +69,9 @@ $(BUILD) $(BUILD)/ctl $(BUILD)/tests:
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all
 
-$(BUILD)/tests/unit_%: tests/unit/%.c ctl/ranges.c $(HDRS) | $(BUILD)/tests
+$(BUILD)/tests/unit_%: tests/unit/%.c ctl/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c $(HDRS) | $(BUILD)/tests
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $< ctl/ranges.c -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $< ctl/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c -o $@
 
 $(BUILD)/tests/prog_%: tests/prog/%.c $(BPF_SKELS) $(HDRS) | $(BUILD)/tests
 	$(call msg,CC,$@)

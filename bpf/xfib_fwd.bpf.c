@@ -24,6 +24,25 @@
 #define XFIB_TBL_AT(map, idx) bpf_map_lookup_elem(map, &(__u32){ (idx) })
 #include "xfib/lookup_bsearch.h"
 
+/*
+ * dir24_8 and trie6 tables are arrays of __u64 holding two __u32 entries
+ * each. One 8-byte load takes both halves from the same store, so a
+ * concurrent update of the other half cannot tear the entry read.
+ */
+static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
+{
+	__u32 key = idx >> 1;
+	__u64 *v = bpf_map_lookup_elem(map, &key);
+
+	if (!v)
+		return XFIB_NH_IDX_NONE;
+	return (__u32)(*(volatile __u64 *)v >> ((idx & 1) * 32));
+}
+
+#define XFIB_U32_AT(map, idx) xfib_u32_at(map, idx)
+#include "xfib/lookup_dir24.h"
+#include "xfib/lookup_trie6.h"
+
 #ifndef AF_INET
 #define AF_INET 2
 #endif
@@ -183,10 +202,19 @@ int xfib_fwd(struct xdp_md *ctx)
 			return PASS(PASS_NO_FIB);
 		/* One load: the whole packet uses one generation. */
 		*(__u64 *)&act = *(volatile __u64 *)actp;
-		if (act.algo == XFIB_ALGO_BSEARCH4)
+		if (act.algo == XFIB_ALGO_DIR24_8) {
+			__u32 slot = act.slot;
+			void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
+			void *t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
+
+			if (!t24 || !t8)
+				return PASS(PASS_NO_FIB);
+			nh_idx = xfib_dir24_lookup(t24, t8, dst);
+		} else if (act.algo == XFIB_ALGO_BSEARCH4) {
 			nh_idx = xfib_bs4_lookup(&xfib_bs4, act.slot, act.log2n, dst);
-		else
+		} else {
 			return PASS(PASS_NO_FIB);
+		}
 		family = AF_INET;
 		daddr = &iph->daddr;
 	} else {
@@ -221,10 +249,19 @@ int xfib_fwd(struct xdp_md *ctx)
 		if (!actp)
 			return PASS(PASS_NO_FIB);
 		*(__u64 *)&act = *(volatile __u64 *)actp;
-		if (act.algo == XFIB_ALGO_BSEARCH6)
+		if (act.algo == XFIB_ALGO_TRIE6) {
+			__u32 slot = act.slot;
+			void *t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
+			void *t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
+
+			if (!t24 || !t8)
+				return PASS(PASS_NO_FIB);
+			nh_idx = xfib_trie6_lookup(t24, t8, ip6h->daddr.s6_addr);
+		} else if (act.algo == XFIB_ALGO_BSEARCH6) {
 			nh_idx = xfib_bs6_lookup(&xfib_bs6, act.slot, act.log2n, dhi, dlo);
-		else
+		} else {
 			return PASS(PASS_NO_FIB);
+		}
 		family = AF_INET6;
 		daddr = &ip6h->daddr;
 	}

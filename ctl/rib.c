@@ -308,12 +308,140 @@ static bool route_table_mirrored(struct rib *r, __u32 table)
 	return table == r->table || table == RT_TABLE_LOCAL;
 }
 
-static void route_changed(struct rib *r, int family)
+/* ---- prefixes: one answer per prefix ------------------------------- */
+
+static void prefix_mark(struct rib *r, struct rib_prefix *p)
 {
-	struct rib_family_state *f = &r->fam[family_index(family)];
+	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
 
 	f->dirty = true;
 	f->changes++;
+	if (!p->dirty) {
+		p->dirty = true;
+		p->dirty_next = r->dirty_prefixes;
+		r->dirty_prefixes = p;
+	}
+}
+
+static struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
+{
+	struct rib_prefix_key k = {
+		.family = rk->family,
+		.local = rk->table == RT_TABLE_LOCAL,
+		.plen = rk->plen,
+	};
+	struct rib_prefix *p;
+
+	memcpy(k.dst, rk->dst, 16);
+	p = htab_find(&r->prefixes, &k);
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->key = k;
+	htab_insert(&r->prefixes, p);
+	return p;
+}
+
+static void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
+{
+	struct rib_route **pp;
+
+	for (pp = &p->routes; *pp; pp = &(*pp)->pfx_next) {
+		if (*pp == rt) {
+			*pp = rt->pfx_next;
+			return;
+		}
+	}
+}
+
+static void route_changed(struct rib *r, struct rib_route *rt)
+{
+	prefix_mark(r, rt->pfx);
+}
+
+/*
+ * The answer for a prefix, as the kernel would give it: the route of
+ * lowest metric. With TOS-specific IPv4 routes the kernel picks by the
+ * packet's TOS, so the prefix goes to the kernel.
+ */
+static __u32 prefix_answer(struct rib *r, const struct rib_prefix *p)
+{
+	const struct rib_route *rt, *best = NULL;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next) {
+		if (rt->key.tos)
+			return rib_nh_unsupported(r);
+		if (!best || rt->key.priority < best->key.priority)
+			best = rt;
+	}
+	return rib_route_nh(r, best);
+}
+
+static void change_record(struct rib *r, const struct rib_prefix *p)
+{
+	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
+	struct rib_change *c;
+
+	if (f->chg_overflow)
+		return;
+	if (f->nchg == f->chg_cap) {
+		size_t cap = f->chg_cap ? f->chg_cap * 2 : 256;
+
+		c = realloc(f->chg, cap * sizeof(*c));
+		if (!c) {
+			/* Cannot say what changed: rebuild everything. */
+			f->chg_overflow = true;
+			return;
+		}
+		f->chg = c;
+		f->chg_cap = cap;
+	}
+	c = &f->chg[f->nchg++];
+	memcpy(c->dst, p->key.dst, 16);
+	c->plen = p->key.plen;
+	c->local = p->key.local;
+}
+
+void rib_commit(struct rib *r)
+{
+	struct rib_prefix *p, *next;
+
+	for (p = r->dirty_prefixes; p; p = next) {
+		struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
+		__u32 nh, old;
+		int err;
+
+		next = p->dirty_next;
+		p->dirty = false;
+		p->dirty_next = NULL;
+		if (!p->routes) {
+			if (ptree_del(t, p->key.dst, p->key.plen) == 0)
+				change_record(r, p);
+			htab_remove(&r->prefixes, p);
+			free(p);
+			continue;
+		}
+		nh = prefix_answer(r, p);
+		if (ptree_get(t, p->key.dst, p->key.plen, &old) == 0 && old == nh)
+			continue;
+		err = ptree_set(t, p->key.dst, p->key.plen, nh);
+		if (err < 0) {
+			/* Out of memory: the tree, and so the dataplane, keeps
+			 * the old answer; a resync retries. */
+			pr_warn("prefix tree: %s", strerror(-err));
+			r->resync_wanted = true;
+			continue;
+		}
+		change_record(r, p);
+	}
+	r->dirty_prefixes = NULL;
+}
+
+bool rib_pending(const struct rib *r)
+{
+	return r->dirty_prefixes || r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty;
 }
 
 static void route_free(struct rib *r, struct rib_route *rt)
@@ -321,7 +449,8 @@ static void route_free(struct rib *r, struct rib_route *rt)
 	__u16 i;
 
 	r->fam[family_index(rt->key.family)].routes--;
-	route_changed(r, rt->key.family);
+	route_changed(r, rt);
+	prefix_unlink(rt->pfx, rt);
 	htab_remove(&r->routes, rt);
 	for (i = 0; i < rt->nvar; i++)
 		nexthop_put(r, rt->var[i].nh);
@@ -333,7 +462,7 @@ static void variant_remove(struct rib *r, struct rib_route *rt, __u16 i)
 {
 	nexthop_put(r, rt->var[i].nh);
 	rt->var[i] = rt->var[--rt->nvar];
-	route_changed(r, rt->key.family);
+	route_changed(r, rt);
 	if (!rt->nvar)
 		route_free(r, rt);
 }
@@ -389,6 +518,14 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 			return;
 		}
 		rt->key = m->key;
+		rt->pfx = prefix_get(r, &m->key);
+		if (!rt->pfx) {
+			nexthop_put(r, nh);
+			free(rt);
+			return;
+		}
+		rt->pfx_next = rt->pfx->routes;
+		rt->pfx->routes = rt;
 		htab_insert(&r->routes, rt);
 		r->fam[family_index(m->key.family)].routes++;
 	} else if (m->key.family == AF_INET) {
@@ -432,7 +569,7 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 	memcpy(v->gw, m->gw, 16);
 	v->paths = m->paths;
 	v->stale = false;
-	route_changed(r, m->key.family);
+	route_changed(r, rt);
 }
 
 void rib_route_del(struct rib *r, const struct rib_route_msg *m)
@@ -799,6 +936,13 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 	err = err ?: htab_init(&r->routes, offsetof(struct rib_route, node),
 			       offsetof(struct rib_route, key),
 			       sizeof(struct rib_route_key));
+	err = err ?: htab_init(&r->prefixes, offsetof(struct rib_prefix, node),
+			       offsetof(struct rib_prefix, key),
+			       sizeof(struct rib_prefix_key));
+	err = err ?: ptree_init(&r->tree[XFIB_V4][0], 32);
+	err = err ?: ptree_init(&r->tree[XFIB_V4][1], 32);
+	err = err ?: ptree_init(&r->tree[XFIB_V6][0], 128);
+	err = err ?: ptree_init(&r->tree[XFIB_V6][1], 128);
 	if (err)
 		return err;
 
@@ -829,7 +973,9 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 
 void rib_fini(struct rib *r)
 {
+	struct rib_prefix *p;
 	struct rib_link *l;
+	int f;
 	struct rib_neigh *n;
 	struct rib_route *rt;
 	struct rib_nexthop *nh;
@@ -846,6 +992,14 @@ void rib_fini(struct rib *r)
 		free(n);
 	htab_for_each(&r->links, l, t4, i)
 		free(l);
+	htab_for_each(&r->prefixes, p, t5, i)
+		free(p);
+	for (f = 0; f < XFIB_FAMILIES; f++) {
+		ptree_fini(&r->tree[f][0]);
+		ptree_fini(&r->tree[f][1]);
+		free(r->fam[f].chg);
+	}
+	htab_free(&r->prefixes);
 	htab_free(&r->routes);
 	htab_free(&r->nexthops);
 	htab_free(&r->neighs);

@@ -18,6 +18,7 @@
 #include <net/if.h>
 
 #include "htab.h"
+#include "ptree.h"
 #include "xfib/maps.h"
 
 struct xfib_fwd_bpf;
@@ -94,11 +95,43 @@ struct rib_variant {
 	struct rib_nexthop *nh;
 };
 
+struct rib_prefix;
+
 struct rib_route {
 	struct htab_node node;
 	struct rib_route_key key;
 	struct rib_variant *var;
 	__u16 nvar;
+	struct rib_prefix *pfx;      /* routes of the same prefix */
+	struct rib_route *pfx_next;
+};
+
+/*
+ * All routes of one prefix in one table class (mirrored table or local
+ * table), whatever their metric or TOS: the unit that has one answer in
+ * the lookup structures.
+ */
+struct rib_prefix_key {
+	__u8 family;
+	__u8 local; /* 1: the kernel's local table, consulted first */
+	__u8 plen;
+	__u8 pad;
+	__u8 dst[16];
+};
+
+struct rib_prefix {
+	struct htab_node node;
+	struct rib_prefix_key key;
+	struct rib_route *routes;
+	struct rib_prefix *dirty_next;
+	bool dirty;
+};
+
+/* A prefix whose answer changed: what an in-place update rewrites. */
+struct rib_change {
+	__u8 dst[16];
+	__u8 plen;
+	__u8 local;
 };
 
 /* A route as parsed from netlink. */
@@ -122,17 +155,25 @@ struct rib_link_msg {
 };
 
 struct rib_family_state {
-	bool dirty;
+	bool dirty;        /* routes changed since the last publish */
 	bool rules_ok;     /* the policy rules send everything to our table */
 	bool grace_needed; /* standby slot may still be read */
 	__u32 routes;
 	__u32 changes;
+	/* Prefixes whose answer changed since the lookup structure last
+	 * consumed them (rib_commit appends, fib.c empties). */
+	struct rib_change *chg;
+	size_t nchg, chg_cap;
+	bool chg_overflow; /* too many to track: rebuild instead */
 };
 
 struct rib {
 	struct xfib_fwd_bpf *skel;
 	__u32 table;
-	struct htab links, neighs, nexthops, routes;
+	struct htab links, neighs, nexthops, routes, prefixes;
+	struct rib_prefix *dirty_prefixes;
+	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
+	struct ptree tree[XFIB_FAMILIES][2];
 	struct xfib_nexthop *nh_map;  /* mmap()ed xfib_nexthops */
 	struct xfib_neigh *neigh_map; /* mmap()ed xfib_neighs */
 	size_t nh_map_len, neigh_map_len;
@@ -170,6 +211,12 @@ void rib_neigh_del(struct rib *r, int family, int ifindex, const __u8 *addr);
 void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 		   bool append);
 void rib_route_del(struct rib *r, const struct rib_route_msg *m);
+
+/* Brings the prefix trees up to date with the routes changed since the
+ * last call, recording which prefixes' answers changed. */
+void rib_commit(struct rib *r);
+/* True while route changes are not yet in the lookup structures. */
+bool rib_pending(const struct rib *r);
 
 /* The nexthop index the dataplane uses for a route. */
 __u32 rib_route_nh(struct rib *r, const struct rib_route *rt);

@@ -10,15 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
 #include "log.h"
 #include "pin.h"
-#include "publish.h"
+#include "fib.h"
+#include "verify.h"
 #include "xfib/counters.h"
 #include "xfib/maps.h"
 
@@ -29,6 +33,8 @@ struct ctl {
 	char pin_dir[XFIB_PIN_DIR_MAX];
 	bool json;
 	enum xdp_attach_mode mode;
+	unsigned long random; /* verify --random */
+	__u32 iif;            /* lookup, verify --iif */
 };
 
 struct cmd {
@@ -344,6 +350,66 @@ static const char *fallback_help(__u32 f)
 	}
 }
 
+static const char *fam_name(__u32 fam)
+{
+	return fam == XFIB_V4 ? "ipv4" : "ipv6";
+}
+
+/* One family's instance, for status and algo. */
+static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info *fi)
+{
+	char when[32] = "never";
+	time_t t = fi->last_swap;
+	unsigned int a;
+	bool first = true;
+
+	if (t)
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	if (c->json) {
+		printf(",\"%s\":{\"algorithm\":\"%s\",\"forced\":%s,"
+		       "\"routes\":%u,\"ranges\":%u,\"capacity\":%u,"
+		       "\"generation\":%u,\"swaps\":%llu,\"last_swap\":%llu,"
+		       "\"updates\":%llu,\"build_us\":%llu,\"memory\":%llu,"
+		       "\"bytes_per_prefix\":%.1f,\"fallback\":\"%s\","
+		       "\"preferences\":{",
+		       fam_name(fam), fib_algo_name(fi->algo),
+		       fi->forced ? "true" : "false", fi->routes, fi->ranges,
+		       fi->capacity, fi->generation,
+		       (unsigned long long)fi->swaps,
+		       (unsigned long long)fi->last_swap,
+		       (unsigned long long)fi->updates,
+		       (unsigned long long)fi->build_us,
+		       (unsigned long long)fi->mem_bytes,
+		       fi->routes ? (double)fi->mem_bytes / fi->routes : 0.0,
+		       fallback_name(fi->fallback));
+		for (a = 1; a < XFIB_ALGO_COUNT; a++) {
+			if (fib_algo_family(a) != (int)fam)
+				continue;
+			printf("%s\"%s\":%u", first ? "" : ",", fib_algo_name(a),
+			       fi->pref[a]);
+			first = false;
+		}
+		printf("}}");
+		return;
+	}
+	printf("%s:        %s%s, %u prefixes, generation %u, %llu swaps (last %s)\n",
+	       fam_name(fam), fib_algo_name(fi->algo),
+	       fi->forced ? " (forced)" : "", fi->routes, fi->generation,
+	       (unsigned long long)fi->swaps, when);
+	if (fi->algo)
+		printf("             %.1f MiB, %.1f bytes/prefix, %s %u of %u, built in %llu us, %llu in-place updates\n",
+		       fi->mem_bytes / 1048576.0,
+		       fi->routes ? (double)fi->mem_bytes / fi->routes : 0.0,
+		       fi->algo == XFIB_ALGO_DIR24_8 || fi->algo == XFIB_ALGO_TRIE6 ?
+			       "groups" : "ranges",
+		       fi->ranges, fi->capacity,
+		       (unsigned long long)fi->build_us,
+		       (unsigned long long)fi->updates);
+	if (fi->fallback)
+		printf("             all traffic to the kernel: %s\n",
+		       fallback_help(fi->fallback));
+}
+
 static int cmd_status(struct ctl *c, int argc, char **argv)
 {
 	struct xfib_fwd_bpf *skel = NULL;
@@ -407,33 +473,123 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		printf("]");
 	else
 		printf("%s\n", nif ? "" : " none");
-	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
-		const char *fname = fam == XFIB_V4 ? "ipv4" : "ipv6";
-
-		if (c->json)
-			printf(",\"%s\":{\"algorithm\":\"%s\",\"routes\":%u,"
-			       "\"ranges\":%u,\"generation\":%u,\"swaps\":%llu,"
-			       "\"last_swap\":%llu,\"memory\":%llu,\"fallback\":\"%s\"}",
-			       fname, fib_algo_name(fi[fam].algo), fi[fam].routes,
-			       fi[fam].ranges, fi[fam].generation,
-			       (unsigned long long)fi[fam].swaps,
-			       (unsigned long long)fi[fam].last_swap,
-			       (unsigned long long)fi[fam].mem_bytes,
-			       fallback_name(fi[fam].fallback));
-		else
-			printf("%s:        %s, %u routes, %u ranges, generation %u, %llu bytes%s%s\n",
-			       fname, fib_algo_name(fi[fam].algo), fi[fam].routes,
-			       fi[fam].ranges, fi[fam].generation,
-			       (unsigned long long)fi[fam].mem_bytes,
-			       fi[fam].fallback ? "\n             all traffic to the kernel: " : "",
-			       fi[fam].fallback ? fallback_help(fi[fam].fallback) : "");
-	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		print_fib_info(c, fam, &fi[fam]);
 	if (c->json)
 		printf("}\n");
 	if (ifs)
 		if_freenameindex(ifs);
 	xfib_fwd_bpf__destroy(skel);
 	return 0;
+}
+
+/* ---- algo ------------------------------------------------------------------ */
+
+static int parse_family(const char *s)
+{
+	if (!strcmp(s, "ipv4") || !strcmp(s, "4") || !strcmp(s, "inet"))
+		return XFIB_V4;
+	if (!strcmp(s, "ipv6") || !strcmp(s, "6") || !strcmp(s, "inet6"))
+		return XFIB_V6;
+	return -1;
+}
+
+static int cmd_algo(struct ctl *c, int argc, char **argv)
+{
+	int fd_info, fd_ctl, fam = -1, want = -1, err, i;
+	struct xfib_fwd_bpf *skel = NULL;
+	struct xfib_fib_info fi;
+	struct xfib_control ctl;
+	__u32 key;
+
+	if (argc > 2) {
+		err_cmd("unexpected argument '%s'", argv[2]);
+		return -EINVAL;
+	}
+	if (argc >= 1) {
+		fam = parse_family(argv[0]);
+		if (fam < 0) {
+			err_cmd("%s: not a family (ipv4, ipv6)", argv[0]);
+			return -EINVAL;
+		}
+	}
+	if (argc == 2) {
+		want = strcmp(argv[1], "auto") ? fib_algo_by_name(argv[1]) : XFIB_ALGO_NONE;
+		if (want < 0 || (want && fib_algo_family(want) != fam)) {
+			err_cmd("%s: not an %s algorithm (%s, auto)", argv[1],
+				fam_name(fam), fam == XFIB_V4 ? "bsearch4, dir24_8" :
+								"bsearch6, trie6");
+			return -EINVAL;
+		}
+	}
+	err = open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	fd_info = bpf_map__fd(skel->maps.xfib_fib_info);
+	fd_ctl = bpf_map__fd(skel->maps.xfib_control);
+	if (want >= 0) {
+		key = fam;
+		if (bpf_map_lookup_elem(fd_ctl, &key, &ctl)) {
+			err = -errno;
+			goto out;
+		}
+		ctl.algo = want;
+		ctl.seq++;
+		if (bpf_map_update_elem(fd_ctl, &key, &ctl, BPF_ANY)) {
+			err = -errno;
+			err_cmd("%s: %s", fam_name(fam), strerror(errno));
+			goto out;
+		}
+		if (!xfib_daemon_pid(skel)) {
+			fprintf(stderr, "xfibctl: algo %s: xfibd is not running; it applies the request when it starts\n",
+				fam_name(fam));
+			goto out;
+		}
+		/* The daemon builds and swaps; wait for it to report. */
+		for (i = 0; i < 300; i++) {
+			if (!bpf_map_lookup_elem(fd_info, &key, &fi) &&
+			    fi.forced == (__u32)want &&
+			    (!want || fi.algo == (__u32)want || fi.fallback))
+				break;
+			usleep(20000);
+		}
+		if (i == 300) {
+			err = -ETIMEDOUT;
+			err_cmd("%s: xfibd did not apply %s within 6 s", fam_name(fam),
+				argv[1]);
+			goto out;
+		}
+		if (want && fi.algo != (__u32)want) {
+			err = -ENOSPC;
+			err_cmd("%s: %s cannot hold this table: %s", fam_name(fam),
+				argv[1], fallback_help(fi.fallback));
+			goto out;
+		}
+	}
+	if (c->json)
+		printf("{\"pin_dir\":"), json_str(c->pin_dir);
+	for (key = 0; key < XFIB_FAMILIES; key++) {
+		if (fam >= 0 && key != (__u32)fam)
+			continue;
+		if (bpf_map_lookup_elem(fd_info, &key, &fi))
+			memset(&fi, 0, sizeof(fi));
+		print_fib_info(c, key, &fi);
+		if (!c->json) {
+			unsigned int a;
+
+			printf("             preferences:");
+			for (a = 1; a < XFIB_ALGO_COUNT; a++)
+				if (fib_algo_family(a) == (int)key)
+					printf(" %s %u%s", fib_algo_name(a), fi.pref[a],
+					       a == fi.algo ? " (current)" : "");
+			printf("\n");
+		}
+	}
+	if (c->json)
+		printf("}\n");
+out:
+	xfib_fwd_bpf__destroy(skel);
+	return err;
 }
 
 /* ---- stats -------------------------------------------------------------------- */
@@ -504,6 +660,441 @@ out:
 	return err;
 }
 
+/* ---- lookup / verify ------------------------------------------------------------ */
+
+static const char *addr_str(int af, const __u8 *a, char *buf, size_t len)
+{
+	if (!inet_ntop(af, a, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static const char *mac_str(const __u8 *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+	return buf;
+}
+
+/* Names are those of our namespace (the router's): ask the kernel, not
+ * /sys, which nsenter leaves pointing at another namespace. */
+static const char *dev_str(__u32 ifindex, char *buf)
+{
+	if (!ifindex || !if_indextoname(ifindex, buf))
+		snprintf(buf, IF_NAMESIZE, "if%u", ifindex);
+	return buf;
+}
+
+static const char *table_str(__u32 table, char *buf, size_t len)
+{
+	if (table == RT_TABLE_MAIN)
+		return "main";
+	if (table == RT_TABLE_LOCAL)
+		return "local";
+	if (table == RT_TABLE_DEFAULT)
+		return "default";
+	snprintf(buf, len, "%u", table);
+	return buf;
+}
+
+/* A pass reason's help without its "to kernel: " lead. */
+static const char *pass_why(enum xfib_reason a)
+{
+	static const char lead[] = "to kernel: ";
+	const char *h = reason_help[a];
+
+	return strncmp(h, lead, strlen(lead)) ? h : h + strlen(lead);
+}
+
+static const char *action_str(enum xfib_reason a)
+{
+	if (a == XFIB_FWD_V4 || a == XFIB_FWD_V6)
+		return "forward";
+	if (a == XFIB_DROP_BLACKHOLE)
+		return "drop";
+	return "pass";
+}
+
+/* xfib's answer in a few words: "gateway 198.18.2.2 dev r-sink (nexthop 5)". */
+static void xfib_answer_str(const struct xfib_nexthop *nh, __u32 idx,
+			    char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	if (nh->kind == XFIB_NH_GATEWAY)
+		snprintf(buf, len, "gateway %s dev %s (nexthop %u)",
+			 addr_str(nh->family, nh->gw, a, sizeof(a)),
+			 dev_str(nh->ifindex, dev), idx);
+	else if (nh->kind == XFIB_NH_CONNECTED)
+		snprintf(buf, len, "connected dev %s (nexthop %u)",
+			 dev_str(nh->ifindex, dev), idx);
+	else
+		snprintf(buf, len, "%s (nexthop %u)", dpl_kind_name(nh->kind), idx);
+}
+
+/* The kernel's gateway, if bpf_fib_lookup() wrote one over dst. */
+static bool kfib_gateway(int af, const __u8 *dst, const struct xv_query *k)
+{
+	return k->ret == BPF_FIB_LKUP_RET_SUCCESS &&
+	       (k->family != af || memcmp(k->addr, dst, af == AF_INET ? 4 : 16));
+}
+
+static void kfib_answer_str(int af, const __u8 *dst, const struct xv_query *k,
+			    char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	if (k->ret != BPF_FIB_LKUP_RET_SUCCESS)
+		snprintf(buf, len, "%s", kfib_ret_name(k->ret));
+	else if (kfib_gateway(af, dst, k))
+		snprintf(buf, len, "success via %s dev %s",
+			 addr_str(k->family, k->addr, a, sizeof(a)),
+			 dev_str(k->ifindex, dev));
+	else
+		snprintf(buf, len, "success dev %s", dev_str(k->ifindex, dev));
+}
+
+static void json_kfib(int af, const __u8 *dst, const struct xv_query *k)
+{
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	printf("{\"result\":\"%s\"", kfib_ret_name(k->ret));
+	if (k->ret == BPF_FIB_LKUP_RET_SUCCESS) {
+		printf(",\"ifindex\":%u,\"dev\":", k->ifindex);
+		json_str(dev_str(k->ifindex, dev));
+		if (kfib_gateway(af, dst, k))
+			printf(",\"gateway\":\"%s\"",
+			       addr_str(k->family, k->addr, a, sizeof(a)));
+	}
+	printf("}");
+}
+
+static void json_xfib_nh(const struct xfib_nexthop *nh, __u32 idx)
+{
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	printf("{\"nexthop\":%u,\"kind\":\"%s\"", idx, dpl_kind_name(nh->kind));
+	if (nh->kind == XFIB_NH_GATEWAY || nh->kind == XFIB_NH_CONNECTED) {
+		printf(",\"ifindex\":%u,\"dev\":", nh->ifindex);
+		json_str(dev_str(nh->ifindex, dev));
+	}
+	if (nh->kind == XFIB_NH_GATEWAY)
+		printf(",\"gateway\":\"%s\"", addr_str(nh->family, nh->gw, a, sizeof(a)));
+	printf("}");
+}
+
+static int parse_addr(const char *s, int *fam, __u8 *addr)
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, s, addr) == 1)
+		*fam = XFIB_V4;
+	else if (inet_pton(AF_INET6, s, addr) == 1)
+		*fam = XFIB_V6;
+	else
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
+static void print_lookup(struct ctl *c, const struct dpl_result *r,
+			 const struct kroute *kr, const struct xv_query *k,
+			 enum verify_outcome agree, __u32 iif)
+{
+	int af = r->fam == XFIB_V4 ? AF_INET : AF_INET6;
+	char a[INET6_ADDRSTRLEN], m1[18], m2[18], dev[IF_NAMESIZE], t[16], ans[128];
+	bool out = r->nh.kind == XFIB_NH_GATEWAY || r->nh.kind == XFIB_NH_CONNECTED;
+	static const char *const agree_str[] = {
+		[VERIFY_MATCH] = "agrees",
+		[VERIFY_DEFERRED] = "deferred to the kernel",
+		[VERIFY_MISMATCH] = "MISMATCH",
+	};
+
+	if (c->json) {
+		printf("{\"address\":\"%s\",\"family\":\"%s\",\"algorithm\":\"%s\","
+		       "\"generation\":%u,\"nexthop\":{\"index\":%u,\"kind\":\"%s\",\"mtu\":%u},",
+		       addr_str(af, r->addr, a, sizeof(a)), fam_name(r->fam),
+		       fib_algo_name(r->act.algo), r->act.generation, r->nh_idx,
+		       dpl_kind_name(r->nh.kind), r->nh.mtu);
+		printf("\"egress\":");
+		if (out) {
+			printf("{\"ifindex\":%u,\"name\":", r->nh.ifindex);
+			json_str(dev_str(r->nh.ifindex, dev));
+			printf(",\"known\":%s,\"up\":%s,\"attached\":%s}",
+			       r->have_iface ? "true" : "false",
+			       r->have_iface && (r->iface.flags & XFIB_IF_UP) ? "true" : "false",
+			       r->attached ? "true" : "false");
+		} else {
+			printf("null");
+		}
+		if (r->nh.kind == XFIB_NH_GATEWAY)
+			printf(",\"gateway\":\"%s\"", addr_str(r->nh.family, r->nh.gw, a, sizeof(a)));
+		else
+			printf(",\"gateway\":null");
+		printf(",\"neighbour\":");
+		if (out && r->have_neigh)
+			printf("{\"index\":%u,\"state\":\"%s\",\"dst_mac\":\"%s\",\"src_mac\":\"%s\"}",
+			       r->neigh_idx,
+			       r->neigh.state == XFIB_NEIGH_VALID ? "valid" : "invalid",
+			       mac_str(r->neigh.dmac, m1, sizeof(m1)),
+			       mac_str(r->neigh.smac, m2, sizeof(m2)));
+		else
+			printf("null");
+		printf(",\"action\":\"%s\",\"reason\":\"%s\",\"kernel\":{",
+		       action_str(r->action), reason_names[r->action]);
+		if (kr->err) {
+			printf("\"error\":");
+			json_str(strerror(-kr->err));
+		} else {
+			printf("\"prefix\":\"%s/%u\",\"table\":\"%s\",\"type\":\"%s\"",
+			       addr_str(kr->family, kr->dst, a, sizeof(a)), kr->plen,
+			       table_str(kr->table, t, sizeof(t)), kroute_type_name(kr->type));
+			if (kr->oif) {
+				printf(",\"dev\":");
+				json_str(dev_str(kr->oif, dev));
+			}
+			if (kr->gw_family)
+				printf(",\"gateway\":\"%s\"",
+				       addr_str(kr->gw_family, kr->gw, a, sizeof(a)));
+		}
+		printf("},\"kernel_fib\":");
+		json_kfib(af, r->addr, k);
+		printf(",\"iif\":");
+		json_str(dev_str(iif, dev));
+		printf(",\"verdict\":\"%s\"}\n", agree == VERIFY_MATCH ? "match" :
+						 agree == VERIFY_DEFERRED ? "deferred" : "mismatch");
+		return;
+	}
+
+	printf("address:    %s (%s)\n", addr_str(af, r->addr, a, sizeof(a)), fam_name(r->fam));
+	printf("instance:   %s, generation %u\n", fib_algo_name(r->act.algo),
+	       r->act.generation);
+	if (r->ready)
+		printf("nexthop:    %u, %s%s\n", r->nh_idx, dpl_kind_name(r->nh.kind),
+		       r->nh_idx == XFIB_NH_IDX_NONE ? " (no route)" : "");
+	if (out) {
+		printf("egress:     %s (ifindex %u): %s, %s\n",
+		       dev_str(r->nh.ifindex, dev), r->nh.ifindex,
+		       !r->have_iface ? "unknown to xfibd" :
+		       (r->iface.flags & XFIB_IF_UP) ? "up" : "down",
+		       r->attached ? "attached" : "not attached");
+		if (r->nh.kind == XFIB_NH_GATEWAY)
+			printf("gateway:    %s\n", addr_str(r->nh.family, r->nh.gw, a, sizeof(a)));
+		if (r->have_neigh)
+			printf("neighbour:  %u, %s, dst %s, src %s\n", r->neigh_idx,
+			       r->neigh.state == XFIB_NEIGH_VALID ? "valid" : "not resolved",
+			       mac_str(r->neigh.dmac, m1, sizeof(m1)),
+			       mac_str(r->neigh.smac, m2, sizeof(m2)));
+		else
+			printf("neighbour:  none\n");
+	}
+	if (r->action == XFIB_FWD_V4 || r->action == XFIB_FWD_V6)
+		printf("action:     forward\n");
+	else if (r->action == XFIB_DROP_BLACKHOLE)
+		printf("action:     drop (blackhole)\n");
+	else
+		printf("action:     pass to the kernel: %s\n", pass_why(r->action));
+	if (kr->err) {
+		printf("kernel:     %s\n", strerror(-kr->err));
+	} else {
+		printf("kernel:     %s/%u table %s type %s",
+		       addr_str(kr->family, kr->dst, a, sizeof(a)), kr->plen,
+		       table_str(kr->table, t, sizeof(t)), kroute_type_name(kr->type));
+		if (kr->gw_family)
+			printf(" via %s", addr_str(kr->gw_family, kr->gw, a, sizeof(a)));
+		if (kr->oif)
+			printf(" dev %s", dev_str(kr->oif, dev));
+		printf("\n");
+	}
+	kfib_answer_str(af, r->addr, k, ans, sizeof(ans));
+	printf("kernel fib: %s (bpf_fib_lookup from %s): %s\n", ans,
+	       dev_str(iif, dev), agree_str[agree]);
+}
+
+static int cmd_lookup(struct ctl *c, int argc, char **argv)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct kfib *kf = NULL;
+	struct dpl_result r;
+	struct kroute kr;
+	struct xv_query *k;
+	struct dpl d = { 0 };
+	const char *arg = NULL;
+	enum verify_outcome agree;
+	__u8 addr[16];
+	int fam, i, err;
+	__u32 iif;
+
+	/* Option parsing stops at the address: take options after it too. */
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			c->json = true;
+		} else if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--iif")) {
+			if (++i == argc) {
+				err_cmd("%s needs an interface", argv[i - 1]);
+				return -EINVAL;
+			}
+			c->iif = if_nametoindex(argv[i]);
+			if (!c->iif) {
+				err_cmd("--iif %s: no such interface", argv[i]);
+				return -ENODEV;
+			}
+		} else if (!arg) {
+			arg = argv[i];
+		} else {
+			err_cmd("unexpected argument '%s'", argv[i]);
+			return -EINVAL;
+		}
+	}
+	if (!arg) {
+		err_cmd("needs an address");
+		return -EINVAL;
+	}
+	err = parse_addr(arg, &fam, addr);
+	if (err) {
+		err_cmd("%s: not an IPv4 or IPv6 address", arg);
+		return err;
+	}
+	err = open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	iif = c->iif;
+	if (!iif)
+		iif = verify_default_iif(skel);
+	err = dpl_open(&d, skel, fam);
+	if (err) {
+		err_cmd("%s: open the %s lookup table: %s", arg, fam_name(fam),
+			strerror(-err));
+		goto out;
+	}
+	err = dpl_resolve(&d, addr, &r);
+	if (err) {
+		err_cmd("%s: %s lookup: %s", arg, fam_name(fam), strerror(-err));
+		goto out;
+	}
+	err = kroute_fibmatch(fam, addr, &kr);
+	if (err) {
+		err_cmd("%s: ask the kernel (rtnetlink RTM_GETROUTE): %s", arg,
+			strerror(-err));
+		goto out;
+	}
+	err = kfib_open(&kf);
+	if (err) {
+		err_cmd("load the kernel lookup program xfib_verify: %s", strerror(-err));
+		goto out;
+	}
+	k = kfib_queries(kf);
+	memset(k, 0, sizeof(*k));
+	k->family = fam == XFIB_V4 ? AF_INET : AF_INET6;
+	memcpy(k->addr, addr, 16);
+	err = kfib_run(kf, iif, 1);
+	if (!err && k->ret < 0)
+		err = k->ret;
+	if (err) {
+		err_cmd("%s: bpf_fib_lookup: %s", arg, strerror(-err));
+		goto out;
+	}
+	agree = verify_compare(fam, addr, r.ready, &r.nh, k);
+	print_lookup(c, &r, &kr, k, agree, iif);
+out:
+	kfib_close(kf);
+	if (d.skel)
+		dpl_close(&d);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+/* Lines of mismatches shown; the summary counts them all. */
+#define VERIFY_SHOW 20
+
+static int cmd_verify(struct ctl *c, int argc, char **argv)
+{
+	struct verify_opts o = { .random = c->random, .iif = c->iif,
+				 .max_reports = VERIFY_SHOW };
+	struct xfib_fwd_bpf *skel = NULL;
+	struct verify_report rep;
+	unsigned long total = 0, bad = 0;
+	char a[INET6_ADDRSTRLEN], x[128], k[128], dev[IF_NAMESIZE], t[16];
+	size_t i;
+	int fam, err;
+
+	if (argc) {
+		err_cmd("unexpected argument '%s'", argv[0]);
+		return -EINVAL;
+	}
+	err = open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	if (!xfib_daemon_pid(skel))
+		fprintf(stderr, "xfibctl: verify: xfibd is not running: checking the state it left\n");
+	err = verify_run(skel, &o, &rep);
+	if (err) {
+		err_cmd("%s", rep.err);
+		goto out;
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		total += rep.fam[fam].checked;
+		bad += rep.fam[fam].mismatched;
+	}
+	if (c->json) {
+		printf("{\"table\":\"%s\",\"iif\":", table_str(rep.table, t, sizeof(t)));
+		json_str(dev_str(rep.iif, dev));
+		printf(",\"seconds\":%.3f", rep.seconds);
+		for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+			const struct verify_family *f = &rep.fam[fam];
+
+			printf(",\"%s\":{\"algorithm\":\"%s\",\"generation\":%u,"
+			       "\"prefixes\":%zu,\"checked\":%lu,\"matched\":%lu,"
+			       "\"deferred\":%lu,\"mismatched\":%lu,\"rechecked\":%lu}",
+			       fam_name(fam), fib_algo_name(f->act.algo),
+			       f->act.generation, f->prefixes, f->checked, f->matched,
+			       f->deferred, f->mismatched, f->rechecked);
+		}
+		printf(",\"mismatches\":[");
+		for (i = 0; i < rep.nmis; i++) {
+			const struct verify_mismatch *m = &rep.mis[i];
+			int af = m->fam == XFIB_V4 ? AF_INET : AF_INET6;
+
+			printf("%s{\"family\":\"%s\",\"address\":\"%s\",\"xfib\":",
+			       i ? "," : "", fam_name(m->fam),
+			       addr_str(af, m->addr, a, sizeof(a)));
+			json_xfib_nh(&m->nh, m->nh_idx);
+			printf(",\"kernel\":");
+			json_kfib(af, m->addr, &m->kernel);
+			printf("}");
+		}
+		printf("]}\n");
+	} else {
+		for (i = 0; i < rep.nmis; i++) {
+			const struct verify_mismatch *m = &rep.mis[i];
+			int af = m->fam == XFIB_V4 ? AF_INET : AF_INET6;
+
+			xfib_answer_str(&m->nh, m->nh_idx, x, sizeof(x));
+			kfib_answer_str(af, m->addr, &m->kernel, k, sizeof(k));
+			printf("mismatch: %s %s: xfib %s, kernel %s\n", fam_name(m->fam),
+			       addr_str(af, m->addr, a, sizeof(a)), x, k);
+		}
+		if (bad > rep.nmis)
+			printf("... and %lu more mismatches\n", bad - rep.nmis);
+		for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+			const struct verify_family *f = &rep.fam[fam];
+
+			printf("%s: %s generation %u, %zu prefixes: %lu checked, %lu matched, "
+			       "%lu deferred to the kernel, %lu mismatched\n",
+			       fam_name(fam), fib_algo_name(f->act.algo),
+			       f->act.generation, f->prefixes, f->checked, f->matched,
+			       f->deferred, f->mismatched);
+		}
+		printf("%lu addresses in %.2f s (%.0f/s), table %s, kernel lookups from %s\n",
+		       total, rep.seconds, rep.seconds > 0 ? total / rep.seconds : 0.0,
+		       table_str(rep.table, t, sizeof(t)), dev_str(rep.iif, dev));
+	}
+	/* Exit status 1: the dataplane disagrees with the kernel. */
+	err = bad ? 1 : 0;
+out:
+	verify_report_free(&rep);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
 /* ---- command table ----------------------------------------------------------- */
 
 static const struct cmd cmds[] = {
@@ -513,6 +1104,12 @@ static const struct cmd cmds[] = {
 	{ "status", "[-j]", "daemon, attached ports, lookup instances", cmd_status, true },
 	{ "stats", "[-j]", "packets forwarded, dropped, and passed to the kernel by reason",
 	  cmd_stats, true },
+	{ "algo", "[ipv4|ipv6 [NAME|auto]]",
+	  "show the lookup algorithms' preferences, or force one", cmd_algo, true },
+	{ "lookup", "ADDR [--iif IFNAME] [-j]",
+	  "the dataplane's answer for an address, beside the kernel's", cmd_lookup, true },
+	{ "verify", "[--random N] [--iif IFNAME] [-j]",
+	  "check the dataplane's answers against the kernel's FIB", cmd_verify, true },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -537,6 +1134,11 @@ static void cmd_usage(FILE *f, const struct cmd *cmd)
 	fprintf(f, "Usage: xfibctl %s %s\n%s\n", cmd->name, cmd->args, cmd->help);
 	if (cmd->fn == cmd_attach)
 		fprintf(f, "  -m, --mode native|generic  XDP mode (default: native)\n");
+	if (cmd->fn == cmd_verify)
+		fprintf(f, "  -r, --random N             also check N random addresses per family\n");
+	if (cmd->fn == cmd_verify || cmd->fn == cmd_lookup)
+		fprintf(f, "  -i, --iif IFNAME           port the kernel's lookups enter by\n"
+			   "                             (default: the first attached port, else lo)\n");
 	fprintf(f, "  -j, --json                 JSON output\n");
 }
 
@@ -574,6 +1176,8 @@ int main(int argc, char **argv)
 	};
 	static const struct option copts[] = {
 		{ "mode", required_argument, NULL, 'm' },
+		{ "random", required_argument, NULL, 'r' },
+		{ "iif", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -613,7 +1217,7 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+m:jh", copts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+m:r:i:jh", copts, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
 			if (cmd->fn != cmd_attach) {
@@ -627,6 +1231,31 @@ int main(int argc, char **argv)
 			else {
 				err_cmd("--mode '%s': use native or generic", optarg);
 				return 2;
+			}
+			break;
+		case 'r': {
+			char *end;
+
+			if (cmd->fn != cmd_verify) {
+				err_cmd("--random applies to verify only");
+				return 2;
+			}
+			c.random = strtoul(optarg, &end, 0);
+			if (*end || !*optarg || *optarg == '-') {
+				err_cmd("--random '%s': not a number of addresses", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'i':
+			if (cmd->fn != cmd_verify && cmd->fn != cmd_lookup) {
+				err_cmd("--iif applies to lookup and verify only");
+				return 2;
+			}
+			c.iif = if_nametoindex(optarg);
+			if (!c.iif) {
+				err_cmd("--iif %s: no such interface", optarg);
+				return 1;
 			}
 			break;
 		case 'j':
@@ -658,6 +1287,9 @@ int main(int argc, char **argv)
 	err = cmd->fn(&c, argc - optind, argv + optind);
 	if (err == -EINVAL && (cmd->fn == cmd_attach || cmd->fn == cmd_detach) &&
 	    argc - optind < 1)
+		return 2;
+	/* lookup and verify: -EINVAL is a usage error. */
+	if (err == -EINVAL && (cmd->fn == cmd_lookup || cmd->fn == cmd_verify))
 		return 2;
 	return err ? 1 : 0;
 }

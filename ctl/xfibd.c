@@ -19,19 +19,22 @@
 #include "log.h"
 #include "netlink.h"
 #include "pin.h"
-#include "publish.h"
+#include "fib.h"
 #include "rib.h"
 
 #define DEFAULT_BATCH_MS 10
+#define DEFAULT_EVAL_CHANGES 100
+#define DEFAULT_EVAL_MS 30000
 #define DEFAULT_RCVBUF (32 << 20)
 #define RESYNC_MIN_INTERVAL_MS 1000
 
 struct daemon {
 	struct xfib_fwd_bpf *skel;
 	struct rib rib;
-	struct publisher pub;
+	struct fib fib;
 	struct nl nl;
 	int batch_ms;
+	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
 	__u64 last_resync_ms;
 };
@@ -63,28 +66,23 @@ static void usage(FILE *f)
 		"  -t, --table ID        routing table to mirror (default: %u, main)\n"
 		"  -b, --batch-ms MS     coalesce route changes for MS milliseconds (default: %d)\n"
 		"  -r, --rcvbuf BYTES    netlink receive buffer (default: %d)\n"
+		"  -c, --eval-changes N  re-evaluate the lookup algorithm after N prefix\n"
+		"                        changes (default: %d) ...\n"
+		"  -e, --eval-ms MS      ... or MS milliseconds after the first change (default: %d)\n"
 		"  -s, --syslog          log to syslog instead of stderr\n"
 		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
 		"  -h, --help            this help\n",
-		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF);
+		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF,
+		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS);
 }
 
-static int publish_dirty(struct daemon *d)
+static int flush(struct daemon *d)
 {
-	int fam, err;
+	int err = fib_flush(&d->fib, now_ms());
 
-	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
-		if (!d->rib.fam[fam].dirty)
-			continue;
-		err = publish_family(&d->pub, fam);
-		if (err) {
-			pr_warn("publish %s: %s", fam == XFIB_V4 ? "ipv4" : "ipv6",
-				strerror(-err));
-			return err;
-		}
-	}
-	/* Nothing unpublished references the retired indexes any more. */
-	return rib_reclaim(&d->rib);
+	if (err)
+		pr_warn("updating the dataplane: %s", strerror(-err));
+	return err;
 }
 
 static int full_sync(struct daemon *d, const char *why)
@@ -101,7 +99,7 @@ static int full_sync(struct daemon *d, const char *why)
 	rib_sweep_stale(&d->rib);
 	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
 	d->rib.resync_wanted = false;
-	err = publish_dirty(d);
+	err = flush(d);
 	if (err)
 		return err;
 	d->last_sync = time(NULL);
@@ -121,17 +119,21 @@ static int run(struct daemon *d)
 	int err;
 
 	while (!stop_signal) {
-		bool dirty = d->rib.fam[XFIB_V4].dirty || d->rib.fam[XFIB_V6].dirty;
-		int timeout = 1000;
 		__u64 now = now_ms();
+		int timeout = 1000, t;
 
-		if (dirty) {
+		/* Coalesce a burst of changes (a table being loaded) into one
+		 * update of the dataplane, at most batch_ms late. */
+		if (rib_pending(&d->rib)) {
 			if (!first_change)
 				first_change = now;
 			timeout = first_change + d->batch_ms > now ?
 					  (int)(first_change + d->batch_ms - now) : 0;
 		}
-		if (d->rib.resync_wanted)
+		t = fib_timeout(&d->fib, now);
+		if (t >= 0 && t < timeout)
+			timeout = t;
+		if (d->rib.resync_wanted || d->rib.rules_changed)
 			timeout = 0;
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			return -errno;
@@ -146,9 +148,9 @@ static int run(struct daemon *d)
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
-
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");
+		fib_poll_control(&d->fib);
 
 		now = now_ms();
 		if (d->rib.resync_wanted &&
@@ -159,13 +161,16 @@ static int run(struct daemon *d)
 			first_change = 0;
 			continue;
 		}
-		dirty = d->rib.fam[XFIB_V4].dirty || d->rib.fam[XFIB_V6].dirty;
-		if (dirty && first_change && now - first_change >= (__u64)d->batch_ms) {
-			publish_dirty(d);
-			first_change = 0;
-		} else if (!dirty) {
-			/* Neighbour removals retire indexes without a publish. */
-			rib_reclaim(&d->rib);
+		if (rib_pending(&d->rib)) {
+			if (first_change && now - first_change >= (__u64)d->batch_ms) {
+				flush(d);
+				first_change = 0;
+			}
+		} else if (fib_timeout(&d->fib, now) == 0 ||
+			   d->rib.nh_nretired || d->rib.neigh_nretired) {
+			/* Timed work (selection, a retry), or indexes retired
+			 * by neighbour removals. */
+			flush(d);
 		}
 		if (now - last_info >= 1000) {
 			rib_write_daemon_info(&d->rib, d->started, d->last_sync,
@@ -185,12 +190,18 @@ int main(int argc, char **argv)
 		{ "table", required_argument, NULL, 't' },
 		{ "batch-ms", required_argument, NULL, 'b' },
 		{ "rcvbuf", required_argument, NULL, 'r' },
+		{ "eval-changes", required_argument, NULL, 'c' },
+		{ "eval-ms", required_argument, NULL, 'e' },
 		{ "syslog", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct daemon d = { .batch_ms = DEFAULT_BATCH_MS };
+	struct daemon d = {
+		.batch_ms = DEFAULT_BATCH_MS,
+		.eval_changes = DEFAULT_EVAL_CHANGES,
+		.eval_ms = DEFAULT_EVAL_MS,
+	};
 	const char *pin_opt = NULL;
 	char pin_dir[XFIB_PIN_DIR_MAX], *end;
 	int rcvbuf = DEFAULT_RCVBUF, use_syslog = 0, verbose = 0;
@@ -198,7 +209,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int c, err, pid;
 
-	while ((c = getopt_long(argc, argv, "p:t:b:r:svh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:t:b:r:c:e:svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pin_opt = optarg;
@@ -221,6 +232,20 @@ int main(int argc, char **argv)
 			rcvbuf = strtol(optarg, &end, 0);
 			if (*end || !*optarg || rcvbuf < 4096) {
 				fprintf(stderr, "xfibd: --rcvbuf '%s': not a size in bytes (>= 4096)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			d.eval_changes = strtoul(optarg, &end, 0);
+			if (*end || !*optarg || !d.eval_changes) {
+				fprintf(stderr, "xfibd: --eval-changes '%s': not a positive number\n", optarg);
+				return 2;
+			}
+			break;
+		case 'e':
+			d.eval_ms = strtoul(optarg, &end, 0);
+			if (*end || !*optarg) {
+				fprintf(stderr, "xfibd: --eval-ms '%s': not a number of milliseconds\n", optarg);
 				return 2;
 			}
 			break;
@@ -274,7 +299,7 @@ int main(int argc, char **argv)
 	d.started = time(NULL);
 	err = rib_init(&d.rib, d.skel, table);
 	err = err ?: rib_adopt(&d.rib);
-	err = err ?: publish_init(&d.pub, &d.rib);
+	err = err ?: fib_init(&d.fib, &d.rib, d.eval_changes, d.eval_ms);
 	if (err) {
 		pr_warn("initialise: %s", strerror(-err));
 		goto out;
@@ -303,7 +328,7 @@ out:
 				    &info, BPF_ANY);
 	}
 	nl_close(&d.nl);
-	publish_fini(&d.pub);
+	fib_fini(&d.fib);
 	rib_fini(&d.rib);
 	xfib_fwd_bpf__destroy(d.skel);
 	return err ? 1 : 0;

@@ -23,6 +23,72 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_active SEC(".maps");
 
+/*
+ * dir24_8 (IPv4) and trie6 (IPv6) instances: each slot holds a tbl24 of
+ * 2^24 __u32 entries, two per array value (array values are rounded up to
+ * 8 bytes, so one __u32 per value would cost 128 MiB instead of 64), and a
+ * pool of tbl8 groups of 256 entries. The tbl24 inner maps all have the
+ * template's size, so the verifier inlines their lookups; the pools vary
+ * in size (a pool grows by building a new instance), hence
+ * BPF_F_INNER_MAP and a helper call for the rarer tbl8 read.
+ */
+struct xfib_tbl24_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1 << 23);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct xfib_tbl8_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	__uint(max_entries, 128); /* one group; real pools are larger */
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XFIB_SLOTS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xfib_tbl24_inner);
+} xfib_dir24_tbl24 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XFIB_SLOTS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xfib_tbl8_inner);
+} xfib_dir24_tbl8 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XFIB_SLOTS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xfib_tbl24_inner);
+} xfib_trie6_tbl24 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XFIB_SLOTS);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct xfib_tbl8_inner);
+} xfib_trie6_tbl8 SEC(".maps");
+
+/* Operator requests to the daemon (xfibctl algo). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XFIB_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct xfib_control);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_control SEC(".maps");
+
 /* Status of each family's instance (not read by the fast path). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

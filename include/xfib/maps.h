@@ -36,8 +36,13 @@ enum xfib_algo {
 	XFIB_ALGO_NONE = 0,
 	XFIB_ALGO_BSEARCH4 = 1,
 	XFIB_ALGO_BSEARCH6 = 2,
+	XFIB_ALGO_DIR24_8 = 3, /* IPv4: tbl24 + tbl8 groups (lookup_dir24.h) */
+	XFIB_ALGO_TRIE6 = 4,   /* IPv6: 24-bit first level, 8-bit strides */
 	XFIB_ALGO_COUNT,
 };
+
+/* Instances of map-backed algorithms live in map-in-map slots. */
+#define XFIB_SLOTS 2
 
 /*
  * The published instance of one family. The dataplane reads it as one
@@ -46,7 +51,7 @@ enum xfib_algo {
  */
 struct xfib_active {
 	__u8 algo;   /* enum xfib_algo */
-	__u8 slot;   /* which half of the algorithm's tables */
+	__u8 slot;   /* which of the algorithm's XFIB_SLOTS tables */
 	__u8 log2n;  /* bsearch: the slot holds 2^log2n ranges */
 	__u8 pad;
 	__u32 generation;
@@ -156,15 +161,30 @@ enum xfib_fallback {
 struct xfib_fib_info {
 	__u32 algo;
 	__u32 generation;
-	__u32 routes;      /* mirrored routes in the instance */
-	__u32 ranges;      /* bsearch: ranges in the slot */
-	__u64 swaps;
+	__u32 routes;      /* prefixes in the instance */
+	__u32 ranges;      /* bsearch: ranges; dir24_8/trie6: tbl8 groups in use */
+	__u64 swaps;       /* instances published (builds, switches) */
 	__u64 last_swap;   /* CLOCK_REALTIME, seconds */
 	__u64 mem_bytes;   /* bytes of the active instance */
 	__u32 fallback;    /* enum xfib_fallback: why algo is NONE */
+	__u32 forced;      /* algorithm forced by the operator, 0: automatic */
+	__u8 pref[8];      /* preference of each enum xfib_algo, 0..255 */
+	__u64 updates;     /* prefixes updated in place */
+	__u64 build_us;    /* duration of the last full build */
+	__u32 capacity;    /* groups (dir24_8/trie6) or ranges (bsearch) */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct xfib_fib_info) == 48, "xfib_fib_info size");
+_Static_assert(sizeof(struct xfib_fib_info) == 80, "xfib_fib_info size");
+
+/*
+ * Operator requests to xfibd, one per family, written by xfibctl. The
+ * daemon acts when seq changes.
+ */
+struct xfib_control {
+	__u32 algo; /* enum xfib_algo to force, or XFIB_ALGO_NONE for automatic */
+	__u32 seq;
+};
+_Static_assert(sizeof(struct xfib_control) == 8, "xfib_control size");
 
 /* Written by xfibd: who is maintaining the maps. */
 struct xfib_daemon {

@@ -317,7 +317,7 @@ xfibd_start_ns() {
 	nsenter --net="/run/netns/$ns" -- "$XFIBD" "${args[@]}" "$@" >>"$logf" 2>&1 &
 	XFIBD_PID=$!
 	XFIB_PIDS+=("$XFIBD_PID")
-	if ! xfibd_wait_synced "$ns" "$pin" 10 "$XFIBD_PID"; then
+	if ! xfibd_wait_synced "$ns" "$pin" "${XFIBD_SYNC_TIMEOUT:-10}" "$XFIBD_PID"; then
 		kill -0 "$XFIBD_PID" 2>/dev/null || fail "xfibd exited during start-up (log: $(tail -n 5 "$logf"))"
 		fail "xfibd in $ns not synced after 10 s: $(xctl "$ns" "$pin" status -j 2>&1 | tr -d '\n')"
 	fi

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Userspace lookups in the live dataplane, with the dataplane's code.
+ *
+ * The lookup headers are written against two accessors. In the XDP
+ * program they are BPF map lookups; here they read the mmap()ed maps,
+ * with the same "past the end reads as nothing" rule the map lookups have,
+ * so a corrupt or concurrently rewritten table cannot make us fault where
+ * the dataplane would not.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "dplookup.h"
+#include "pin.h"
+
+static void *dpl_tbl_at(void *tbl, __u32 idx)
+{
+	struct dpl_tbl *t = tbl;
+
+	if (idx >= t->n)
+		return NULL;
+	return (char *)t->base + (size_t)idx * t->esz;
+}
+
+/* Acquire: a tbl8 group is filled before the entry that leads to it is
+ * published (the BPF side gets this order from the address dependency). */
+static __u32 dpl_u32_at(void *tbl, __u32 idx)
+{
+	struct dpl_tbl *t = tbl;
+
+	if (idx >= t->n)
+		return XFIB_NH_IDX_NONE;
+	return __atomic_load_n((const __u32 *)t->base + idx, __ATOMIC_ACQUIRE);
+}
+
+#define XFIB_TBL_AT(tbl, idx) dpl_tbl_at((tbl), (idx))
+#define XFIB_U32_AT(tbl, idx) dpl_u32_at((tbl), (idx))
+#include "xfib/lookup_bsearch.h"
+#include "xfib/lookup_dir24.h"
+#include "xfib/lookup_trie6.h"
+
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+
+/* Consecutive instance swaps tolerated while answering one batch. */
+#define DPL_TRIES 100
+
+static void tbl_unmap(struct dpl_tbl *t)
+{
+	if (t->base)
+		munmap(t->base, t->len);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Maps the inner map in slot `slot` of an ARRAY_OF_MAPS read-only. From
+ * userspace an outer map's value is the inner map's id. The mapping keeps
+ * the inner map alive even after the daemon drops it from the slot.
+ */
+static int map_inner(int outer_fd, __u32 slot, struct dpl_tbl *t)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 id, ilen = sizeof(info);
+	size_t page = sysconf(_SC_PAGESIZE), len;
+	void *p;
+	int fd, err = 0;
+
+	if (bpf_map_lookup_elem(outer_fd, &slot, &id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
+		err = -errno;
+		goto out;
+	}
+	if (info.value_size != sizeof(__u64) || !info.max_entries) {
+		err = -EPROTO;
+		goto out;
+	}
+	len = ((size_t)info.max_entries * sizeof(__u64) + page - 1) & ~(page - 1);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto out;
+	}
+	t->base = p;
+	t->len = len;
+	t->esz = sizeof(__u32);
+	t->n = (size_t)info.max_entries * 2; /* two entries per value */
+out:
+	close(fd);
+	return err;
+}
+
+static __u64 active_word(const struct dpl *d)
+{
+	return __atomic_load_n((const __u64 *)&d->active[d->fam], __ATOMIC_ACQUIRE);
+}
+
+/* Points d at the instance the active word names now. */
+static int load_instance(struct dpl *d)
+{
+	struct xfib_fwd_bpf *s = d->skel;
+	int tries, o24, o8, err;
+
+	for (tries = 0; tries < DPL_TRIES; tries++) {
+		__u64 w = active_word(d);
+
+		tbl_unmap(&d->t24);
+		tbl_unmap(&d->t8);
+		memcpy(&d->act, &w, sizeof(w));
+		d->ready = false;
+		switch (d->act.algo) {
+		case XFIB_ALGO_BSEARCH4:
+			d->ready = d->fam == XFIB_V4;
+			return 0;
+		case XFIB_ALGO_BSEARCH6:
+			d->ready = d->fam == XFIB_V6;
+			return 0;
+		case XFIB_ALGO_DIR24_8:
+			if (d->fam != XFIB_V4)
+				return 0;
+			o24 = bpf_map__fd(s->maps.xfib_dir24_tbl24);
+			o8 = bpf_map__fd(s->maps.xfib_dir24_tbl8);
+			break;
+		case XFIB_ALGO_TRIE6:
+			if (d->fam != XFIB_V6)
+				return 0;
+			o24 = bpf_map__fd(s->maps.xfib_trie6_tbl24);
+			o8 = bpf_map__fd(s->maps.xfib_trie6_tbl8);
+			break;
+		default:
+			/* No instance: the XDP program passes everything. */
+			return 0;
+		}
+		err = map_inner(o24, d->act.slot, &d->t24);
+		if (!err)
+			err = map_inner(o8, d->act.slot, &d->t8);
+		/*
+		 * The slot may have been emptied or refilled between reading
+		 * the word and the slot (a swap): only tables fetched while
+		 * the word stayed the same belong to it.
+		 */
+		if (active_word(d) != w)
+			continue;
+		if (err == -ENOENT)
+			return 0; /* empty slot: packets get PASS_NO_FIB too */
+		if (err)
+			return err;
+		d->ready = true;
+		return 0;
+	}
+	return -EBUSY;
+}
+
+int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
+{
+	const struct bpf_map *bs;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	if (fam != XFIB_V4 && fam != XFIB_V6)
+		return -EINVAL;
+	d->skel = skel;
+	d->fam = fam;
+	bs = fam == XFIB_V4 ? skel->maps.xfib_bs4 : skel->maps.xfib_bs6;
+	d->active = xfib_map_mmap(skel->maps.xfib_active, false, &d->active_len);
+	if (!d->active)
+		goto err_errno;
+	d->bs.base = xfib_map_mmap(bs, false, &d->bs.len);
+	if (!d->bs.base)
+		goto err_errno;
+	d->bs.esz = bpf_map__value_size(bs);
+	d->bs.n = bpf_map__max_entries(bs);
+	d->nh = xfib_map_mmap(skel->maps.xfib_nexthops, false, &d->nh_len);
+	if (!d->nh)
+		goto err_errno;
+	d->neigh = xfib_map_mmap(skel->maps.xfib_neighs, false, &d->neigh_len);
+	if (!d->neigh)
+		goto err_errno;
+	err = load_instance(d);
+	if (err)
+		goto err;
+	return 0;
+err_errno:
+	err = -errno;
+err:
+	dpl_close(d);
+	return err;
+}
+
+void dpl_close(struct dpl *d)
+{
+	tbl_unmap(&d->t24);
+	tbl_unmap(&d->t8);
+	tbl_unmap(&d->bs);
+	if (d->active)
+		munmap(d->active, d->active_len);
+	if (d->nh)
+		munmap(d->nh, d->nh_len);
+	if (d->neigh)
+		munmap(d->neigh, d->neigh_len);
+	memset(d, 0, sizeof(*d));
+}
+
+int dpl_refresh(struct dpl *d)
+{
+	__u64 w = active_word(d);
+	int err;
+
+	if (!memcmp(&w, &d->act, sizeof(w)))
+		return 0;
+	err = load_instance(d);
+	return err ? err : 1;
+}
+
+__u32 dpl_lookup(struct dpl *d, const __u8 *addr)
+{
+	__u64 hi, lo;
+	__u32 a4;
+
+	if (!d->ready)
+		return XFIB_NH_IDX_NONE;
+	if (d->fam == XFIB_V4) {
+		memcpy(&a4, addr, 4);
+		a4 = ntohl(a4);
+		if (d->act.algo == XFIB_ALGO_DIR24_8)
+			return xfib_dir24_lookup(&d->t24, &d->t8, a4);
+		return xfib_bs4_lookup(&d->bs, d->act.slot, d->act.log2n, a4);
+	}
+	if (d->act.algo == XFIB_ALGO_TRIE6)
+		return xfib_trie6_lookup(&d->t24, &d->t8, addr);
+	memcpy(&hi, addr, 8);
+	memcpy(&lo, addr + 8, 8);
+	return xfib_bs6_lookup(&d->bs, d->act.slot, d->act.log2n, be64toh(hi),
+			       be64toh(lo));
+}
+
+void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh)
+{
+	if (idx >= XFIB_NEXTHOP_MAX) {
+		memset(nh, 0, sizeof(*nh));
+		return;
+	}
+	*nh = d->nh[idx];
+}
+
+/* Mirrors the destination half of ipv4_special() and ipv6_special() in
+ * bpf/xfib_fwd.bpf.c. */
+bool dpl_special(int fam, const __u8 *addr)
+{
+	__u64 hi, lo;
+
+	if (fam == XFIB_V4)
+		return addr[0] == 0 || addr[0] == 127 || addr[0] >= 224;
+	memcpy(&hi, addr, 8);
+	memcpy(&lo, addr + 8, 8);
+	hi = be64toh(hi);
+	lo = be64toh(lo);
+	if ((hi >> 56) == 0xff || (hi >> 54) == (0xfe80ull >> 6))
+		return true;
+	return hi == 0 && (lo >> 32) <= 0xffff;
+}
+
+/* The XDP program's steps after the lookup, minus those that need a
+ * packet (ingress port, hairpin, MTU). */
+static void follow(struct dpl *d, struct dpl_result *r)
+{
+	struct xfib_fwd_bpf *s = d->skel;
+	struct bpf_devmap_val dv;
+	__u32 ifindex, *nidx = &r->neigh_idx;
+
+	if (dpl_special(r->fam, r->addr)) {
+		r->action = XFIB_PASS_SPECIAL_ADDR;
+		return;
+	}
+	if (!r->ready) {
+		r->action = XFIB_PASS_NO_FIB;
+		return;
+	}
+	switch (r->nh.kind) {
+	case XFIB_NH_GATEWAY:
+	case XFIB_NH_CONNECTED:
+		break;
+	case XFIB_NH_BLACKHOLE:
+		r->action = XFIB_DROP_BLACKHOLE;
+		return;
+	case XFIB_NH_LOCAL:
+		r->action = XFIB_PASS_LOCAL;
+		return;
+	case XFIB_NH_UNREACHABLE:
+		r->action = XFIB_PASS_UNREACHABLE;
+		return;
+	case XFIB_NH_UNSUPPORTED:
+		r->action = XFIB_PASS_UNSUPPORTED;
+		return;
+	default:
+		r->action = XFIB_PASS_NO_ROUTE;
+		return;
+	}
+	ifindex = r->nh.ifindex;
+	r->have_iface = !bpf_map_lookup_elem(bpf_map__fd(s->maps.xfib_ifaces),
+					     &ifindex, &r->iface);
+	r->attached = !bpf_map_lookup_elem(bpf_map__fd(s->maps.xfib_tx_ports),
+					   &ifindex, &dv);
+	if (r->nh.kind == XFIB_NH_GATEWAY) {
+		*nidx = r->nh.neigh;
+		r->have_neigh = true;
+	} else {
+		struct xfib_neigh_key k = {
+			.ifindex = ifindex,
+			.family = r->fam == XFIB_V4 ? AF_INET : AF_INET6,
+		};
+
+		memcpy(k.addr, r->addr, r->fam == XFIB_V4 ? 4 : 16);
+		r->have_neigh = !bpf_map_lookup_elem(
+			bpf_map__fd(s->maps.xfib_neigh_hosts), &k, nidx);
+	}
+	if (r->have_neigh && *nidx < XFIB_NEIGH_MAX)
+		r->neigh = d->neigh[*nidx];
+	else
+		r->have_neigh = false;
+
+	if (!r->have_iface || !(r->iface.flags & XFIB_IF_UP))
+		r->action = XFIB_PASS_EGRESS_DOWN;
+	else if (!r->have_neigh || r->neigh.state != XFIB_NEIGH_VALID ||
+		 r->neigh.ifindex != ifindex)
+		r->action = XFIB_PASS_NEIGH;
+	else if (!r->attached)
+		r->action = XFIB_PASS_EGRESS_NOT_ATTACHED;
+	else
+		r->action = r->fam == XFIB_V4 ? XFIB_FWD_V4 : XFIB_FWD_V6;
+}
+
+int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)
+{
+	int tries, err;
+
+	for (tries = 0; tries < DPL_TRIES; tries++) {
+		memset(r, 0, sizeof(*r));
+		r->fam = d->fam;
+		memcpy(r->addr, addr, d->fam == XFIB_V4 ? 4 : 16);
+		r->act = d->act;
+		r->ready = d->ready;
+		r->nh_idx = dpl_lookup(d, addr);
+		dpl_nexthop(d, r->nh_idx, &r->nh);
+		err = dpl_refresh(d);
+		if (err < 0)
+			return err;
+		if (err == 0) {
+			follow(d, r);
+			return 0;
+		}
+	}
+	return -EBUSY;
+}
+
+const char *dpl_kind_name(unsigned int kind)
+{
+	static const char *const names[XFIB_NH_KIND_COUNT] = {
+		[XFIB_NH_NONE] = "none",
+		[XFIB_NH_GATEWAY] = "gateway",
+		[XFIB_NH_CONNECTED] = "connected",
+		[XFIB_NH_BLACKHOLE] = "blackhole",
+		[XFIB_NH_LOCAL] = "local",
+		[XFIB_NH_UNREACHABLE] = "unreachable",
+		[XFIB_NH_UNSUPPORTED] = "unsupported",
+	};
+
+	return kind < XFIB_NH_KIND_COUNT ? names[kind] : "invalid";
+}

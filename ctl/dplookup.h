@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The dataplane's answer, from userspace: looks addresses up in the live
+ * instance of a family with the lookup code the XDP program runs
+ * (include/xfib/lookup_*.h) over the pinned maps, mmap()ed read-only, and
+ * resolves the nexthop, neighbour and egress port as bpf/xfib_fwd.bpf.c
+ * does. xfibctl lookup and xfibctl verify answer with this, so what they
+ * print is what packets get, not what the daemon meant to publish.
+ *
+ * Consistency: the daemon publishes an instance with one store of the
+ * family's xfib_active word and may rebuild the slot of a retired instance
+ * right after. A packet reads the word once; a batch of userspace lookups
+ * reads it once too (dpl_open/dpl_refresh) and checks it again at the end
+ * (dpl_refresh): if the generation moved, answers of that batch may come
+ * from a slot being rewritten and the batch must be redone. In-place
+ * updates of dir24_8 and trie6 keep the generation and are safe to read
+ * at any time, as for packets.
+ */
+#ifndef XFIB_DPLOOKUP_H
+#define XFIB_DPLOOKUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "xfib/counters.h"
+#include "xfib/maps.h"
+
+struct xfib_fwd_bpf;
+
+/* A table as the shared lookup code sees it in userspace (see dplookup.c). */
+struct dpl_tbl {
+	void *base;
+	size_t esz; /* bytes per entry */
+	size_t n;   /* entries; reads past the end answer "nothing" */
+	size_t len; /* bytes mapped */
+};
+
+struct dpl {
+	struct xfib_fwd_bpf *skel;
+	int fam;                    /* XFIB_V4 or XFIB_V6 */
+	struct xfib_active act;     /* the instance answering */
+	bool ready;                 /* act names an instance with tables */
+	struct xfib_active *active; /* xfib_active, mmap()ed */
+	size_t active_len;
+	struct dpl_tbl bs;          /* xfib_bs4 or xfib_bs6, both slots */
+	struct dpl_tbl t24, t8;     /* dir24_8 / trie6: the slot's inner maps */
+	struct xfib_nexthop *nh;    /* xfib_nexthops */
+	size_t nh_len;
+	struct xfib_neigh *neigh;   /* xfib_neighs */
+	size_t neigh_len;
+};
+
+/*
+ * Opens the live instance of family fam (XFIB_V4 or XFIB_V6) of the
+ * dataplane whose maps skel holds. A family without a published instance
+ * opens fine, with ready false: the dataplane hands all its packets to the
+ * kernel. Returns 0 or -errno.
+ */
+int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam);
+void dpl_close(struct dpl *d);
+
+/*
+ * Re-reads the family's xfib_active word: 0 if the instance answering is
+ * still the published one, 1 if another was published meanwhile (d now
+ * answers from it: redo what was looked up since the last call), or
+ * -errno.
+ */
+int dpl_refresh(struct dpl *d);
+
+/* The nexthop index for addr (4 or 16 bytes, network order), exactly as
+ * the XDP program computes it; XFIB_NH_IDX_NONE when !d->ready. */
+__u32 dpl_lookup(struct dpl *d, const __u8 *addr);
+
+/* A copy of nexthop idx (kind XFIB_NH_NONE if out of range). */
+void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh);
+
+/*
+ * True for destinations the XDP program hands to the kernel before any
+ * lookup (multicast, loopback, link-local, ...): the table's answer for
+ * them is never used.
+ */
+bool dpl_special(int fam, const __u8 *addr);
+
+/* Everything the dataplane decides for one destination. */
+struct dpl_result {
+	int fam;
+	__u8 addr[16];
+	struct xfib_active act;   /* instance that answered */
+	bool ready;               /* a lookup table was published */
+	__u32 nh_idx;
+	struct xfib_nexthop nh;
+	bool have_iface;          /* egress port known to xfibd */
+	struct xfib_iface iface;
+	bool attached;            /* egress port in xfib_tx_ports */
+	bool have_neigh;
+	__u32 neigh_idx;
+	struct xfib_neigh neigh;
+	/*
+	 * What the XDP program would do with a packet to addr that passed
+	 * the per-packet checks (ingress port, TTL, size): XFIB_FWD_V4/V6,
+	 * XFIB_DROP_BLACKHOLE or the XFIB_PASS_* reason.
+	 */
+	enum xfib_reason action;
+};
+
+/* Looks addr up and follows the nexthop as the XDP program does, retrying
+ * across instance swaps. Returns 0 or -errno. */
+int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r);
+
+const char *dpl_kind_name(unsigned int kind);
+
+#endif /* XFIB_DPLOOKUP_H */

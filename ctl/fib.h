@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Lookup instances: compiling the RIB's prefix trees into the dataplane's
+ * lookup structures, choosing the structure by table scale, and publishing.
+ *
+ * Each algorithm is a module behind struct fib_algo, in the spirit of
+ * FreeBSD's modular FIB lookup framework: it reports a preference for the
+ * table's scale, builds an instance from the complete range list, and, if
+ * it can, applies changes in place. An instance is built completely in a
+ * standby slot and published with one atomic store of the family's
+ * xfib_active word, which packets read once; the previous instance is
+ * destroyed after an RCU grace period. A failed build leaves the old
+ * instance serving and is retried with backoff.
+ */
+#ifndef XFIB_FIB_H
+#define XFIB_FIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "dir24.h"
+#include "ptree.h"
+#include "rib.h"
+#include "trie6.h"
+
+struct fib;
+struct fib_inst;
+
+/* One range of the compiled table: [first, last] -> nh. */
+struct fib_range {
+	xfib_u128 first;
+	xfib_u128 last;
+	__u32 nh;
+};
+
+/* What the algorithms' preferences are computed from. */
+struct fib_scale {
+	size_t prefixes;
+	size_t ranges; /* 0 when not known yet */
+};
+
+struct fib_algo {
+	const char *name;
+	enum xfib_algo id;
+	int fam; /* XFIB_V4 or XFIB_V6 */
+	/* 0..255, higher is better; 0: cannot hold this table. */
+	unsigned int (*preference)(const struct fib_scale *s);
+	/* Allocates the instance's tables in in->slot and fills them with
+	 * the complete, sorted range list. -ENOSPC: the table does not fit. */
+	int (*build)(struct fib *f, int fam, struct fib_inst *in,
+		     const struct fib_range *r, size_t n);
+	/* Rewrites ranges in place in a published instance; NULL if the
+	 * algorithm only rebuilds. Every single write leaves the instance
+	 * consistent (each address reads its old or its new answer), but a
+	 * batch may stop with -ENOSPC partway: a collapse by one write can be
+	 * undone by the next, so no up-front sum bounds a batch exactly. The
+	 * caller then rebuilds with a larger pool, which replaces the
+	 * instance as a whole. */
+	int (*update)(struct fib_inst *in, const struct fib_range *r, size_t n);
+	/* After a grace period: storage retired by updates is reusable. */
+	void (*reclaim)(struct fib_inst *in);
+	bool (*has_retired)(const struct fib_inst *in);
+	void (*destroy)(struct fib *f, struct fib_inst *in);
+};
+
+struct fib_inst {
+	const struct fib_algo *algo; /* NULL: no instance */
+	unsigned int slot;
+	__u32 nranges;   /* ranges built (bsearch) */
+	__u64 mem_bytes;
+	__u32 capacity;  /* groups or ranges */
+	/* dir24_8 / trie6: the slot's inner maps, mmap()ed */
+	int fd24, fd8;
+	void *m24, *m8;
+	size_t len24, len8;
+	__u32 ngroups;
+	struct dir24 dir;
+	struct trie6 trie;
+};
+
+struct fib_family {
+	struct fib_inst cur;
+	__u32 forced;        /* enum xfib_algo, 0: automatic */
+	__u32 ctl_seq;       /* last xfibctl request seen */
+	bool rebuild;        /* the next flush builds a new instance */
+	__u32 grow_groups;   /* next build needs at least this many groups */
+	__u32 changes_since_eval;
+	__u64 first_change_ms;
+	__u64 retry_at_ms;   /* a failed build is retried then */
+	__u32 backoff_ms;
+	__u32 generation;
+	__u64 swaps, updates, build_us;
+	__u32 fallback;
+	unsigned int pref[XFIB_ALGO_COUNT];
+};
+
+struct fib {
+	struct rib *rib;
+	struct xfib_active *active; /* mmap()ed xfib_active */
+	struct xfib_bs4_range *bs4; /* mmap()ed xfib_bs4 */
+	struct xfib_bs6_range *bs6; /* mmap()ed xfib_bs6 */
+	size_t active_len, bs4_len, bs6_len;
+	struct fib_family fam[XFIB_FAMILIES];
+	/* Selection: re-evaluate after this many changes or this long. */
+	__u32 eval_changes;
+	__u32 eval_ms;
+};
+
+int fib_init(struct fib *f, struct rib *r, __u32 eval_changes, __u32 eval_ms);
+void fib_fini(struct fib *f);
+/* Commits the RIB and brings both families' instances up to date. */
+int fib_flush(struct fib *f, __u64 now_ms);
+/* Reads operator requests (xfibctl algo); true if one arrived. */
+bool fib_poll_control(struct fib *f);
+/* Milliseconds until fib_flush has timed work (selection, retries), or -1. */
+int fib_timeout(const struct fib *f, __u64 now_ms);
+
+const char *fib_algo_name(unsigned int id);
+/* XFIB_V4 or XFIB_V6 for an algorithm, -1 if unknown. */
+int fib_algo_family(unsigned int id);
+/* enum xfib_algo of a name ("bsearch4", "dir24_8", ...), or -1. */
+int fib_algo_by_name(const char *name);
+
+/* The merged answer over a prefix's span (local table first). */
+int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
+		    struct fib_range **out, size_t *n, size_t *cap);
+
+#endif /* XFIB_FIB_H */

@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xfib against the kernel, destination by destination.
+ *
+ * xfib's side is the live instance looked up with the dataplane's own code
+ * (dplookup.c). The kernel's side is bpf_fib_lookup(), the same function
+ * the kernel's forwarding path is built on, run in batches of XV_BATCH
+ * through BPF_PROG_TEST_RUN (bpf/xfib_verify.bpf.c). Both run in the
+ * network namespace of the caller, which must be the router's.
+ *
+ * Destinations: for every prefix of the tables xfibd mirrors (its table
+ * and the local table, dumped here over rtnetlink), its first and last
+ * address and the addresses just before and after it, where longest-match
+ * bugs live; then N random ones per family, half uniform over the address
+ * space and half inside a randomly chosen prefix (a uniform IPv6 address
+ * almost never falls into any prefix but the default route).
+ *
+ * A disagreement can be a change in flight: the kernel already has it and
+ * xfibd has not published it yet (it batches changes, rebuilds take
+ * time). So every disagreeing destination is looked up again on both
+ * sides after a pause, and only one that persists is a mismatch.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "pin.h"
+#include "verify.h"
+#include "xfib_verify.skel.h"
+
+#define RECHECK_PAUSE_MS 200
+#define DUMP_TRIES 5
+/* Dump parts are at most 32 KiB; larger receive buffers save nothing. */
+#define DUMP_BUF_SIZE (64 << 10)
+#define DPL_TRIES 100
+
+static size_t fam_alen(int fam)
+{
+	return fam == XFIB_V4 ? 4 : 16;
+}
+
+static int fam_af(int fam)
+{
+	return fam == XFIB_V4 ? AF_INET : AF_INET6;
+}
+
+static const char *fam_str(int fam)
+{
+	return fam == XFIB_V4 ? "ipv4" : "ipv6";
+}
+
+/* ---- the kernel's answers: bpf_fib_lookup() in batches ------------------ */
+
+struct kfib {
+	struct xfib_verify_bpf *skel;
+};
+
+int kfib_open(struct kfib **kp)
+{
+	struct kfib *k = calloc(1, sizeof(*k));
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	k->skel = xfib_verify_bpf__open_and_load();
+	if (!k->skel) {
+		err = errno ? -errno : -EINVAL;
+		free(k);
+		return err;
+	}
+	*kp = k;
+	return 0;
+}
+
+void kfib_close(struct kfib *k)
+{
+	if (!k)
+		return;
+	xfib_verify_bpf__destroy(k->skel);
+	free(k);
+}
+
+struct xv_query *kfib_queries(struct kfib *k)
+{
+	return k->skel->bss->xv_queries;
+}
+
+int kfib_run(struct kfib *k, __u32 iif, size_t n)
+{
+	/* Never parsed: the program only needs a context to run in. */
+	__u8 frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame,
+		    .data_size_in = sizeof(frame), .repeat = 1);
+
+	if (n > XV_BATCH)
+		return -EINVAL;
+	k->skel->bss->xv_count = n;
+	k->skel->bss->xv_iif = iif;
+	if (bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xfib_verify), &t))
+		return -errno;
+	return t.retval == XDP_PASS ? 0 : -EPROTO;
+}
+
+const char *kfib_ret_name(int ret)
+{
+	static const char *const names[] = {
+		[BPF_FIB_LKUP_RET_SUCCESS] = "success",
+		[BPF_FIB_LKUP_RET_BLACKHOLE] = "blackhole",
+		[BPF_FIB_LKUP_RET_UNREACHABLE] = "unreachable",
+		[BPF_FIB_LKUP_RET_PROHIBIT] = "prohibit",
+		[BPF_FIB_LKUP_RET_NOT_FWDED] = "not_forwarded",
+		[BPF_FIB_LKUP_RET_FWD_DISABLED] = "forwarding_disabled",
+		[BPF_FIB_LKUP_RET_UNSUPP_LWT] = "unsupported_lwt",
+		[BPF_FIB_LKUP_RET_NO_NEIGH] = "no_neigh",
+		[BPF_FIB_LKUP_RET_FRAG_NEEDED] = "frag_needed",
+		[BPF_FIB_LKUP_RET_NO_SRC_ADDR] = "no_src_addr",
+	};
+
+	if (ret >= 0 && (size_t)ret < sizeof(names) / sizeof(names[0]) && names[ret])
+		return names[ret];
+	return "error";
+}
+
+/* ---- the kernel's route: ip route get fibmatch -------------------------- */
+
+const char *kroute_type_name(__u8 type)
+{
+	switch (type) {
+	case RTN_UNICAST:
+		return "unicast";
+	case RTN_LOCAL:
+		return "local";
+	case RTN_BROADCAST:
+		return "broadcast";
+	case RTN_ANYCAST:
+		return "anycast";
+	case RTN_MULTICAST:
+		return "multicast";
+	case RTN_BLACKHOLE:
+		return "blackhole";
+	case RTN_UNREACHABLE:
+		return "unreachable";
+	case RTN_PROHIBIT:
+		return "prohibit";
+	case RTN_THROW:
+		return "throw";
+	case RTN_NAT:
+		return "nat";
+	default:
+		return "unknown";
+	}
+}
+
+/* Keeps the attributes of a known type whose payload fits their type. */
+static int route_attr_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(a);
+
+	if (mnl_attr_type_valid(a, RTA_MAX) < 0)
+		return MNL_CB_OK;
+	switch (type) {
+	case RTA_TABLE:
+	case RTA_OIF:
+	case RTA_PRIORITY:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+			return MNL_CB_OK;
+		break;
+	default:
+		break;
+	}
+	tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static __u32 route_table(const struct rtmsg *rtm, const struct nlattr **tb)
+{
+	return tb[RTA_TABLE] ? mnl_attr_get_u32(tb[RTA_TABLE]) : rtm->rtm_table;
+}
+
+static int fibmatch_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct kroute *kr = data;
+	size_t alen;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	alen = rtm->rtm_family == AF_INET ? 4 : 16;
+	kr->family = rtm->rtm_family;
+	kr->plen = rtm->rtm_dst_len;
+	kr->type = rtm->rtm_type;
+	kr->table = route_table(rtm, tb);
+	if (tb[RTA_DST] && mnl_attr_get_payload_len(tb[RTA_DST]) == alen)
+		memcpy(kr->dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	if (tb[RTA_OIF])
+		kr->oif = mnl_attr_get_u32(tb[RTA_OIF]);
+	if (tb[RTA_PRIORITY])
+		kr->priority = mnl_attr_get_u32(tb[RTA_PRIORITY]);
+	if (tb[RTA_GATEWAY] && mnl_attr_get_payload_len(tb[RTA_GATEWAY]) == alen) {
+		kr->gw_family = rtm->rtm_family;
+		memcpy(kr->gw, mnl_attr_get_payload(tb[RTA_GATEWAY]), alen);
+	} else if (tb[RTA_VIA] &&
+		   mnl_attr_get_payload_len(tb[RTA_VIA]) == sizeof(struct rtvia) + 16) {
+		/* An IPv4 route via an IPv6 gateway. */
+		const struct rtvia *v = mnl_attr_get_payload(tb[RTA_VIA]);
+
+		if (v->rtvia_family == AF_INET6) {
+			kr->gw_family = AF_INET6;
+			memcpy(kr->gw, v->rtvia_addr, 16);
+		}
+	}
+	return MNL_CB_OK;
+}
+
+static struct mnl_socket *rtnl_open(unsigned int *portid)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	int err;
+
+	if (!nl)
+		return NULL;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = errno;
+		mnl_socket_close(nl);
+		errno = err;
+		return NULL;
+	}
+	*portid = mnl_socket_get_portid(nl);
+	return nl;
+}
+
+int kroute_fibmatch(int fam, const __u8 *addr, struct kroute *kr)
+{
+	char *buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	struct mnl_socket *nl = NULL;
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	unsigned int portid, seq = time(NULL);
+	ssize_t n;
+	int err = 0, ret;
+
+	memset(kr, 0, sizeof(*kr));
+	if (!buf)
+		return -ENOMEM;
+	nl = rtnl_open(&portid);
+	if (!nl) {
+		err = -errno;
+		goto out;
+	}
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = seq;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = fam_af(fam);
+	rtm->rtm_dst_len = fam_alen(fam) * 8;
+	/* The route that matched, not the resulting dst entry. */
+	rtm->rtm_flags = RTM_F_FIB_MATCH;
+	mnl_attr_put(nlh, RTA_DST, fam_alen(fam), addr);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		err = -errno;
+		goto out;
+	}
+	n = mnl_socket_recvfrom(nl, buf, MNL_SOCKET_BUFFER_SIZE);
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	ret = mnl_cb_run(buf, n, seq, portid, fibmatch_cb, kr);
+	/* An error message is the kernel's answer (no route, blackhole...). */
+	if (ret < 0)
+		kr->err = errno ? -errno : -EPROTO;
+out:
+	if (nl)
+		mnl_socket_close(nl);
+	free(buf);
+	return err;
+}
+
+/* ---- the mirrored prefixes ------------------------------------------------ */
+
+struct pfx {
+	__u8 dst[16];
+	__u8 plen;
+};
+
+struct pfxs {
+	struct pfx *v;
+	size_t n, cap;
+};
+
+struct dump {
+	__u32 table;
+	struct pfxs *out; /* [XFIB_FAMILIES] */
+	bool intr;
+	int err;
+};
+
+static int dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct dump *dp = data;
+	struct pfxs *l;
+	struct pfx *p;
+	__u32 table;
+	size_t alen;
+
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		dp->intr = true;
+	if (nlh->nlmsg_type != RTM_NEWROUTE ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6)
+		return MNL_CB_OK;
+	/* Cached clones are not routes of the table. */
+	if (rtm->rtm_flags & RTM_F_CLONED)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	table = route_table(rtm, tb);
+	if (table != dp->table && table != RT_TABLE_LOCAL)
+		return MNL_CB_OK;
+	alen = rtm->rtm_family == AF_INET ? 4 : 16;
+	if (rtm->rtm_dst_len > alen * 8)
+		return MNL_CB_OK;
+	l = &dp->out[rtm->rtm_family == AF_INET ? XFIB_V4 : XFIB_V6];
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 1024;
+
+		p = realloc(l->v, cap * sizeof(*p));
+		if (!p) {
+			dp->err = -ENOMEM;
+			return MNL_CB_ERROR;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	p = &l->v[l->n++];
+	memset(p, 0, sizeof(*p));
+	p->plen = rtm->rtm_dst_len;
+	if (tb[RTA_DST] && mnl_attr_get_payload_len(tb[RTA_DST]) == alen)
+		memcpy(p->dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	return MNL_CB_OK;
+}
+
+static int dump_family(struct mnl_socket *nl, unsigned int portid, int af,
+		       struct dump *dp, char *buf, size_t blen)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned int seq = time(NULL) + af;
+	struct rtmsg *rtm;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = af;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		n = mnl_socket_recvfrom(nl, buf, blen);
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, n, seq, portid, dump_cb, dp);
+		if (ret == MNL_CB_STOP)
+			return 0;
+		if (ret < 0)
+			return dp->err ? dp->err : -errno;
+	}
+}
+
+static int pfx_cmp(const void *a, const void *b)
+{
+	const struct pfx *x = a, *y = b;
+	int c = memcmp(x->dst, y->dst, 16);
+
+	return c ? c : (int)x->plen - (int)y->plen;
+}
+
+/* Host bits cleared; one entry per prefix, whichever table it is in. */
+static void pfx_normalise(struct pfxs *l)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < l->n; i++) {
+		for (k = 0; k < 16; k++) {
+			unsigned int bits = l->v[i].plen > k * 8 ? l->v[i].plen - k * 8 : 0;
+
+			if (bits < 8)
+				l->v[i].dst[k] &= (__u8)(0xff00 >> bits);
+		}
+	}
+	if (!l->n)
+		return;
+	qsort(l->v, l->n, sizeof(*l->v), pfx_cmp);
+	for (i = 1, j = 1; i < l->n; i++)
+		if (pfx_cmp(&l->v[i], &l->v[j - 1]))
+			l->v[j++] = l->v[i];
+	l->n = j;
+}
+
+static int dump_prefixes(__u32 table, struct pfxs *out)
+{
+	size_t blen = DUMP_BUF_SIZE;
+	struct mnl_socket *nl = NULL;
+	unsigned int portid;
+	char *buf = malloc(blen);
+	int tries, fam, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	nl = rtnl_open(&portid);
+	if (!nl) {
+		err = -errno;
+		goto out;
+	}
+	for (tries = 0; tries < DUMP_TRIES; tries++) {
+		struct dump dp = { .table = table, .out = out };
+
+		for (fam = 0; fam < XFIB_FAMILIES; fam++)
+			out[fam].n = 0;
+		err = dump_family(nl, portid, AF_INET, &dp, buf, blen);
+		if (!err)
+			err = dump_family(nl, portid, AF_INET6, &dp, buf, blen);
+		if (err)
+			goto out;
+		/* The tables changed during the dump: take another. */
+		if (!dp.intr)
+			break;
+	}
+	if (tries == DUMP_TRIES) {
+		err = -EINTR;
+		goto out;
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		pfx_normalise(&out[fam]);
+out:
+	if (nl)
+		mnl_socket_close(nl);
+	free(buf);
+	return err;
+}
+
+/* ---- destinations ------------------------------------------------------------ */
+
+static __u64 splitmix64(__u64 *s)
+{
+	__u64 z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static bool addr_dec(__u8 *a, size_t alen)
+{
+	size_t i;
+
+	for (i = alen; i-- > 0;)
+		if (a[i]-- != 0)
+			return true;
+	return false; /* was the first address: no predecessor */
+}
+
+static bool addr_inc(__u8 *a, size_t alen)
+{
+	size_t i;
+
+	for (i = alen; i-- > 0;)
+		if (++a[i] != 0)
+			return true;
+	return false;
+}
+
+static __u8 pfx_mask(const struct pfx *p, size_t byte)
+{
+	unsigned int bits = p->plen > byte * 8 ? p->plen - byte * 8 : 0;
+
+	return bits >= 8 ? 0xff : (__u8)(0xff00 >> bits);
+}
+
+/* Address `which` of prefix p: 0 first, 1 last, 2 before, 3 after. */
+static bool pfx_point(const struct pfx *p, size_t alen, int which, __u8 *a)
+{
+	size_t i;
+
+	memset(a, 0, 16);
+	for (i = 0; i < alen; i++)
+		a[i] = which & 1 ? p->dst[i] | (__u8)~pfx_mask(p, i) : p->dst[i];
+	if (which == 2)
+		return addr_dec(a, alen);
+	if (which == 3)
+		return addr_inc(a, alen);
+	return true;
+}
+
+struct gen {
+	int fam;
+	const struct pfxs *p;
+	size_t fixed;          /* next boundary point: prefix fixed / 4 */
+	unsigned long rnd_left;
+	__u64 rng;
+};
+
+static bool gen_next(struct gen *g, __u8 *a)
+{
+	size_t alen = fam_alen(g->fam), i;
+	__u64 r[2];
+
+	while (g->fixed < 4 * g->p->n) {
+		size_t k = g->fixed++;
+
+		if (pfx_point(&g->p->v[k / 4], alen, k % 4, a))
+			return true;
+	}
+	if (!g->rnd_left)
+		return false;
+	r[0] = splitmix64(&g->rng);
+	r[1] = splitmix64(&g->rng);
+	memset(a, 0, 16);
+	memcpy(a, r, alen);
+	if ((g->rnd_left-- & 1) && g->p->n) {
+		const struct pfx *p = &g->p->v[splitmix64(&g->rng) % g->p->n];
+
+		for (i = 0; i < alen; i++)
+			a[i] = (p->dst[i] & pfx_mask(p, i)) | (a[i] & ~pfx_mask(p, i));
+	}
+	return true;
+}
+
+/* ---- comparing ---------------------------------------------------------------- */
+
+/*
+ * xfib's nexthop kind against bpf_fib_lookup()'s verdict:
+ *
+ *   xfib                      kernel
+ *   GATEWAY(ifindex, gw)      SUCCESS, same egress ifindex, and the gateway
+ *                             written over the destination, in gw's family
+ *                             (an IPv6 gateway of an IPv4 route switches
+ *                             the answer to AF_INET6)
+ *   CONNECTED(ifindex)        SUCCESS, same egress ifindex, destination
+ *                             unchanged (no gateway)
+ *   BLACKHOLE                 BLACKHOLE
+ *   UNREACHABLE               UNREACHABLE or PROHIBIT (xfib does not tell
+ *                             them apart: the kernel sends the ICMP), or
+ *                             NOT_FWDED (a throw route, which xfib also
+ *                             maps to UNREACHABLE, falls through to no
+ *                             route)
+ *   LOCAL                     NOT_FWDED (local, broadcast, anycast,
+ *                             multicast)
+ *   NONE (no route)           NOT_FWDED or UNREACHABLE
+ *
+ * Deferred, never a mismatch: xfib's UNSUPPORTED (the dataplane passes the
+ * packet, so the kernel decides), a family with no published instance,
+ * destinations the dataplane passes before any lookup (dpl_special), and
+ * any answer where the kernel says FWD_DISABLED (the ingress port does not
+ * forward: the dataplane checks the same flag per packet). Anything else
+ * is a mismatch.
+ */
+enum verify_outcome verify_compare(int fam, const __u8 *addr, bool ready,
+				   const struct xfib_nexthop *nh,
+				   const struct xv_query *k)
+{
+	size_t alen = fam_alen(fam);
+	bool ok;
+
+	if (!ready || dpl_special(fam, addr) || nh->kind == XFIB_NH_UNSUPPORTED ||
+	    k->ret == BPF_FIB_LKUP_RET_FWD_DISABLED)
+		return VERIFY_DEFERRED;
+	switch (nh->kind) {
+	case XFIB_NH_GATEWAY:
+		ok = k->ret == BPF_FIB_LKUP_RET_SUCCESS && k->ifindex == nh->ifindex &&
+		     k->family == nh->family &&
+		     !memcmp(k->addr, nh->gw, nh->family == AF_INET ? 4 : 16);
+		break;
+	case XFIB_NH_CONNECTED:
+		ok = k->ret == BPF_FIB_LKUP_RET_SUCCESS && k->ifindex == nh->ifindex &&
+		     k->family == fam_af(fam) && !memcmp(k->addr, addr, alen);
+		break;
+	case XFIB_NH_BLACKHOLE:
+		ok = k->ret == BPF_FIB_LKUP_RET_BLACKHOLE;
+		break;
+	case XFIB_NH_UNREACHABLE:
+		ok = k->ret == BPF_FIB_LKUP_RET_UNREACHABLE ||
+		     k->ret == BPF_FIB_LKUP_RET_PROHIBIT ||
+		     k->ret == BPF_FIB_LKUP_RET_NOT_FWDED;
+		break;
+	case XFIB_NH_LOCAL:
+		ok = k->ret == BPF_FIB_LKUP_RET_NOT_FWDED;
+		break;
+	case XFIB_NH_NONE:
+		ok = k->ret == BPF_FIB_LKUP_RET_NOT_FWDED ||
+		     k->ret == BPF_FIB_LKUP_RET_UNREACHABLE;
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	return ok ? VERIFY_MATCH : VERIFY_MISMATCH;
+}
+
+int verify_default_iif(struct xfib_fwd_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.xfib_tx_ports);
+	__u32 key, next, best = 0;
+	char name[IF_NAMESIZE];
+	void *prev = NULL;
+	unsigned int lo;
+
+	/* Lowest ifindex, so the choice does not depend on hash order. The
+	 * devmap may hold ports of another namespace if run elsewhere. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if ((!best || next < best) && if_indextoname(next, name))
+			best = next;
+		key = next;
+		prev = &key;
+	}
+	if (best)
+		return best;
+	lo = if_nametoindex("lo");
+	return lo ? (int)lo : 1;
+}
+
+/* ---- a run ----------------------------------------------------------------- */
+
+struct batch {
+	size_t n;
+	__u8 addr[XV_BATCH][16];
+	__u32 nh_idx[XV_BATCH];
+	struct xfib_nexthop nh[XV_BATCH];
+};
+
+struct addr_list {
+	__u8 (*v)[16];
+	size_t n, cap;
+};
+
+struct run {
+	struct verify_report *rep;
+	const struct verify_opts *o;
+	struct kfib *k;
+	struct dpl d[XFIB_FAMILIES];
+	struct batch *b;
+	struct addr_list again[XFIB_FAMILIES]; /* disagreements to look at again */
+};
+
+static int list_add(struct addr_list *l, const __u8 *a)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 1024;
+		void *p = realloc(l->v, cap * sizeof(*l->v));
+
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+		l->cap = cap;
+	}
+	memcpy(l->v[l->n++], a, 16);
+	return 0;
+}
+
+static void report_err(struct verify_report *rep, const char *what, int err)
+{
+	snprintf(rep->err, sizeof(rep->err), "%s: %s", what, strerror(-err));
+}
+
+/* xfib's answers for the batch, all from one instance. */
+static int xfib_answers(struct run *r, int fam, bool *ready)
+{
+	struct dpl *d = &r->d[fam];
+	struct batch *b = r->b;
+	int tries, err;
+	size_t i;
+
+	for (tries = 0; tries < DPL_TRIES; tries++) {
+		for (i = 0; i < b->n; i++) {
+			b->nh_idx[i] = dpl_lookup(d, b->addr[i]);
+			dpl_nexthop(d, b->nh_idx[i], &b->nh[i]);
+		}
+		*ready = d->ready;
+		err = dpl_refresh(d);
+		if (err <= 0)
+			return err;
+	}
+	return -EBUSY;
+}
+
+/* Checks the batch. Until `final`, disagreements are set aside for a
+ * second look rather than counted. */
+static int check_batch(struct run *r, int fam, bool final)
+{
+	struct verify_family *vf = &r->rep->fam[fam];
+	struct xv_query *q = kfib_queries(r->k);
+	struct batch *b = r->b;
+	size_t alen = fam_alen(fam), i;
+	bool ready;
+	int err;
+
+	if (!b->n)
+		return 0;
+	err = xfib_answers(r, fam, &ready);
+	if (err) {
+		report_err(r->rep, fam == XFIB_V4 ? "ipv4: read xfib's lookup table" :
+						   "ipv6: read xfib's lookup table", err);
+		return err;
+	}
+	if (!ready) {
+		/* No instance: the dataplane passes every packet, whatever
+		 * the kernel would answer. */
+		vf->checked += b->n;
+		vf->deferred += b->n;
+		b->n = 0;
+		return 0;
+	}
+	for (i = 0; i < b->n; i++) {
+		memset(&q[i], 0, sizeof(q[i]));
+		q[i].family = fam_af(fam);
+		memcpy(q[i].addr, b->addr[i], alen);
+	}
+	err = kfib_run(r->k, r->rep->iif, b->n);
+	if (err) {
+		report_err(r->rep, "kernel lookups (BPF_PROG_TEST_RUN of xfib_verify)", err);
+		return err;
+	}
+	for (i = 0; i < b->n; i++) {
+		enum verify_outcome o;
+
+		if (q[i].ret < 0) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "bpf_fib_lookup (ingress ifindex %u)",
+				 r->rep->iif);
+			report_err(r->rep, what, q[i].ret);
+			return q[i].ret;
+		}
+		o = verify_compare(fam, b->addr[i], ready, &b->nh[i], &q[i]);
+		if (o == VERIFY_MISMATCH && !final) {
+			err = list_add(&r->again[fam], b->addr[i]);
+			if (err) {
+				report_err(r->rep, "keep a disagreement", err);
+				return err;
+			}
+			continue;
+		}
+		vf->checked++;
+		if (o == VERIFY_MATCH) {
+			vf->matched++;
+		} else if (o == VERIFY_DEFERRED) {
+			vf->deferred++;
+		} else {
+			struct verify_mismatch *m;
+
+			vf->mismatched++;
+			if (r->rep->nmis >= r->o->max_reports)
+				continue;
+			m = &r->rep->mis[r->rep->nmis++];
+			m->fam = fam;
+			memcpy(m->addr, b->addr[i], 16);
+			m->nh_idx = b->nh_idx[i];
+			m->nh = b->nh[i];
+			m->kernel = q[i];
+		}
+	}
+	b->n = 0;
+	return 0;
+}
+
+static int check_family(struct run *r, int fam, const struct pfxs *p, __u64 seed)
+{
+	struct gen g = { .fam = fam, .p = p, .rnd_left = r->o->random, .rng = seed };
+	struct batch *b = r->b;
+	int err;
+
+	b->n = 0;
+	while (gen_next(&g, b->addr[b->n])) {
+		if (++b->n < XV_BATCH)
+			continue;
+		err = check_batch(r, fam, false);
+		if (err)
+			return err;
+	}
+	return check_batch(r, fam, false);
+}
+
+static int recheck_family(struct run *r, int fam)
+{
+	struct addr_list *l = &r->again[fam];
+	struct batch *b = r->b;
+	size_t i;
+	int err;
+
+	r->rep->fam[fam].rechecked = l->n;
+	b->n = 0;
+	for (i = 0; i < l->n; i++) {
+		memcpy(b->addr[b->n], l->v[i], 16);
+		if (++b->n < XV_BATCH)
+			continue;
+		err = check_batch(r, fam, true);
+		if (err)
+			return err;
+	}
+	return check_batch(r, fam, true);
+}
+
+static __u32 mirrored_table(struct xfib_fwd_bpf *skel)
+{
+	struct xfib_daemon info;
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &info) ||
+	    !info.table)
+		return RT_TABLE_MAIN;
+	return info.table;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
+	       struct verify_report *rep)
+{
+	struct pfxs pf[XFIB_FAMILIES] = { { 0 } };
+	struct run r = { .rep = rep, .o = o };
+	double t0 = now_s();
+	bool again = false;
+	int fam, err;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->table = o->table ? o->table : mirrored_table(skel);
+	rep->iif = o->iif ? o->iif : (__u32)verify_default_iif(skel);
+	rep->seed = o->seed ? o->seed : ((__u64)time(NULL) << 20) ^ (__u64)getpid();
+	if (o->max_reports) {
+		rep->mis = calloc(o->max_reports, sizeof(*rep->mis));
+		if (!rep->mis) {
+			err = -ENOMEM;
+			report_err(rep, "allocate", err);
+			return err;
+		}
+	}
+	r.b = malloc(sizeof(*r.b));
+	if (!r.b) {
+		err = -ENOMEM;
+		report_err(rep, "allocate", err);
+		goto out;
+	}
+	err = dump_prefixes(rep->table, pf);
+	if (err) {
+		report_err(rep, "dump the kernel's routes (rtnetlink)", err);
+		goto out;
+	}
+	err = kfib_open(&r.k);
+	if (err) {
+		report_err(rep, "load the kernel lookup program xfib_verify", err);
+		goto out;
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		err = dpl_open(&r.d[fam], skel, fam);
+		if (err) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "%s: open xfib's lookup table",
+				 fam_str(fam));
+			report_err(rep, what, err);
+			goto out;
+		}
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		rep->fam[fam].prefixes = pf[fam].n;
+		/* Distinct but reproducible streams per family. */
+		err = check_family(&r, fam, &pf[fam], rep->seed + fam);
+		if (err)
+			goto out;
+		again |= r.again[fam].n > 0;
+	}
+	if (again)
+		usleep(RECHECK_PAUSE_MS * 1000);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		err = recheck_family(&r, fam);
+		if (err)
+			goto out;
+		rep->fam[fam].act = r.d[fam].act;
+	}
+out:
+	rep->seconds = now_s() - t0;
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		if (r.d[fam].skel)
+			dpl_close(&r.d[fam]);
+		free(r.again[fam].v);
+		free(pf[fam].v);
+	}
+	kfib_close(r.k);
+	free(r.b);
+	return err;
+}
+
+void verify_report_free(struct verify_report *rep)
+{
+	free(rep->mis);
+	rep->mis = NULL;
+	rep->nmis = 0;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Lookup algorithms on a live router:
+#  - a small table runs bsearch4/bsearch6;
+#  - the operator forces dir24_8/trie6 and back, repeatedly, while pings
+#    flow and routes churn: no echo to an unchanged route is lost, every
+#    one is XDP-forwarded, and the kernel forwards none;
+#  - in-place updates of dir24_8/trie6 reflect route add/del;
+#  - automatic selection moves to dir24_8/trie6 once the table grows past
+#    the crossing point, after the evaluation interval, and back once it
+#    shrinks.
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+xfib_init
+
+algo_of() { rctl status -j | jq -r ".ipv$1.algorithm"; }
+
+topo_create
+# Selection re-evaluates 1 s after the first change (or after 100 changes).
+xfibd_start_ns "$RTR" "$PIN" "$XFIBD_LOG" --eval-ms 1000
+attach_all
+resolve_neighbours
+expect_xdp 4 "$SNK4"
+expect_xdp 6 "$SNK6"
+
+[ "$(algo_of 4)" = bsearch4 ] || fail "small IPv4 table runs $(algo_of 4), not bsearch4"
+[ "$(algo_of 6)" = bsearch6 ] || fail "small IPv6 table runs $(algo_of 6), not bsearch6"
+
+# Destinations behind the sink, for the in-place update checks.
+ip -n "$SNK" addr add 198.19.1.1/32 dev lo
+ip -n "$SNK" addr add 2001:db8:f1::1/128 dev lo nodad
+
+# ---- forced switches under traffic and churn -----------------------------
+snapshot
+nping "$GEN" -4 -q -c 400 -i 0.01 "$SNK4" >"$XFIB_TMP/ping4" 2>&1 &
+p4=$!
+nping "$GEN" -6 -q -c 400 -i 0.01 "$SNK6" >"$XFIB_TMP/ping6" 2>&1 &
+p6=$!
+XFIB_PIDS+=("$p4" "$p6")
+for round in 1 2; do
+	rctl algo ipv4 dir24_8 >/dev/null || fail "forcing dir24_8 failed"
+	rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
+	[ "$(algo_of 4)" = dir24_8 ] || fail "round $round: ipv4 runs $(algo_of 4)"
+	[ "$(algo_of 6)" = trie6 ] || fail "round $round: ipv6 runs $(algo_of 6)"
+	# Churn other prefixes while the instance is live (in-place updates).
+	for i in $(seq 1 20); do
+		ip -n "$RTR" route add "198.19.$((100 + i)).0/24" via "$SNK4"
+		ip -n "$RTR" -6 route add "2001:db8:ff$i::/48" via "$SNK6"
+	done
+	rctl algo ipv4 bsearch4 >/dev/null || fail "forcing bsearch4 failed"
+	rctl algo ipv6 bsearch6 >/dev/null || fail "forcing bsearch6 failed"
+	for i in $(seq 1 20); do
+		ip -n "$RTR" route del "198.19.$((100 + i)).0/24"
+		ip -n "$RTR" -6 route del "2001:db8:ff$i::/48"
+	done
+done
+wait "$p4" "$p6" || true
+for f in 4 6; do
+	rcvd=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$XFIB_TMP/ping$f")
+	[ "${rcvd:-0}" -eq 400 ] || fail "IPv$f: ${rcvd:-0}/400 echoes answered across algorithm switches: $(cat "$XFIB_TMP/ping$f")"
+done
+deltas
+((D_X4 >= 800 && D_X6 >= 800)) || fail "echoes not XDP-forwarded across switches (v4 +$D_X4, v6 +$D_X6)"
+((D_K4 == 0 && D_K6 == 0)) || fail "the kernel forwarded during switches (v4 +$D_K4, v6 +$D_K6)"
+swaps=$(rctl status -j | jq '.ipv4.swaps')
+((swaps >= 5)) || fail "only $swaps IPv4 swaps recorded"
+log "no loss over $swaps IPv4 swaps with churn"
+
+# ---- in-place updates of dir24_8 / trie6 -----------------------------------
+rctl algo ipv4 dir24_8 >/dev/null
+rctl algo ipv6 trie6 >/dev/null
+gen4=$(rctl status -j | jq '.ipv4.generation')
+ip -n "$RTR" route add 198.19.1.0/24 via "$SNK4"
+ip -n "$RTR" -6 route add 2001:db8:f1::/48 via "$SNK6"
+wait_xdp_ping 4 198.19.1.1 1000 >/dev/null || fail "route add not forwarded by dir24_8 within 1 s"
+wait_xdp_ping 6 2001:db8:f1::1 1000 >/dev/null || fail "route add not forwarded by trie6 within 1 s"
+[ "$(rctl status -j | jq '.ipv4.generation')" = "$gen4" ] ||
+	fail "dir24_8 rebuilt for a route add instead of updating in place"
+(($(rctl status -j | jq '.ipv4.updates') > 0)) || fail "no in-place update counted"
+# A more specific route splits the /24 into a tbl8 group.
+ip -n "$RTR" route add blackhole 198.19.1.0/25
+sleep 0.3
+d0=$(counter drop_blackhole)
+nping "$GEN" -4 -q -c 3 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
+(($(counter drop_blackhole) - d0 >= 3)) || fail "blackhole /25 inside the /24 not applied in place"
+ip -n "$RTR" route del blackhole 198.19.1.0/25
+wait_xdp_ping 4 198.19.1.1 1000 >/dev/null || fail "/25 removal not applied within 1 s"
+ip -n "$RTR" route del 198.19.1.0/24
+ip -n "$RTR" -6 route del 2001:db8:f1::/48
+sleep 0.3
+n0=$(counter pass_no_route)
+nping "$GEN" -4 -q -c 2 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
+(($(counter pass_no_route) - n0 >= 2)) || fail "deleted route still in dir24_8"
+
+# ---- automatic selection by scale ----------------------------------------
+rctl algo ipv4 auto >/dev/null
+rctl algo ipv6 auto >/dev/null
+[ "$(algo_of 4)" = bsearch4 ] || fail "auto with a small table: $(algo_of 4)"
+batch="$XFIB_TMP/routes.batch"
+for b in $(seq 0 255); do
+	for a in $(seq 0 15); do
+		echo "route add 198.19.$b.$((a * 16))/28 via $SNK4"
+	done
+done >"$batch"
+ip -n "$RTR" -batch "$batch"
+# 4096 changes: evaluated at once (> 100 changes), well past the crossing.
+deadline=$((SECONDS + 10))
+until [ "$(algo_of 4)" = dir24_8 ]; do
+	((SECONDS < deadline)) || fail "4096 prefixes still on $(algo_of 4) after 10 s: $(rctl algo ipv4)"
+	sleep 0.2
+done
+log "4096 IPv4 prefixes: switched to dir24_8 ($(rctl status -j | jq -c '.ipv4.preferences'))"
+wait_xdp_ping 4 "$SNK4" 1000 >/dev/null || fail "not forwarding after the automatic switch"
+sed 's/^route add/route del/; s/ via .*//' "$batch" >"$batch.del"
+ip -n "$RTR" -batch "$batch.del"
+deadline=$((SECONDS + 10))
+until [ "$(algo_of 4)" = bsearch4 ]; do
+	((SECONDS < deadline)) || fail "back to a small table but still $(algo_of 4) after 10 s"
+	sleep 0.2
+done
+log "PASS: forced and automatic switches, in-place updates, no loss"
