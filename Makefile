@@ -100,3 +100,34 @@ demo: deps
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- bench: forwarding rate, kernel stack vs xfib ------------------------
+# make bench-fwd (root): builds the traffic generator and sink (tests/bench)
+# and runs tests/bench/fwd.sh, which prints a table and writes
+# $(BUILD)/bench/fwd.json. SCALE=small gives a run of under a minute.
+BENCH_DIR     := $(BUILD)/bench
+BENCH_BPF_OBJS := $(patsubst tests/bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard tests/bench/*.bpf.c))
+BENCH_SKELS   := $(BENCH_BPF_OBJS:.bpf.o=.skel.h)
+BENCH_HDRS    := $(wildcard tests/bench/*.h)
+
+.PHONY: bench-fwd
+
+$(BENCH_DIR):
+	$(Q)mkdir -p $@
+
+# Shorter stems than the $(BUILD)/%... rules above, so make picks these.
+$(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c $(BENCH_HDRS) | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bench -c $< -o $@
+
+$(BENCH_DIR)/%.skel.h: $(BENCH_DIR)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c $(BENCH_SKELS) $(BENCH_HDRS) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $< -o $@ -lbpf -lelf -lz
+
+bench-fwd: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench
+	$(Q)tests/bench/fwd.sh

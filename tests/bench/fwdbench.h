@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Shared between the benchmark's BPF programs (gen, sink) and fwdbench,
+ * the userspace side that loads them: the frame size, the generator's
+ * settings (read-only data set through the skeleton before load) and the
+ * map values, so both compilers agree on one layout.
+ */
+#ifndef FWDBENCH_H
+#define FWDBENCH_H
+
+#include <linux/types.h>
+
+/* 64 bytes on the wire without FCS (veth carries none): the usual
+ * "64-byte frame" of forwarding benchmarks, large enough for
+ * Ethernet + IPv6 + UDP (62 bytes). */
+#define FWDBENCH_FRAME_LEN 64
+
+/* Generator settings. Addresses and MACs are kept as raw network-order
+ * words so the program copies them with word stores. */
+struct gen_cfg {
+	__u16 dmac[3];     /* router ingress port */
+	__u16 smac[3];     /* generator port */
+	__u32 family;      /* 4 or 6 */
+	__u32 ndst;        /* destinations: base, base + 1, ..., base + ndst - 1 */
+	__u32 src4;        /* network order */
+	__u32 dst4;        /* host order: added to before the byte swap */
+	__u32 src6[4];     /* network order */
+	__u32 dst6[3];     /* network order: first 96 bits of every destination */
+	__u32 dst6_lo;     /* host order: last 32 bits of the first destination */
+	__u16 sport;       /* host order */
+	__u16 dport;       /* host order */
+};
+
+/* Per-CPU generator state: the next destination index and frames built. */
+struct gen_state {
+	__u32 next;
+	__u32 pad;
+	__u64 sent;
+};
+
+/* Per-CPU sink totals. */
+struct sink_count {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#endif /* FWDBENCH_H */
