@@ -35,7 +35,7 @@ endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-HDRS      := $(wildcard include/xfib/*.h ctl/*.h bpf/lib/*.h)
+HDRS      := $(wildcard include/xfib/*.h ctl/*.h bpf/lib/*.h tests/unit/ref/*.h)
 
 CTL_LIB   := log pin htab ptree rib dir24 trie6 fib netlink dplookup verify
 CTL_LIB_OBJS := $(patsubst %,$(BUILD)/ctl/%.o,$(CTL_LIB))
@@ -69,9 +69,9 @@ $(BUILD) $(BUILD)/ctl $(BUILD)/tests:
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all
 
-$(BUILD)/tests/unit_%: tests/unit/%.c ctl/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c $(HDRS) | $(BUILD)/tests
+$(BUILD)/tests/unit_%: tests/unit/%.c tests/unit/ref/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c $(HDRS) | $(BUILD)/tests
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $< ctl/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref $< tests/unit/ref/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c -o $@
 
 $(BUILD)/tests/prog_%: tests/prog/%.c $(BPF_SKELS) $(HDRS) | $(BUILD)/tests
 	$(call msg,CC,$@)

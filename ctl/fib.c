@@ -789,6 +789,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 		ff->changes_since_eval += rs->nchg ? rs->nchg : 1;
 	}
 	if (!rs->rules_ok) {
+		ff->changes_since_eval = 0; /* nothing to select meanwhile */
 		err = publish_none(f, fam, XFIB_FALLBACK_RULES);
 		goto done;
 	}
