@@ -560,6 +560,7 @@ static void write_info(struct fib *f, int fam)
 		.updates = ff->updates,
 		.build_us = ff->build_us,
 		.capacity = ff->cur.capacity,
+		.build_error = ff->build_error,
 	};
 	struct xfib_fib_info old = { 0 };
 	__u32 key = fam, i;
@@ -829,11 +830,16 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 		if (ff->backoff_ms > BACKOFF_MAX_MS)
 			ff->backoff_ms = BACKOFF_MAX_MS;
 		ff->retry_at_ms = now + ff->backoff_ms;
-		pr_warn("%s: building %s failed: %s; retrying in %u ms",
-			fam_name(fam), want->name, strerror(-err), ff->backoff_ms);
+		ff->build_error = -err;
+		pr_warn("%s: building %s failed: %s; %s keeps serving, retrying in %u ms",
+			fam_name(fam), want->name, strerror(-err),
+			ff->cur.algo ? ff->cur.algo->name : "the kernel",
+			ff->backoff_ms);
+		write_info(f, fam);
 		return err;
 	}
 	ff->fallback = XFIB_FALLBACK_NONE;
+	ff->build_error = 0;
 	ff->backoff_ms = 0;
 	ff->retry_at_ms = 0;
 	ff->rebuild = false;

@@ -92,6 +92,7 @@ struct fib_family {
 	__u32 generation;
 	__u64 swaps, updates, build_us;
 	__u32 fallback;
+	__u32 build_error;   /* errno of the last failed build, 0 after success */
 	unsigned int pref[XFIB_ALGO_COUNT];
 };
 

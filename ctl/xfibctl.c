@@ -371,6 +371,7 @@ static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info 
 		       "\"generation\":%u,\"swaps\":%llu,\"last_swap\":%llu,"
 		       "\"updates\":%llu,\"build_us\":%llu,\"memory\":%llu,"
 		       "\"bytes_per_prefix\":%.1f,\"fallback\":\"%s\","
+		       "\"build_error\":\"%s\","
 		       "\"preferences\":{",
 		       fam_name(fam), fib_algo_name(fi->algo),
 		       fi->forced ? "true" : "false", fi->routes, fi->ranges,
@@ -381,7 +382,8 @@ static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info 
 		       (unsigned long long)fi->build_us,
 		       (unsigned long long)fi->mem_bytes,
 		       fi->routes ? (double)fi->mem_bytes / fi->routes : 0.0,
-		       fallback_name(fi->fallback));
+		       fallback_name(fi->fallback),
+		       fi->build_error ? strerror(fi->build_error) : "");
 		for (a = 1; a < XFIB_ALGO_COUNT; a++) {
 			if (fib_algo_family(a) != (int)fam)
 				continue;
@@ -408,6 +410,9 @@ static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info 
 	if (fi->fallback)
 		printf("             all traffic to the kernel: %s\n",
 		       fallback_help(fi->fallback));
+	if (fi->build_error)
+		printf("             last build failed: %s (retrying; the instance above keeps serving)\n",
+		       strerror(fi->build_error));
 }
 
 static int cmd_status(struct ctl *c, int argc, char **argv)
@@ -549,7 +554,8 @@ static int cmd_algo(struct ctl *c, int argc, char **argv)
 		for (i = 0; i < 300; i++) {
 			if (!bpf_map_lookup_elem(fd_info, &key, &fi) &&
 			    fi.forced == (__u32)want &&
-			    (!want || fi.algo == (__u32)want || fi.fallback))
+			    (!want || fi.algo == (__u32)want || fi.fallback ||
+			     fi.build_error))
 				break;
 			usleep(20000);
 		}
@@ -557,6 +563,13 @@ static int cmd_algo(struct ctl *c, int argc, char **argv)
 			err = -ETIMEDOUT;
 			err_cmd("%s: xfibd did not apply %s within 6 s", fam_name(fam),
 				argv[1]);
+			goto out;
+		}
+		if (want && fi.algo != (__u32)want && fi.build_error) {
+			err = -fi.build_error;
+			err_cmd("%s: building %s failed: %s; xfibd retries with backoff, %s keeps serving",
+				fam_name(fam), argv[1], strerror(fi.build_error),
+				fib_algo_name(fi.algo));
 			goto out;
 		}
 		if (want && fi.algo != (__u32)want) {

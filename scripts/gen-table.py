@@ -50,6 +50,14 @@ V6_LENGTHS = [(29, 1.5), (30, 0.5), (31, 0.5), (32, 14.0), (33, 0.8),
               (52, 0.5), (56, 3.0), (60, 0.5), (64, 6.0), (128, 1.0)]
 
 
+# Inside a /16 there are only 256 /24s: the test prefixes lean longer.
+V4_TEST_LENGTHS = [(22, 1), (23, 2), (24, 15), (25, 10), (26, 12), (27, 12),
+                   (28, 14), (29, 14), (30, 10), (32, 10)]
+
+V6_TEST_LENGTHS = [(40, 5), (44, 6), (48, 46), (52, 2), (56, 8), (60, 2),
+                   (64, 20), (128, 11)]
+
+
 def intervals(nets):
     return [(int(n.network_address), int(n.broadcast_address)) for n in nets]
 
@@ -128,10 +136,6 @@ def gateways(spec):
     return gws
 
 
-def pick_gw(gws, weights, rnd):
-    return rnd.choices(gws, weights)[0]
-
-
 def zipf(n):
     # Upstream 1 carries most of the table, as on real routers.
     return [1.0 / (i + 1) for i in range(n)]
@@ -141,30 +145,37 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--v4", type=int, default=0, help="IPv4 prefixes")
     ap.add_argument("--v6", type=int, default=0, help="IPv6 prefixes")
+    ap.add_argument("--test4", type=int, default=0,
+                    help="extra IPv4 prefixes inside 198.19.0.0/16")
+    ap.add_argument("--test6", type=int, default=0,
+                    help="extra IPv6 prefixes inside 2001:db8:8000::/33")
     ap.add_argument("--gw4", default="", help="IPv4 gateways: GW[@DEV],...")
     ap.add_argument("--gw6", default="", help="IPv6 gateways: GW[@DEV],...")
     ap.add_argument("--table", default="", help="routing table (default main)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    if args.v4 and not args.gw4 or args.v6 and not args.gw6:
+    if (args.v4 or args.test4) and not args.gw4 or \
+       (args.v6 or args.test6) and not args.gw6:
         ap.error("--gw4/--gw6 are needed for the prefixes asked for")
 
     rnd = random.Random(args.seed)
     table = " table %s" % args.table if args.table else ""
+    v4 = generate(args.v4, 32, V4_LENGTHS, 0, 0, V4_EXCLUDE, 0.45, rnd)
+    v4 += generate(args.test4, 32, V4_TEST_LENGTHS, 0xc6130000, 16, [], 0.6, rnd)
+    # Global unicast, 2000::/3.
+    v6 = generate(args.v6, 128, V6_LENGTHS, 0x2 << 124, 3, V6_EXCLUDE, 0.75, rnd)
+    v6 += generate(args.test6, 128, V6_TEST_LENGTHS,
+                   0x20010db8800000000000000000000000, 33, [], 0.6, rnd)
     w = sys.stdout.write
-    if args.v4:
-        gws = gateways(args.gw4)
-        for addr, length in generate(args.v4, 32, V4_LENGTHS, 0, 0, V4_EXCLUDE, 0.45, rnd):
-            gw, dev = pick_gw(gws, zipf(len(gws)), rnd)
-            w("route add %s via %s%s%s\n" % (fmt4(addr, length), gw,
+    for nets, spec, fmt in ((v4, args.gw4, fmt4), (v6, args.gw6, fmt6)):
+        if not nets:
+            continue
+        gws = gateways(spec)
+        weights = zipf(len(gws))
+        for addr, length in nets:
+            gw, dev = rnd.choices(gws, weights)[0]
+            w("route add %s via %s%s%s\n" % (fmt(addr, length), gw,
                                              " dev " + dev if dev else "", table))
-    if args.v6:
-        gws = gateways(args.gw6)
-        # Global unicast: 2000::/3.
-        for addr, length in generate(args.v6, 128, V6_LENGTHS, 0x2 << 124, 3, V6_EXCLUDE, 0.75, rnd):
-            gw, dev = pick_gw(gws, zipf(len(gws)), rnd)
-            w("route add %s via %s%s%s\n" % (fmt6(addr, length), gw,
-                                                " dev " + dev if dev else "", table))
 
 
 if __name__ == "__main__":

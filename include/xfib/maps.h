@@ -172,7 +172,8 @@ struct xfib_fib_info {
 	__u64 updates;     /* prefixes updated in place */
 	__u64 build_us;    /* duration of the last full build */
 	__u32 capacity;    /* groups (dir24_8/trie6) or ranges (bsearch) */
-	__u32 pad;
+	__u32 build_error; /* errno of the last failed build, 0 after success;
+			    * the previous instance keeps serving meanwhile */
 };
 _Static_assert(sizeof(struct xfib_fib_info) == 80, "xfib_fib_info size");
 

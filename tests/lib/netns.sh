@@ -36,6 +36,7 @@ XFIBCTL=${XFIBCTL:-$XFIB_BUILD/xfibctl}
 XFIB_NETNS=()       # namespaces created
 XFIB_PIDS=()        # background processes (xfibd, ping, tcpdump)
 XFIB_PIN_DIRS=()    # pin directories to remove
+XFIB_EXIT_HOOKS=()  # commands run at the end of cleanup
 XFIB_AUTO_PIN_NS=() # routers using the automatic per-namespace pin dir
 XFIB_TMP=""         # scratch directory (logs, captures)
 XFIB_KEEP_LOGS=${XFIB_KEEP_LOGS:-0}
@@ -91,6 +92,10 @@ xfib_cleanup() {
 		case $d in
 		/sys/fs/bpf/?*) rm -rf "$d" ;;
 		esac
+	done
+	# A test's own resources, once its processes are gone.
+	for d in "${XFIB_EXIT_HOOKS[@]}"; do
+		eval "$d"
 	done
 	if [ -n "$XFIB_TMP" ] && [ -d "$XFIB_TMP" ]; then
 		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
