@@ -45,16 +45,11 @@
  * back replays the same tables and updates.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
+#define TESTLIB_SEED 0xd1224b8a5eed0001ull
+#include "testlib.h"
 #include "ranges.h"
 #include "dir24.h"
 
@@ -79,95 +74,7 @@ static inline __u32 u32_at(const void *t, __u32 i)
 #define TBL24_N XFIB_DIR24_TBL24_ENTRIES
 #define GRP_N XFIB_DIR24_GROUP_ENTRIES
 
-static uint64_t seed = 0xd1224b8a5eed0001ull;
-static uint64_t rng_state;
-static const char *cur_test = "?";
 static unsigned long long n_lookups, n_writes, n_full;
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL [%s]: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (seed 0x%" PRIx64 ")\n", seed);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                \
-	do {                            \
-		if (!(cond))            \
-			fail(__VA_ARGS__); \
-	} while (0)
-
-/* splitmix64: small, fast, and the same sequence everywhere. */
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static void *xmalloc(size_t sz)
-{
-	void *p = malloc(sz ? sz : 1);
-
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t sz)
-{
-	p = realloc(p, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static __u32 host_mask(unsigned int len)
-{
-	return len == 0 ? ~0u : len == 32 ? 0 : (1u << (32 - len)) - 1;
-}
-
-static __u32 pfx_first(__u32 a, unsigned int len)
-{
-	return a & ~host_mask(len);
-}
-
-static __u32 pfx_last(__u32 a, unsigned int len)
-{
-	return a | host_mask(len);
-}
-
-static const char *fmt_addr(__u32 a, char *buf)
-{
-	sprintf(buf, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255,
-		a & 255);
-	return buf;
-}
 
 #define ADDR(a, b, c, d) ((__u32)(a) << 24 | (b) << 16 | (c) << 8 | (d))
 
@@ -220,11 +127,11 @@ static const __u32 *group(const struct inst *in, __u32 g)
 
 static void write_ok(struct inst *in, __u32 first, __u32 last, __u32 nh)
 {
-	char b1[16], b2[16];
+	char b1[INET6_ADDRSTRLEN], b2[INET6_ADDRSTRLEN];
 	int ret = dir24_write_range(&in->d, first, last, nh);
 
-	CHECK(ret == 0, "write %s-%s nh %u: %d", fmt_addr(first, b1),
-	      fmt_addr(last, b2), nh, ret);
+	CHECK(ret == 0, "write %s-%s nh %u: %d", fmt_addr(32, first, b1),
+	      fmt_addr(32, last, b2), nh, ret);
 	n_writes++;
 }
 
@@ -426,7 +333,7 @@ static __u32 rs_lpm_below(const struct rset *rs, __u32 a, unsigned int below)
 
 		if (!rs->len_cnt[len])
 			continue;
-		s = h_find(rs, pfx_first(a, len), len);
+		s = h_find(rs, pfx_first(32, a, len), len);
 		if (s)
 			return s->nh;
 	}
@@ -534,7 +441,7 @@ static size_t cut_ranges(const struct xfib_bs4_range *r, size_t n, __u32 first,
 static __u32 span_ranges_as(const struct rset *rs, __u32 start,
 			    unsigned int len, long self_nh, struct vec *v)
 {
-	__u32 last = pfx_last(start, len);
+	__u32 last = pfx_last(32, start, len);
 	size_t i;
 
 	v->np = 0;
@@ -576,7 +483,7 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 	const struct dir24 *d = &in->d;
 	__u8 *st = calloc(d->ngroups + 1, 1);
 	__u32 b = 0, ext = 0, i;
-	char buf[16];
+	char buf[INET6_ADDRSTRLEN];
 	size_t k = 0;
 
 	CHECK(st, "out of memory");
@@ -615,7 +522,7 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 			for (; b < end; b++)
 				if (entry(in, b) != r[k].nh)
 					fail("%s: /24 %s: entry 0x%x, expected plain %u",
-					     what, fmt_addr(b << 8, buf),
+					     what, fmt_addr(32, b << 8, buf),
 					     entry(in, b), r[k].nh);
 			continue;
 		}
@@ -624,12 +531,12 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 		e = entry(in, b);
 		CHECK(XFIB_DIR24_IS_EXT(e),
 		      "%s: /24 %s holds a longer prefix but entry is plain 0x%x",
-		      what, fmt_addr(base, buf), e);
+		      what, fmt_addr(32, base, buf), e);
 		g = XFIB_DIR24_GROUP(e);
 		CHECK(g < d->ngroups, "%s: /24 %s: group %u out of %u", what,
-		      fmt_addr(base, buf), g, d->ngroups);
+		      fmt_addr(32, base, buf), g, d->ngroups);
 		CHECK(st[g] == G_UNSEEN, "%s: /24 %s: group %u is %s", what,
-		      fmt_addr(base, buf), g,
+		      fmt_addr(32, base, buf), g,
 		      st[g] == G_FREE ? "free" :
 		      st[g] == G_RETIRED ? "retired" : "shared with another /24");
 		st[g] = G_USED;
@@ -639,7 +546,7 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 				j++;
 			e = lookup(in, base | a);
 			CHECK(e == r[j].nh, "%s: %s: lookup %u, expected %u",
-			      what, fmt_addr(base | a, buf), e, r[j].nh);
+			      what, fmt_addr(32, base | a, buf), e, r[j].nh);
 		}
 		b++;
 	}
@@ -654,7 +561,7 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 static void check_same(const struct inst *x, const struct inst *y,
 		       const char *what)
 {
-	char buf[16];
+	char buf[INET6_ADDRSTRLEN];
 	__u32 b;
 
 	for (b = 0; b < TBL24_N; b++) {
@@ -664,11 +571,11 @@ static void check_same(const struct inst *x, const struct inst *y,
 			continue;
 		CHECK(XFIB_DIR24_IS_EXT(ex) && XFIB_DIR24_IS_EXT(ey),
 		      "%s: /24 %s: entries 0x%x and 0x%x", what,
-		      fmt_addr(b << 8, buf), ex, ey);
+		      fmt_addr(32, b << 8, buf), ex, ey);
 		CHECK(!memcmp(group(x, XFIB_DIR24_GROUP(ex)),
 			      group(y, XFIB_DIR24_GROUP(ey)), GRP_N * 4),
 		      "%s: /24 %s: groups %u and %u differ", what,
-		      fmt_addr(b << 8, buf), XFIB_DIR24_GROUP(ex),
+		      fmt_addr(32, b << 8, buf), XFIB_DIR24_GROUP(ex),
 		      XFIB_DIR24_GROUP(ey));
 	}
 	CHECK(dir24_groups_used(&x->d) == dir24_groups_used(&y->d),
@@ -680,14 +587,15 @@ static void check_same(const struct inst *x, const struct inst *y,
 static void check_naive(const struct inst *in, const struct rset *rs,
 			size_t nrandom, const char *what)
 {
-	char buf[16];
+	char buf[INET6_ADDRSTRLEN];
 	size_t i;
 
 	for (i = 0; i < rs->n + nrandom; i++) {
 		__u32 pts[4], k, np = 0;
 
 		if (i < rs->n) {
-			__u32 f = rs->v[i].start, l = pfx_last(f, rs->v[i].len);
+			__u32 f = rs->v[i].start,
+			      l = pfx_last(32, f, rs->v[i].len);
 
 			pts[np++] = f;
 			pts[np++] = l;
@@ -703,7 +611,7 @@ static void check_naive(const struct inst *in, const struct rset *rs,
 			      got = lookup(in, pts[k]);
 
 			CHECK(exp == got, "%s: %s: lookup %u, longest match %u",
-			      what, fmt_addr(pts[k], buf), got, exp);
+			      what, fmt_addr(32, pts[k], buf), got, exp);
 		}
 	}
 }
@@ -754,7 +662,7 @@ static void probe_take(struct probe *p, const struct inst *in, __u32 first,
 static void probe_check(const struct probe *p, const struct inst *in,
 			__u32 first, __u32 last, __u32 nh)
 {
-	char b1[16], b2[16], b3[16];
+	char b1[INET6_ADDRSTRLEN], b2[INET6_ADDRSTRLEN], b3[INET6_ADDRSTRLEN];
 	unsigned int i;
 
 	for (i = 0; i < p->n; i++) {
@@ -763,8 +671,8 @@ static void probe_check(const struct probe *p, const struct inst *in,
 
 		CHECK(got == exp,
 		      "write of nh %u over %s-%s: %s reads %u, expected %u", nh,
-		      fmt_addr(first, b1), fmt_addr(last, b2), fmt_addr(a, b3),
-		      got, exp);
+		      fmt_addr(32, first, b1), fmt_addr(32, last, b2),
+		      fmt_addr(32, a, b3), got, exp);
 	}
 }
 
@@ -838,31 +746,13 @@ static void update(struct inst *in, struct rset *rs, struct vec *v, __u32 start,
 /* ---- table generator ----------------------------------------------------- */
 
 /* A realistic IPv4 mix: /24 dominates, few longer, few /16 or shorter. */
-static unsigned int gen_len(void)
-{
-	unsigned int r = rnd_below(10000);
-
-	if (r < 30)
-		return 8 + rnd_below(4);
-	if (r < 700)
-		return rnd_below(2) ? 16 : 12 + rnd_below(4);
-	if (r < 4100)
-		return 17 + rnd_below(7);
-	if (r < 9600)
-		return 24;
-	return 25 + rnd_below(8);
-}
-
-static __u32 gen_unicast(void)
-{
-	return (__u32)(1 + rnd_below(223)) << 24 | ((__u32)rnd() & 0xffffff);
-}
-
-static __u32 gen_nh(void)
-{
-	/* A few upstreams carry most routes. */
-	return 2 + (rnd_below(4) ? rnd_below(4) : rnd_below(60));
-}
+static const struct len_band len_mix[] = {
+	LEN_BAND(30, 8, 4),
+	LEN_SPLIT(700, 16, 0, 12, 4),
+	LEN_BAND(4100, 17, 7),
+	LEN_BAND(9600, 24, 0),
+	LEN_BAND(10000, 25, 8),
+};
 
 /*
  * A new prefix not in rs: spread % at random, the rest next to or inside
@@ -872,12 +762,12 @@ static void gen_prefix(const struct rset *rs, unsigned int spread, __u32 *start,
 		       unsigned int *plen, __u32 *nh)
 {
 	for (;;) {
-		unsigned int len = gen_len();
+		unsigned int len = rnd_len(len_mix);
 		__u32 a;
 
-		*nh = gen_nh();
+		*nh = rnd_nh(2, 60);
 		if (rnd_below(100) < spread || !rs->n) {
-			a = gen_unicast();
+			a = addr_v4();
 		} else {
 			const struct rp *q = &rs->v[rnd_below(rs->n)];
 
@@ -885,15 +775,15 @@ static void gen_prefix(const struct rset *rs, unsigned int spread, __u32 *start,
 				*nh = q->nh;
 			if (rnd_below(2) && q->len < len) {
 				a = q->start |
-				    ((__u32)rnd() & host_mask(q->len));
+				    ((__u32)rnd() & host_mask(32, q->len));
 			} else {
-				__u32 step = host_mask(len) + 1;
+				__u32 step = host_mask(32, len) + 1;
 
-				a = pfx_first(q->start, len);
+				a = pfx_first(32, q->start, len);
 				a = rnd_below(2) ? a + step : a - step;
 			}
 		}
-		a = pfx_first(a, len);
+		a = pfx_first(32, a, len);
 		if (!rs_has(rs, a, len)) {
 			*start = a;
 			*plen = len;
@@ -1068,7 +958,7 @@ static void test_depth(struct inst *in, struct inst *fresh)
 	rs_init(&rs, 64);
 	rs.sorted = true;
 	for (len = 1; len <= 32; len++) {
-		update(in, &rs, &v, pfx_first(x, len), len, 100 + len, true,
+		update(in, &rs, &v, pfx_first(32, x, len), len, 100 + len, true,
 		       NULL);
 		check_naive(in, &rs, 100, "depth add");
 		/* Whole-table checks where the structure changes shape. */
@@ -1078,7 +968,7 @@ static void test_depth(struct inst *in, struct inst *fresh)
 	CHECK(dir24_groups_used(&in->d) == 1, "depth 32: %u groups used",
 	      dir24_groups_used(&in->d));
 	for (len = 32; len >= 1; len--) {
-		update(in, &rs, &v, pfx_first(x, len), len, -1, true, NULL);
+		update(in, &rs, &v, pfx_first(32, x, len), len, -1, true, NULL);
 		check_naive(in, &rs, 100, "depth del");
 		if (len <= 1 || len == 16 || len >= 23)
 			check_against_build(in, fresh, &rs, &v, "depth del");
@@ -1342,7 +1232,7 @@ static void test_needed(unsigned int rounds)
 	struct xfib_bs4_range seq[8];
 	unsigned int it, i, k;
 	struct inst in;
-	char buf[16];
+	char buf[INET6_ADDRSTRLEN];
 
 	cur_test = "groups_needed";
 	inst_init(&in, 16);
@@ -1409,8 +1299,8 @@ static void test_needed(unsigned int rounds)
 		for (a = 0; a < 4 * GRP_N; a++)
 			CHECK(lookup(&in, base + a) == model[a],
 			      "round %u: %s reads %u, expected %u", it,
-			      fmt_addr(base + a, buf), lookup(&in, base + a),
-			      model[a]);
+			      fmt_addr(32, base + a, buf),
+			      lookup(&in, base + a), model[a]);
 		CHECK(lookup(&in, base - 1) == 0 &&
 			      lookup(&in, base + 4 * GRP_N) == 0,
 		      "round %u: outside the model", it);
@@ -1527,7 +1417,7 @@ static void daemon_batch(struct inst *in, struct rset *rs, struct vec *v,
 			rs_del(rs, a, len);
 		else
 			rs_set(rs, a, len, (__u32)nh);
-		sp[i] = (struct span){ a, pfx_last(a, len) };
+		sp[i] = (struct span){ a, pfx_last(32, a, len) };
 	}
 	qsort(sp, changes, sizeof(*sp), span_cmp);
 	for (i = 1; i < changes; i++) {
@@ -1763,7 +1653,7 @@ static void test_concurrent(double seconds)
 	unsigned long long ops = 0, grace = 0;
 	pthread_t th;
 	double t0;
-	char buf[16];
+	char buf[INET6_ADDRSTRLEN];
 	__u32 i, a;
 
 	cur_test = "concurrent";
@@ -1832,7 +1722,7 @@ static void test_concurrent(double seconds)
 	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	CHECK(!c.failed, "reader saw nh %u at %s during an update", c.bad_nh,
-	      fmt_addr(c.bad_addr, buf));
+	      fmt_addr(32, c.bad_addr, buf));
 	CHECK(c.reads > 10000 && grace > 10,
 	      "test bug: too little overlap (%llu reads, %llu grace periods)",
 	      c.reads, grace);
@@ -1841,7 +1731,7 @@ static void test_concurrent(double seconds)
 		for (a = 0; a < GRP_N; a++)
 			CHECK(lookup(&in, (C_BASE + i) << 8 | a) == truth[i][a],
 			      "final state of %s",
-			      fmt_addr((C_BASE + i) << 8 | a, buf));
+			      fmt_addr(32, (C_BASE + i) << 8 | a, buf));
 	printf("    %llu updates, %llu reclaims after a grace period, %llu concurrent lookups\n",
 	       ops, grace, c.reads);
 	inst_fini(&in);
@@ -1940,9 +1830,9 @@ static void bench(struct inst *in, struct inst *fresh, size_t n)
 
 		/* A /24 that is not in the table, added and withdrawn. */
 		do {
-			a = pfx_first(gen_unicast(), 24);
+			a = pfx_first(32, addr_v4(), 24);
 		} while (rs_has(&rs, a, 24));
-		nh = gen_nh();
+		nh = rnd_nh(2, 60);
 		timed_update(in, &rs, &v, a, 24, nh, false, &st[0]);
 		timed_update(in, &rs, &v, a, 24, -1, false, &st[1]);
 
@@ -1953,7 +1843,7 @@ static void bench(struct inst *in, struct inst *fresh, size_t n)
 			 XFIB_DIR24_IS_EXT(entry(in, p->start >> 8)));
 		len = 25 + rnd_below(8);
 		a = p->start | ((__u32)rnd() & 255);
-		a = pfx_first(a, len);
+		a = pfx_first(32, a, len);
 		nh = p->nh + 1;
 		if (!rs_has(&rs, a, len)) {
 			timed_update(in, &rs, &v, a, len, nh, false, &st[2]);

@@ -30,97 +30,24 @@
  * end; the figures are informational, and only meaningful from a build
  * without sanitizers:
  *
- *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ictl \
- *       tests/unit/test_ptree.c ctl/ptree.c ctl/ranges.c -o /tmp/ptree_bench
+ *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ictl -Itests/unit/ref \
+ *       tests/unit/test_ptree.c ctl/ptree.c tests/unit/ref/ranges.c \
+ *       -o /tmp/ptree_bench
  *   /tmp/ptree_bench 0 --bench
  *
  * Usage: unit_test_ptree [seed] [--bench]. The seed is printed first;
  * passing it back replays the same run. --bench runs only the timings.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
+#define TESTLIB_SEED 0x7e5eed9f1b2024ull
+#include "testlib.h"
 #include "ptree.h"
 #include "ranges.h"
 
-typedef unsigned __int128 u128;
-
 #define DEF_NH 0xfffffff0u /* "no route" of the walks that do not use 0 */
 
-static uint64_t seed = 0x7e5eed9f1b2024ull;
-static uint64_t rng_state;
-static const char *cur_test = "?";
 static unsigned long long n_lookups, n_walks, n_ops;
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL [%s]: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (seed 0x%" PRIx64 ")\n", seed);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                \
-	do {                            \
-		if (!(cond))            \
-			fail(__VA_ARGS__); \
-	} while (0)
-
-/* splitmix64: small, fast, and the same sequence everywhere. */
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static void *xmalloc(size_t sz)
-{
-	void *p = malloc(sz ? sz : 1);
-
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t sz)
-{
-	p = realloc(p, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---- families and addresses (host order) -------------------------------- */
 
@@ -131,75 +58,6 @@ struct fam {
 
 static const struct fam f4 = { .name = "ipv4", .bits = 32 };
 static const struct fam f6 = { .name = "ipv6", .bits = 128 };
-
-static u128 last_addr(const struct fam *f)
-{
-	return f->bits == 128 ? ~(u128)0 : ((u128)1 << f->bits) - 1;
-}
-
-static u128 host_mask(const struct fam *f, unsigned int plen)
-{
-	return plen == 0 ? last_addr(f) : ((u128)1 << (f->bits - plen)) - 1;
-}
-
-static u128 pfx_first(const struct fam *f, u128 a, unsigned int plen)
-{
-	return a & ~host_mask(f, plen);
-}
-
-static u128 pfx_last(const struct fam *f, u128 a, unsigned int plen)
-{
-	return a | host_mask(f, plen);
-}
-
-static u128 rnd_addr(const struct fam *f)
-{
-	u128 a = ((u128)rnd() << 64) | rnd();
-
-	return a & last_addr(f);
-}
-
-/* Writes exactly bits / 8 bytes. */
-static void to_bytes(const struct fam *f, u128 a, __u8 *b)
-{
-	unsigned int i, nb = f->bits / 8;
-
-	for (i = 0; i < nb; i++)
-		b[i] = (__u8)(a >> (8 * (nb - 1 - i)));
-}
-
-static u128 from_bytes(const struct fam *f, const __u8 *b)
-{
-	unsigned int i;
-	u128 a = 0;
-
-	for (i = 0; i < f->bits / 8; i++)
-		a = (a << 8) | b[i];
-	return a;
-}
-
-static const char *fmt_addr(const struct fam *f, u128 a, char *buf)
-{
-	__u8 b[16];
-
-	to_bytes(f, a, b);
-	inet_ntop(f->bits == 32 ? AF_INET : AF_INET6, b, buf, INET6_ADDRSTRLEN);
-	return buf;
-}
-
-#define FA(f, a) fmt_addr((f), (a), (char[INET6_ADDRSTRLEN]){ 0 })
-
-/* Parses "a.b.c.d" or an IPv6 address; test literals only. */
-static u128 A(const struct fam *f, const char *s)
-{
-	__u8 b[16];
-
-	if (inet_pton(f->bits == 32 ? AF_INET : AF_INET6, s, b) != 1) {
-		fprintf(stderr, "bad test address %s\n", s);
-		exit(2);
-	}
-	return from_bytes(f, b);
-}
 
 /* ---- calls into the tree ------------------------------------------------ */
 
@@ -212,8 +70,8 @@ static const __u8 *arg_addr(const struct fam *f, u128 a, unsigned int plen)
 	__u8 *b = f->bits == 32 ? abuf4 : abuf6;
 
 	if (plen < f->bits && rnd_below(2))
-		a |= rnd_addr(f) & host_mask(f, plen);
-	to_bytes(f, a, b);
+		a |= rnd_addr(f->bits) & host_mask(f->bits, plen);
+	to_bytes(f->bits, a, b);
 	return b;
 }
 
@@ -242,7 +100,7 @@ static __u32 pt_lookup(const struct ptree *t, const struct fam *f, u128 a,
 {
 	__u8 *b = f->bits == 32 ? abuf4 : abuf6;
 
-	to_bytes(f, a, b);
+	to_bytes(f->bits, a, b);
 	n_lookups++;
 	return ptree_lookup(t, b, plen, def);
 }
@@ -331,14 +189,7 @@ static void ref_free(struct ref *r)
 
 static size_t ref_hash(u128 key, unsigned int plen)
 {
-	uint64_t x = (uint64_t)key ^
-		     (uint64_t)(key >> 64) * 0x9e3779b97f4a7c15ull;
-
-	x ^= (uint64_t)(plen + 1) * 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 29;
-	return (size_t)x;
+	return pfx_hash(key, (uint64_t)(plen + 1));
 }
 
 /* The slot holding (first, plen), or the empty slot where it would go. */
@@ -360,7 +211,7 @@ static size_t ref_find(const struct ref *r, u128 first, unsigned int plen)
 static const struct rpfx *ref_get(const struct ref *r, u128 a,
 				  unsigned int plen)
 {
-	size_t s = ref_find(r, pfx_first(r->f, a, plen), plen);
+	size_t s = ref_find(r, pfx_first(r->f->bits, a, plen), plen);
 
 	return r->slot[s] ? &r->v[r->slot[s] - 1] : NULL;
 }
@@ -368,7 +219,7 @@ static const struct rpfx *ref_get(const struct ref *r, u128 a,
 /* 1 if inserted, 0 if updated. */
 static int ref_set(struct ref *r, u128 a, unsigned int plen, __u32 nh)
 {
-	u128 first = pfx_first(r->f, a, plen);
+	u128 first = pfx_first(r->f->bits, a, plen);
 	size_t s = ref_find(r, first, plen);
 
 	if (r->slot[s]) {
@@ -384,7 +235,7 @@ static int ref_set(struct ref *r, u128 a, unsigned int plen, __u32 nh)
 
 static int ref_del(struct ref *r, u128 a, unsigned int plen)
 {
-	u128 first = pfx_first(r->f, a, plen);
+	u128 first = pfx_first(r->f->bits, a, plen);
 	size_t s = ref_find(r, first, plen), i, j, idx;
 
 	if (!r->slot[s])
@@ -428,7 +279,7 @@ static __u32 ref_lpm_naive(const struct ref *r, u128 a, __u32 def,
 	for (i = 0; i < r->n; i++) {
 		const struct rpfx *p = &r->v[i];
 
-		if (pfx_first(r->f, a, p->plen) == p->first &&
+		if (pfx_first(r->f->bits, a, p->plen) == p->first &&
 		    (int)p->plen > best) {
 			best = p->plen;
 			nh = p->nh;
@@ -471,7 +322,7 @@ static __u32 ref_lpm(const struct ref *r, u128 a, __u32 def,
 	nh2 = ref_lpm_hash(r, a, def, &l2);
 	CHECK(nh == nh2 && *plen == l2,
 	      "%s %s: test bug: references disagree (%u/%u, %u/%u)",
-	      r->f->name, FA(r->f, a), nh, *plen, nh2, l2);
+	      r->f->name, FA(r->f->bits, a), nh, *plen, nh2, l2);
 	return nh;
 }
 
@@ -488,24 +339,24 @@ static void check_lookup(const struct ptree *t, const struct ref *r, u128 a,
 	got = pt_lookup(t, f, a, &glen, def);
 	CHECK(got == exp && glen == elen,
 	      "%s lookup %s: nh %u /%u, longest match is nh %u /%u", f->name,
-	      FA(f, a), got, glen, exp, elen);
+	      FA(f->bits, a), got, glen, exp, elen);
 	/* plen_out may be NULL. */
 	got = pt_lookup(t, f, a, NULL, def);
 	CHECK(got == exp, "%s lookup %s (no plen_out): nh %u, expected %u",
-	      f->name, FA(f, a), got, exp);
+	      f->name, FA(f->bits, a), got, exp);
 }
 
 /* First, last, and the addresses just outside a prefix. */
 static void check_bounds(const struct ptree *t, const struct ref *r,
 			 u128 first, unsigned int plen, __u32 def)
 {
-	u128 last = pfx_last(r->f, first, plen);
+	u128 last = pfx_last(r->f->bits, first, plen);
 
 	check_lookup(t, r, first, def);
 	check_lookup(t, r, last, def);
 	if (first > 0)
 		check_lookup(t, r, first - 1, def);
-	if (last < last_addr(r->f))
+	if (last < last_addr(r->f->bits))
 		check_lookup(t, r, last + 1, def);
 }
 
@@ -517,19 +368,21 @@ static void check_shape(const struct fam *f, const struct wout *o, u128 first,
 
 	CHECK(o->n > 0, "%s walk %s: no ranges", f->name, what);
 	CHECK(o->v[0].first == first, "%s walk %s: starts at %s, not %s",
-	      f->name, what, FA(f, o->v[0].first), FA(f, first));
+	      f->name, what, FA(f->bits, o->v[0].first), FA(f->bits, first));
 	CHECK(o->v[o->n - 1].last == last, "%s walk %s: ends at %s, not %s",
-	      f->name, what, FA(f, o->v[o->n - 1].last), FA(f, last));
+	      f->name, what, FA(f->bits, o->v[o->n - 1].last),
+	      FA(f->bits, last));
 	for (i = 0; i < o->n; i++) {
 		CHECK(o->v[i].first <= o->v[i].last,
 		      "%s walk %s: range %zu is %s..%s", f->name, what, i,
-		      FA(f, o->v[i].first), FA(f, o->v[i].last));
+		      FA(f->bits, o->v[i].first), FA(f->bits, o->v[i].last));
 		if (!i)
 			continue;
 		CHECK(o->v[i - 1].last < last &&
 			      o->v[i].first == o->v[i - 1].last + 1,
 		      "%s walk %s: range %zu starts at %s after %s", f->name,
-		      what, i, FA(f, o->v[i].first), FA(f, o->v[i - 1].last));
+		      what, i, FA(f->bits, o->v[i].first),
+		      FA(f->bits, o->v[i - 1].last));
 		CHECK(o->v[i].nh != o->v[i - 1].nh,
 		      "%s walk %s: ranges %zu and %zu both nh %u (not merged)",
 		      f->name, what, i - 1, i, o->v[i].nh);
@@ -560,7 +413,7 @@ static void check_point(const struct ref *r, const struct wout *o, u128 a,
 	__u32 exp = ref_lpm(r, a, def, &plen), got = wfind(o, a)->nh;
 
 	CHECK(got == exp, "%s walk %s: %s has nh %u, longest match is %u",
-	      f->name, what, FA(f, a), got, exp);
+	      f->name, what, FA(f->bits, a), got, exp);
 }
 
 /* Walk of (a, plen) against the linear reference (small tables). */
@@ -568,13 +421,14 @@ static void check_walk_naive(const struct ptree *t, const struct ref *r,
 			     u128 a, unsigned int plen, __u32 def)
 {
 	const struct fam *f = r->f;
-	u128 first = pfx_first(f, a, plen), last = pfx_last(f, a, plen);
+	u128 first = pfx_first(f->bits, a, plen),
+	     last = pfx_last(f->bits, a, plen);
 	struct wout o = { 0 };
 	char what[80];
 	size_t i;
 	int ret;
 
-	snprintf(what, sizeof(what), "%s/%u", FA(f, first), plen);
+	snprintf(what, sizeof(what), "%s/%u", FA(f->bits, first), plen);
 	ret = pt_walk(t, f, a, plen, def, &o);
 	CHECK(ret == 0, "%s walk %s returns %d", f->name, what, ret);
 	check_shape(f, &o, first, last, what);
@@ -583,7 +437,8 @@ static void check_walk_naive(const struct ptree *t, const struct ref *r,
 		check_point(r, &o, o.v[i].last, def, what);
 	}
 	for (i = 0; i < r->n; i++) {
-		u128 pf = r->v[i].first, pl = pfx_last(f, pf, r->v[i].plen);
+		u128 pf = r->v[i].first,
+		     pl = pfx_last(f->bits, pf, r->v[i].plen);
 
 		if (pf >= first && pf <= last)
 			check_point(r, &o, pf, def, what);
@@ -610,7 +465,7 @@ static void granges_build(const struct ref *r, struct granges *g)
 
 	for (i = 0; i < r->n; i++) {
 		memset(&in[i], 0, sizeof(in[i]));
-		to_bytes(f, r->v[i].first, in[i].addr);
+		to_bytes(f->bits, r->v[i].first, in[i].addr);
 		in[i].plen = r->v[i].plen;
 		in[i].nh = r->v[i].nh;
 	}
@@ -659,12 +514,13 @@ static void check_walk_ranges(const struct ptree *t, const struct fam *f,
 			      const struct granges *g, u128 a,
 			      unsigned int plen, struct wout *o)
 {
-	u128 first = pfx_first(f, a, plen), last = pfx_last(f, a, plen);
+	u128 first = pfx_first(f->bits, a, plen),
+	     last = pfx_last(f->bits, a, plen);
 	size_t lo = 0, hi = g->n, i, k;
 	char what[80];
 	int ret;
 
-	snprintf(what, sizeof(what), "%s/%u", FA(f, first), plen);
+	snprintf(what, sizeof(what), "%s/%u", FA(f->bits, first), plen);
 	ret = pt_walk(t, f, a, plen, 0, o);
 	CHECK(ret == 0, "%s walk %s returns %d", f->name, what, ret);
 	check_shape(f, o, first, last, what);
@@ -686,9 +542,9 @@ static void check_walk_ranges(const struct ptree *t, const struct fam *f,
 		CHECK(o->v[k].first == ef && o->v[k].last == el &&
 			      o->v[k].nh == g->nh[i],
 		      "%s walk %s: range %zu is %s..%s nh %u, expected %s..%s nh %u",
-		      f->name, what, k, FA(f, o->v[k].first),
-		      FA(f, o->v[k].last), o->v[k].nh, FA(f, ef), FA(f, el),
-		      g->nh[i]);
+		      f->name, what, k, FA(f->bits, o->v[k].first),
+		      FA(f->bits, o->v[k].last), o->v[k].nh, FA(f->bits, ef),
+		      FA(f->bits, el), g->nh[i]);
 	}
 	CHECK(k == o->n, "%s walk %s: %zu ranges, expected %zu", f->name,
 	      what, o->n, k);
@@ -727,13 +583,13 @@ static void check_small(const struct ptree *t, const struct ref *r,
 		ret = pt_get(t, f, p->first, p->plen, &nh);
 		CHECK(ret == 0 && nh == p->nh,
 		      "%s get %s/%u: %d nh %u, expected nh %u", f->name,
-		      FA(f, p->first), p->plen, ret, nh, p->nh);
+		      FA(f->bits, p->first), p->plen, ret, nh, p->nh);
 		check_bounds(t, r, p->first, p->plen, 0);
 	}
 	check_lookup(t, r, 0, DEF_NH);
-	check_lookup(t, r, last_addr(f), DEF_NH);
+	check_lookup(t, r, last_addr(f->bits), DEF_NH);
 	for (i = 0; i < 4; i++)
-		check_lookup(t, r, rnd_addr(f), DEF_NH);
+		check_lookup(t, r, rnd_addr(f->bits), DEF_NH);
 
 	check_walk_naive(t, r, 0, 0, DEF_NH);
 	granges_build(r, &g);
@@ -753,8 +609,9 @@ static void check_small(const struct ptree *t, const struct ref *r,
 		} else {
 			a = r->n && rnd_below(2) ?
 				    r->v[rnd_below(r->n)].first ^
-					    (rnd_addr(f) >> rnd_below(f->bits)) :
-				    rnd_addr(f);
+					    (rnd_addr(f->bits) >>
+					     rnd_below(f->bits)) :
+				    rnd_addr(f->bits);
 			plen = rnd_below(f->bits + 1);
 		}
 		check_walk_naive(t, r, a, plen, i % 3 ? 0 : DEF_NH);
@@ -771,8 +628,8 @@ static void do_set(struct ptree *t, struct ref *r, u128 a, unsigned int plen,
 	int exp = ref_set(r, a, plen, nh), got = pt_set(t, r->f, a, plen, nh);
 
 	CHECK(got == exp, "%s set %s/%u nh %u returns %d, expected %d",
-	      r->f->name, FA(r->f, pfx_first(r->f, a, plen)), plen, nh, got,
-	      exp);
+	      r->f->name, FA(r->f->bits, pfx_first(r->f->bits, a, plen)), plen,
+	      nh, got, exp);
 }
 
 static void do_del(struct ptree *t, struct ref *r, u128 a, unsigned int plen)
@@ -780,7 +637,7 @@ static void do_del(struct ptree *t, struct ref *r, u128 a, unsigned int plen)
 	int exp = ref_del(r, a, plen), got = pt_del(t, r->f, a, plen);
 
 	CHECK(got == exp, "%s del %s/%u returns %d, expected %d", r->f->name,
-	      FA(r->f, pfx_first(r->f, a, plen)), plen, got, exp);
+	      FA(r->f->bits, pfx_first(r->f->bits, a, plen)), plen, got, exp);
 }
 
 static void tree_init(struct ptree *t, const struct fam *f)
@@ -815,17 +672,18 @@ static void test_api(const struct fam *f)
 	      "%s: empty tree has count %zu, %zu bytes", f->name,
 	      ptree_count(&t), ptree_mem_bytes(&t));
 	plen = 77;
-	CHECK(pt_lookup(&t, f, rnd_addr(f), &plen, 1234) == 1234 && plen == 0,
+	CHECK(pt_lookup(&t, f, rnd_addr(f->bits), &plen, 1234) == 1234 &&
+		      plen == 0,
 	      "%s: empty lookup", f->name);
 	CHECK(pt_get(&t, f, 0, 0, &nh) == -ENOENT, "%s: empty get", f->name);
 	CHECK(pt_del(&t, f, 0, 0) == -ENOENT, "%s: empty del", f->name);
 	ret = pt_walk(&t, f, 0, 0, 1234, &o);
 	CHECK(ret == 0 && o.n == 1 && o.v[0].first == 0 &&
-		      o.v[0].last == last_addr(f) && o.v[0].nh == 1234,
+		      o.v[0].last == last_addr(f->bits) && o.v[0].nh == 1234,
 	      "%s: empty walk /0: %d, %zu ranges", f->name, ret, o.n);
-	ret = pt_walk(&t, f, last_addr(f), f->bits, 5, &o);
-	CHECK(ret == 0 && o.n == 1 && o.v[0].first == last_addr(f) &&
-		      o.v[0].last == last_addr(f) && o.v[0].nh == 5,
+	ret = pt_walk(&t, f, last_addr(f->bits), f->bits, 5, &o);
+	CHECK(ret == 0 && o.n == 1 && o.v[0].first == last_addr(f->bits) &&
+		      o.v[0].last == last_addr(f->bits) && o.v[0].nh == 5,
 	      "%s: empty walk of the last host: %d, %zu ranges", f->name, ret,
 	      o.n);
 
@@ -851,17 +709,19 @@ static void test_api(const struct fam *f)
 
 	/* Inserted, then updated; host bits are ignored everywhere. */
 	{
-		u128 a = f->bits == 32 ? A(f, "10.1.2.3") : A(f, "2001:db8::1");
+		u128 a = f->bits == 32 ? A(f->bits, "10.1.2.3") :
+					 A(f->bits, "2001:db8::1");
 		unsigned int l = f->bits == 32 ? 8 : 32;
 
 		ret = ptree_set(&t, arg_addr(f, a, f->bits), l, 7);
 		CHECK(ret == 1, "%s: first set returns %d", f->name, ret);
 		ref_set(&r, a, l, 7);
-		ret = pt_set(&t, f, pfx_first(f, a, l), l, 8);
+		ret = pt_set(&t, f, pfx_first(f->bits, a, l), l, 8);
 		CHECK(ret == 0, "%s: second set returns %d", f->name, ret);
 		ref_set(&r, a, l, 8);
-		ret = ptree_get(&t, arg_addr(f, pfx_last(f, a, l), f->bits), l,
-				&nh);
+		ret = ptree_get(&t,
+				arg_addr(f, pfx_last(f->bits, a, l), f->bits),
+				l, &nh);
 		CHECK(ret == 0 && nh == 8, "%s: get with host bits: %d nh %u",
 		      f->name, ret, nh);
 		check_small(&t, &r, 4);
@@ -885,7 +745,7 @@ static void test_api(const struct fam *f)
 
 	/* Early stop: emit's value comes back, and no call follows it. */
 	for (i = 0; i < 16; i++)
-		do_set(&t, &r, rnd_addr(f), 2 + rnd_below(f->bits - 1),
+		do_set(&t, &r, rnd_addr(f->bits), 2 + rnd_below(f->bits - 1),
 		       (__u32)i + 1);
 	ret = pt_walk(&t, f, 0, 0, DEF_NH, &o);
 	CHECK(ret == 0 && o.n >= 4, "%s: walk /0: %d, %zu ranges", f->name, ret,
@@ -915,7 +775,7 @@ static void test_api(const struct fam *f)
 	/* fini, then the same struct again. */
 	ptree_fini(&t);
 	tree_init(&t, f);
-	do_set(&t, &r, last_addr(f), f->bits, 3);
+	do_set(&t, &r, last_addr(f->bits), f->bits, 3);
 	check_small(&t, &r, 4);
 	ptree_fini(&t);
 	ptree_fini(&t); /* a finished tree is empty: harmless */
@@ -948,7 +808,7 @@ static void default_case(const struct fam *f, const char *name,
 
 static void test_default(const struct fam *f)
 {
-	u128 ones = last_addr(f), mid = (u128)1 << (f->bits - 1);
+	u128 ones = last_addr(f->bits), mid = (u128)1 << (f->bits - 1);
 	unsigned int b = f->bits;
 
 	/* /0 first, then specifics; deleted again in both orders. */
@@ -982,7 +842,7 @@ static void test_host(const struct fam *f)
 {
 	struct ptree t;
 	struct ref r;
-	u128 ones = last_addr(f), x = rnd_addr(f) & ~(u128)3;
+	u128 ones = last_addr(f->bits), x = rnd_addr(f->bits) & ~(u128)3;
 	u128 pts[] = { 0, 1, ones, ones - 1, x, x + 1, x + 2, x + 3 };
 	size_t i;
 
@@ -1012,8 +872,8 @@ static void test_host(const struct fam *f)
  */
 static void test_depth(const struct fam *f)
 {
-	u128 bases[] = { last_addr(f), 0, rnd_addr(f),
-			 last_addr(f) / 3 /* 0101... */ };
+	u128 bases[] = { last_addr(f->bits), 0, rnd_addr(f->bits),
+			 last_addr(f->bits) / 3 /* 0101... */ };
 	struct ptree t;
 	struct ref r;
 	size_t k;
@@ -1062,17 +922,17 @@ static void expect_walk(const struct ptree *t, const struct fam *f,
 	size_t i;
 	int ret;
 
-	ret = pt_walk(t, f, A(f, addr), plen, def, &o);
+	ret = pt_walk(t, f, A(f->bits, addr), plen, def, &o);
 	CHECK(ret == 0 && o.n == n, "%s walk %s/%u: %d, %zu ranges, expected %zu",
 	      f->name, addr, plen, ret, o.n, n);
 	for (i = 0; i < n; i++)
-		CHECK(o.v[i].first == A(f, e[i].first) &&
-			      o.v[i].last == A(f, e[i].last) &&
+		CHECK(o.v[i].first == A(f->bits, e[i].first) &&
+			      o.v[i].last == A(f->bits, e[i].last) &&
 			      o.v[i].nh == e[i].nh,
 		      "%s walk %s/%u: range %zu is %s..%s nh %u, expected %s..%s nh %u",
-		      f->name, addr, plen, i, FA(f, o.v[i].first),
-		      FA(f, o.v[i].last), o.v[i].nh, e[i].first, e[i].last,
-		      e[i].nh);
+		      f->name, addr, plen, i, FA(f->bits, o.v[i].first),
+		      FA(f->bits, o.v[i].last), o.v[i].nh, e[i].first,
+		      e[i].last, e[i].nh);
 	free(o.v);
 }
 
@@ -1092,12 +952,12 @@ static void test_overlap4(void)
 	cur_test = "overlap";
 	tree_init(&t, f);
 	ref_init(&r, f, 16);
-	do_set(&t, &r, A(f, "10.1.2.0"), 24, 3);
-	do_set(&t, &r, A(f, "10.0.0.0"), 8, 1);
-	do_set(&t, &r, A(f, "10.1.0.0"), 16, 2);
-	do_set(&t, &r, A(f, "10.1.3.0"), 24, 2);   /* as its /16: merges */
-	do_set(&t, &r, A(f, "10.128.0.0"), 9, 1);  /* as its /8: merges */
-	do_set(&t, &r, A(f, "10.1.2.128"), 25, 4);
+	do_set(&t, &r, A(f->bits, "10.1.2.0"), 24, 3);
+	do_set(&t, &r, A(f->bits, "10.0.0.0"), 8, 1);
+	do_set(&t, &r, A(f->bits, "10.1.0.0"), 16, 2);
+	do_set(&t, &r, A(f->bits, "10.1.3.0"), 24, 2);   /* as its /16: merges */
+	do_set(&t, &r, A(f->bits, "10.128.0.0"), 9, 1);  /* as its /8: merges */
+	do_set(&t, &r, A(f->bits, "10.1.2.128"), 25, 4);
 	check_small(&t, &r, 16);
 
 	EXPECT(&t, f, "10.0.0.0", 8, 0,
@@ -1129,7 +989,7 @@ static void test_overlap4(void)
 	EXPECT(&t, f, "12.0.0.0", 6, 9, { "12.0.0.0", "15.255.255.255", 9 });
 
 	/* Deleting the covering prefixes. */
-	do_del(&t, &r, A(f, "10.0.0.0"), 8);
+	do_del(&t, &r, A(f->bits, "10.0.0.0"), 8);
 	check_small(&t, &r, 16);
 	EXPECT(&t, f, "10.0.0.0", 8, 0,
 	       { "10.0.0.0", "10.0.255.255", 0 },
@@ -1139,7 +999,7 @@ static void test_overlap4(void)
 	       { "10.1.3.0", "10.1.255.255", 2 },
 	       { "10.2.0.0", "10.127.255.255", 0 },
 	       { "10.128.0.0", "10.255.255.255", 1 });
-	do_del(&t, &r, A(f, "10.1.0.0"), 16);
+	do_del(&t, &r, A(f->bits, "10.1.0.0"), 16);
 	check_small(&t, &r, 16);
 	EXPECT(&t, f, "10.1.0.0", 16, 0,
 	       { "10.1.0.0", "10.1.1.255", 0 },
@@ -1147,7 +1007,7 @@ static void test_overlap4(void)
 	       { "10.1.2.128", "10.1.2.255", 4 },
 	       { "10.1.3.0", "10.1.3.255", 2 },
 	       { "10.1.4.0", "10.1.255.255", 0 });
-	do_del(&t, &r, A(f, "10.1.2.0"), 24);
+	do_del(&t, &r, A(f->bits, "10.1.2.0"), 24);
 	check_small(&t, &r, 16);
 	EXPECT(&t, f, "10.1.2.0", 23, 0,
 	       { "10.1.2.0", "10.1.2.127", 0 },
@@ -1166,11 +1026,12 @@ static void test_overlap6(void)
 	cur_test = "overlap";
 	tree_init(&t, f);
 	ref_init(&r, f, 16);
-	do_set(&t, &r, A(f, "2001:db8::"), 32, 1);
-	do_set(&t, &r, A(f, "2001:db8:1::"), 48, 2);
-	do_set(&t, &r, A(f, "2001:db8:1::1"), 128, 3);
-	do_set(&t, &r, A(f, "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"), 128, 4);
-	do_set(&t, &r, A(f, "::"), 0, 5);
+	do_set(&t, &r, A(f->bits, "2001:db8::"), 32, 1);
+	do_set(&t, &r, A(f->bits, "2001:db8:1::"), 48, 2);
+	do_set(&t, &r, A(f->bits, "2001:db8:1::1"), 128, 3);
+	do_set(&t, &r, A(f->bits, "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"),
+	       128, 4);
+	do_set(&t, &r, A(f->bits, "::"), 0, 5);
 	check_small(&t, &r, 16);
 	EXPECT(&t, f, "2001:db8::", 32, 0,
 	       { "2001:db8::", "2001:db8:0:ffff:ffff:ffff:ffff:ffff", 1 },
@@ -1187,8 +1048,8 @@ static void test_overlap6(void)
 	       { "2001:db8:1::1", "2001:db8:1::1", 3 });
 	EXPECT(&t, f, "8000::", 1, 0,
 	       { "8000::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 5 });
-	do_del(&t, &r, A(f, "::"), 0);
-	do_del(&t, &r, A(f, "2001:db8::"), 32);
+	do_del(&t, &r, A(f->bits, "::"), 0);
+	do_del(&t, &r, A(f->bits, "2001:db8::"), 32);
 	check_small(&t, &r, 16);
 	EXPECT(&t, f, "2001:db8::", 32, 7,
 	       { "2001:db8::", "2001:db8:0:ffff:ffff:ffff:ffff:ffff", 7 },
@@ -1207,9 +1068,10 @@ static void test_delete_absent(const struct fam *f)
 {
 	struct ptree t;
 	struct ref r;
-	u128 x = f->bits == 32 ? A(f, "10.0.0.0") : A(f, "2001:db8::");
+	u128 x = f->bits == 32 ? A(f->bits, "10.0.0.0") :
+				 A(f->bits, "2001:db8::");
 	unsigned int l = f->bits == 32 ? 24 : 64;
-	u128 step = host_mask(f, l) + 1;
+	u128 step = host_mask(f->bits, l) + 1;
 	size_t mem;
 	__u32 nh;
 	int ret, i;
@@ -1225,17 +1087,17 @@ static void test_delete_absent(const struct fam *f)
 
 	{
 		u128 a[] = { x, x, x, x, x + step, x + 4 * step, 0, 0,
-			     last_addr(f) };
+			     last_addr(f->bits) };
 		unsigned int pl[] = { l - 1, l + 1, l - 3, f->bits, l + 1, l,
 				      0, f->bits, f->bits };
 
 		for (i = 0; i < 9; i++) {
 			ret = pt_del(&t, f, a[i], pl[i]);
 			CHECK(ret == -ENOENT, "%s del absent %s/%u returns %d",
-			      f->name, FA(f, a[i]), pl[i], ret);
+			      f->name, FA(f->bits, a[i]), pl[i], ret);
 			ret = pt_get(&t, f, a[i], pl[i], &nh);
 			CHECK(ret == -ENOENT, "%s get absent %s/%u returns %d",
-			      f->name, FA(f, a[i]), pl[i], ret);
+			      f->name, FA(f->bits, a[i]), pl[i], ret);
 		}
 	}
 	check_small(&t, &r, 8);
@@ -1274,7 +1136,8 @@ static void test_replace(const struct fam *f)
 {
 	struct ptree t;
 	struct ref r;
-	u128 x = f->bits == 32 ? A(f, "192.168.0.0") : A(f, "2001:db8:5::");
+	u128 x = f->bits == 32 ? A(f->bits, "192.168.0.0") :
+				 A(f->bits, "2001:db8:5::");
 	unsigned int ls4[] = { 0, 16, 24, 28, 32 }, ls6[] = { 0, 32, 48, 64, 128 };
 	const unsigned int *ls = f->bits == 32 ? ls4 : ls6;
 	__u32 nhs[] = { 1, 2, 0, 3, 2 };
@@ -1304,8 +1167,8 @@ static void test_replace(const struct fam *f)
  */
 static u128 cluster_addr(const struct fam *f)
 {
-	u128 base[4] = { 0, last_addr(f), (u128)1 << (f->bits - 1),
-			 last_addr(f) / 3 };
+	u128 base[4] = { 0, last_addr(f->bits), (u128)1 << (f->bits - 1),
+			 last_addr(f->bits) / 3 };
 	u128 a = base[rnd_below(4)];
 	unsigned int sh = rnd_below(f->bits);
 
@@ -1314,7 +1177,7 @@ static u128 cluster_addr(const struct fam *f)
 	a ^= (u128)rnd_below(16);
 	if (rnd_below(2))
 		a ^= (u128)1 << sh;
-	return a & last_addr(f);
+	return a & last_addr(f->bits);
 }
 
 static unsigned int cluster_len(const struct fam *f)
@@ -1368,53 +1231,6 @@ static void test_fuzz_small(const struct fam *f, unsigned int rounds,
 
 /* ---- realistic tables ---------------------------------------------------- */
 
-static unsigned int len_v4(void)
-{
-	unsigned int r = rnd_below(10000);
-
-	if (r < 5)
-		return rnd_below(9); /* /0../8: rare */
-	if (r < 105)
-		return 9 + rnd_below(7);
-	if (r < 3600)
-		return 16 + rnd_below(8);
-	if (r < 9500)
-		return 24;
-	return 25 + rnd_below(8);
-}
-
-static unsigned int len_v6(void)
-{
-	unsigned int r = rnd_below(10000);
-
-	if (r < 5)
-		return rnd_below(29);
-	if (r < 1500)
-		return 32;
-	if (r < 4000)
-		return 29 + rnd_below(16);
-	if (r < 8500)
-		return 48;
-	if (r < 9000)
-		return rnd_below(2) ? 45 + rnd_below(3) : 49 + rnd_below(15);
-	if (r < 9700)
-		return 64;
-	return 128;
-}
-
-/* Where unrelated prefixes land: unicast space. */
-static u128 addr_v4(void)
-{
-	return (u128)(1 + rnd_below(223)) << 24 | (rnd() & 0xffffff);
-}
-
-static u128 addr_v6(void)
-{
-	/* 2000::/3 */
-	return ((u128)((rnd() & ((1ull << 61) - 1)) | (1ull << 61)) << 64) |
-	       rnd();
-}
-
 /*
  * A prefix as routing tables have them: mostly more-specifics inside or
  * neighbours of existing prefixes, spread % placed at random, the nexthop
@@ -1424,29 +1240,23 @@ static void gen_pfx(const struct fam *f, const struct ref *r,
 		    unsigned int spread, u128 *a, unsigned int *len, __u32 *nh)
 {
 	*len = f->bits == 32 ? len_v4() : len_v6();
-	*nh = 1 + (rnd_below(4) ? rnd_below(4) : rnd_below(64));
+	*nh = rnd_nh(1, 64);
 	if (rnd_below(200) == 0)
 		*nh = 0;
 	if (!r->n || rnd_below(100) < spread) {
 		*a = f->bits == 32 ? addr_v4() : addr_v6();
 	} else {
 		const struct rpfx *q = &r->v[rnd_below(r->n)];
+		bool inside;
 
 		if (rnd_below(100) < 60)
 			*nh = q->nh;
-		if (rnd_below(2) && q->plen < *len) {
-			*a = q->first | (rnd_addr(f) & host_mask(f, q->plen));
-		} else if (*len) {
-			u128 step = host_mask(f, *len) + 1;
-
-			*a = pfx_first(f, q->first, *len);
-			*a = rnd_below(2) ? *a + step : *a - step;
-			*a &= last_addr(f);
-		} else {
-			*a = 0;
-		}
+		inside = rnd_below(2);
+		/* A /0 is never inside q and has no neighbour. */
+		*a = *len ? pfx_near(f->bits, q->first, q->plen, *len, inside) :
+			    0;
 	}
-	*a = pfx_first(f, *a, *len);
+	*a = pfx_first(f->bits, *a, *len);
 }
 
 /* Adds n new prefixes to the reference (only). */
@@ -1470,15 +1280,10 @@ static void gen_table(const struct fam *f, struct ref *r, size_t n,
 static void print_mix(const struct ref *r)
 {
 	size_t cnt[129] = { 0 }, i;
-	unsigned int len;
 
 	for (i = 0; i < r->n; i++)
 		cnt[r->v[i].plen]++;
-	printf("    %s length mix:", r->f->name);
-	for (len = 0; len <= r->f->bits; len++)
-		if (cnt[len] * 200 >= r->n)
-			printf(" /%u:%zu", len, cnt[len]);
-	printf("\n");
+	print_len_mix(r->f->name, cnt, r->f->bits, r->n, 200);
 }
 
 /* Touched prefixes of a round: their spans are what an update rewrites. */
@@ -1506,20 +1311,22 @@ static void check_big(const struct ptree *t, const struct ref *r,
 		ret = pt_get(t, f, p->first, p->plen, &nh);
 		CHECK(ret == 0 && nh == p->nh,
 		      "%s get %s/%u: %d nh %u, expected nh %u", f->name,
-		      FA(f, p->first), p->plen, ret, nh, p->nh);
+		      FA(f->bits, p->first), p->plen, ret, nh, p->nh);
 		check_bounds(t, r, p->first, p->plen, DEF_NH);
 	}
 	for (i = 0; i < nrandom; i++)
-		check_lookup(t, r, f->bits == 32 || rnd_below(2) ?
-					   rnd_addr(f) : addr_v6(), DEF_NH);
+		check_lookup(t, r,
+			     f->bits == 32 || rnd_below(2) ? rnd_addr(f->bits) :
+							     addr_v6(),
+			     DEF_NH);
 	check_lookup(t, r, 0, DEF_NH);
-	check_lookup(t, r, last_addr(f), DEF_NH);
+	check_lookup(t, r, last_addr(f->bits), DEF_NH);
 
 	granges_build(r, &g);
 	check_walk_ranges(t, f, &g, 0, 0, &o);
 	for (i = 0; tc && i < tc->n; i++) {
 		check_walk_ranges(t, f, &g, tc->a[i], tc->plen[i], &o);
-		check_bounds(t, r, pfx_first(f, tc->a[i], tc->plen[i]),
+		check_bounds(t, r, pfx_first(f->bits, tc->a[i], tc->plen[i]),
 			     tc->plen[i], DEF_NH);
 	}
 	/*
@@ -1626,7 +1433,8 @@ static void test_random(const struct fam *f, size_t n, unsigned int rounds)
 				const struct rpfx *p = &r.v[rnd_below(r.n)];
 
 				a = p->first;
-				len = p->plen < f->bits ? p->plen + 1 : p->plen - 1;
+				len = p->plen < f->bits ? p->plen + 1 :
+							  p->plen - 1;
 				miss += ref_get(&r, a, len) == NULL;
 				do_del(&t, &r, a, len);
 			}
@@ -1667,14 +1475,14 @@ static void bench(const struct fam *f, size_t n, size_t nsample)
 
 	t0 = now();
 	for (i = 0; i < n; i++) {
-		to_bytes(f, r.v[i].first, b);
+		to_bytes(f->bits, r.v[i].first, b);
 		if (ptree_set(&t, b, r.v[i].plen, r.v[i].nh) != 1)
 			fail("%s: bench load failed at %zu", f->name, i);
 	}
 	t_load = now() - t0;
 
 	t0 = now();
-	to_bytes(f, 0, b);
+	to_bytes(f->bits, 0, b);
 	ptree_walk_span(&t, b, 0, 0, count_emit, &ranges);
 	t_full = now() - t0;
 
@@ -1688,14 +1496,14 @@ static void bench(const struct fam *f, size_t n, size_t nsample)
 	for (i = 0; i < nsample; i++) {
 		const struct rpfx *p = &r.v[pick[i]];
 
-		to_bytes(f, p->first, b);
+		to_bytes(f->bits, p->first, b);
 		ptree_walk_span(&t, b, p->plen, 0, count_emit, &calls);
 	}
 	t_spans = now() - t0;
 
 	t0 = now();
 	for (i = 0; i < nsample; i++) {
-		to_bytes(f, f->bits == 32 ? addr_v4() : addr_v6(), b);
+		to_bytes(f->bits, f->bits == 32 ? addr_v4() : addr_v6(), b);
 		sum += ptree_lookup(&t, b, NULL, 0);
 	}
 	t_lookup = now() - t0;
@@ -1710,7 +1518,7 @@ static void bench(const struct fam *f, size_t n, size_t nsample)
 
 	t0 = now();
 	for (i = 0; i < n; i++) {
-		to_bytes(f, r.v[i].first, b);
+		to_bytes(f->bits, r.v[i].first, b);
 		if (ptree_del(&t, b, r.v[i].plen))
 			fail("%s: bench delete failed at %zu", f->name, i);
 	}

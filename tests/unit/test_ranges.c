@@ -24,16 +24,10 @@
  * Usage: unit_test_ranges [seed]. The seed is printed first; passing it
  * back rebuilds the same random tables.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
+#define TESTLIB_SEED 0x78f1b5eed2024ull
+#include "testlib.h"
 #include "ranges.h"
 
 /*
@@ -60,73 +54,13 @@ static void *tbl_at(void *t, __u32 idx)
 #define XFIB_TBL_AT(tbl, idx) tbl_at((tbl), (idx))
 #include "xfib/lookup_bsearch.h"
 
-typedef unsigned __int128 u128;
-
 #define MAIN 0
 #define OVER 1
 #define POISON_NH 0xdeadbeefu
 /* Above this many prefixes the linear reference is too slow. */
 #define NAIVE_MAX 4096
 
-static uint64_t seed = 0x78f1b5eed2024ull;
-static uint64_t rng_state;
-static const char *cur_test = "?";
 static unsigned long long n_lookups, n_tables;
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL [%s]: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (seed 0x%" PRIx64 ")\n", seed);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                \
-	do {                            \
-		if (!(cond))            \
-			fail(__VA_ARGS__); \
-	} while (0)
-
-/* splitmix64: small, fast, and the same sequence everywhere. */
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static void *xmalloc(size_t sz)
-{
-	void *p = malloc(sz ? sz : 1);
-
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t sz)
-{
-	p = realloc(p, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 /* ---- families ---------------------------------------------------------- */
 
@@ -156,73 +90,6 @@ static struct fam f6 = {
 	.esz = sizeof(struct xfib_bs6_range),
 };
 
-static u128 last_addr(const struct fam *f)
-{
-	return f->bits == 128 ? ~(u128)0 : ((u128)1 << f->bits) - 1;
-}
-
-static u128 host_mask(const struct fam *f, unsigned int plen)
-{
-	return plen == 0 ? last_addr(f) : ((u128)1 << (f->bits - plen)) - 1;
-}
-
-static u128 pfx_first(const struct fam *f, u128 a, unsigned int plen)
-{
-	return a & ~host_mask(f, plen);
-}
-
-static u128 pfx_last(const struct fam *f, u128 a, unsigned int plen)
-{
-	return a | host_mask(f, plen);
-}
-
-static u128 rnd_addr(const struct fam *f)
-{
-	u128 a = ((u128)rnd() << 64) | rnd();
-
-	return a & last_addr(f);
-}
-
-static void to_bytes(const struct fam *f, u128 a, __u8 *b)
-{
-	unsigned int i, nb = f->bits / 8;
-
-	memset(b, 0, 16);
-	for (i = 0; i < nb; i++)
-		b[i] = (__u8)(a >> (8 * (nb - 1 - i)));
-}
-
-static u128 from_bytes(const struct fam *f, const __u8 *b)
-{
-	unsigned int i;
-	u128 a = 0;
-
-	for (i = 0; i < f->bits / 8; i++)
-		a = (a << 8) | b[i];
-	return a;
-}
-
-static const char *fmt_addr(const struct fam *f, u128 a, char *buf)
-{
-	__u8 b[16];
-
-	to_bytes(f, a, b);
-	inet_ntop(f->bits == 32 ? AF_INET : AF_INET6, b, buf, INET6_ADDRSTRLEN);
-	return buf;
-}
-
-/* Parses "a.b.c.d" or an IPv6 address; test literals only. */
-static u128 A(const struct fam *f, const char *s)
-{
-	__u8 b[16];
-
-	if (inet_pton(f->bits == 32 ? AF_INET : AF_INET6, s, b) != 1) {
-		fprintf(stderr, "bad test address %s\n", s);
-		exit(2);
-	}
-	return from_bytes(f, b);
-}
-
 /* ---- prefix sets ------------------------------------------------------- */
 
 struct pset {
@@ -245,7 +112,7 @@ static void ps_add(struct pset *ps, const struct fam *f, int list, u128 a,
 	}
 	x = &ps->p[list][ps->n[list]++];
 	memset(x, 0, sizeof(*x));
-	to_bytes(f, a, x->addr);
+	to_bytes(f->bits, a, x->addr);
 	x->plen = plen;
 	x->nh = nh;
 }
@@ -336,14 +203,7 @@ struct pmap {
 
 static size_t pm_hash(u128 key, unsigned int plen, int list)
 {
-	uint64_t x = (uint64_t)key ^
-		     (uint64_t)(key >> 64) * 0x9e3779b97f4a7c15ull;
-
-	x ^= ((uint64_t)plen << 1 | (uint64_t)list) * 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 29;
-	return (size_t)x;
+	return pfx_hash(key, (uint64_t)plen << 1 | (uint64_t)list);
 }
 
 static void pm_init(struct pmap *m, size_t n)
@@ -427,17 +287,10 @@ static const struct hent *pm_get(const struct pmap *m, u128 key,
 	return e->plen ? e : NULL;
 }
 
-struct rp {
-	u128 first, last;
-	__u32 nh;
-	__u8 plen;
-	__u8 list;
-};
-
 struct ref {
 	const struct fam *f;
-	struct rp *v;
-	size_t n;
+	struct npfx *v; /* main list first, then the overrides */
+	size_t n, nmain;
 	struct pmap map;
 	__u8 lens[2][129]; /* lengths present, longest first */
 	unsigned int nlens[2];
@@ -452,18 +305,18 @@ static void ref_init(struct ref *r, const struct fam *f, const struct pset *ps)
 	memset(seen, 0, sizeof(seen));
 	r->f = f;
 	r->n = ps->n[MAIN] + ps->n[OVER];
+	r->nmain = ps->n[MAIN];
 	r->v = xmalloc(r->n * sizeof(*r->v));
 	pm_init(&r->map, r->n);
 	for (l = 0; l < 2; l++) {
 		for (i = 0; i < ps->n[l]; i++, k++) {
 			const struct xfib_pfx *p = &ps->p[l][i];
-			u128 a = from_bytes(f, p->addr);
+			u128 a = from_bytes(f->bits, p->addr);
 
-			r->v[k].first = pfx_first(f, a, p->plen);
-			r->v[k].last = pfx_last(f, a, p->plen);
+			r->v[k].first = pfx_first(f->bits, a, p->plen);
+			r->v[k].last = pfx_last(f->bits, a, p->plen);
 			r->v[k].nh = p->nh;
 			r->v[k].plen = p->plen;
-			r->v[k].list = l;
 			if (!pm_put(&r->map, r->v[k].first, p->plen, l, p->nh))
 				fail("test bug: duplicate prefix in one list");
 			seen[l][p->plen] = true;
@@ -481,27 +334,11 @@ static void ref_free(struct ref *r)
 	pm_free(&r->map);
 }
 
-/* The definition itself: scan everything, keep the longest per list. */
+/* The definition itself: the longest override, else the longest main. */
 static __u32 ref_naive(const struct ref *r, u128 a)
 {
-	int best[2] = { -1, -1 };
-	__u32 nh[2] = { 0, 0 };
-	size_t i;
-
-	for (i = 0; i < r->n; i++) {
-		const struct rp *p = &r->v[i];
-
-		if (a >= p->first && a <= p->last &&
-		    (int)p->plen > best[p->list]) {
-			best[p->list] = p->plen;
-			nh[p->list] = p->nh;
-		}
-	}
-	if (best[OVER] >= 0)
-		return nh[OVER];
-	if (best[MAIN] >= 0)
-		return nh[MAIN];
-	return XFIB_NH_IDX_NONE;
+	return naive_lpm(r->v + r->nmain, r->n - r->nmain, a,
+			 naive_lpm(r->v, r->nmain, a, XFIB_NH_IDX_NONE));
 }
 
 static __u32 ref_hash(const struct ref *r, u128 a)
@@ -514,7 +351,8 @@ static __u32 ref_hash(const struct ref *r, u128 a)
 			unsigned int len = r->lens[l][i];
 			const struct hent *e;
 
-			e = pm_get(&r->map, pfx_first(r->f, a, len), len, l);
+			e = pm_get(&r->map, pfx_first(r->f->bits, a, len), len,
+				   l);
 			if (e)
 				return e->nh;
 		}
@@ -640,19 +478,19 @@ static void check_addr(const struct checker *c, u128 a)
 		got = ref_hash(c->ref, a);
 		CHECK(exp == got,
 		      "%s %s: test bug: references disagree (%u, %u)",
-		      c->f->name, fmt_addr(c->f, a, buf), exp, got);
+		      c->f->name, fmt_addr(c->f->bits, a, buf), exp, got);
 	} else {
 		exp = ref_hash(c->ref, a);
 	}
 	got = plain_search(c->r, c->n, a);
 	CHECK(exp == got, "%s %s: ranges give nh %u, longest match is %u",
-	      c->f->name, fmt_addr(c->f, a, buf), got, exp);
+	      c->f->name, fmt_addr(c->f->bits, a, buf), got, exp);
 	if (c->real) {
 		got = real_lookup(c->f, c->slot, c->log2n, a);
 		CHECK(exp == got,
 		      "%s %s: lookup (slot %u, log2n %u) gives nh %u, longest match is %u",
-		      c->f->name, fmt_addr(c->f, a, buf), c->slot, c->log2n,
-		      got, exp);
+		      c->f->name, fmt_addr(c->f->bits, a, buf), c->slot,
+		      c->log2n, got, exp);
 	}
 	n_lookups++;
 }
@@ -717,7 +555,7 @@ static void *build_checked(struct fam *f, const struct pset *ps, size_t *np)
 	r = xmalloc(*np * sizeof(*r));
 	decode(f, out, *np, r);
 	CHECK(r[0].start == 0, "%s: first range starts at %s", f->name,
-	      fmt_addr(f, r[0].start, (char[INET6_ADDRSTRLEN]){ 0 }));
+	      fmt_addr(f->bits, r[0].start, (char[INET6_ADDRSTRLEN]){ 0 }));
 	for (i = 1; i < *np; i++) {
 		CHECK(r[i].start > r[i - 1].start,
 		      "%s: range %zu does not start after range %zu", f->name,
@@ -751,23 +589,23 @@ static void *build_checked(struct fam *f, const struct pset *ps, size_t *np)
 	}
 
 	check_addr(&c, 0);
-	check_addr(&c, last_addr(f));
+	check_addr(&c, last_addr(f->bits));
 	for (i = 0; i < ref.n; i++) {
 		check_edge(&c, ref.v[i].first);
 		/* The last address, and one past it. */
 		check_addr(&c, ref.v[i].last);
-		if (ref.v[i].last < last_addr(f))
+		if (ref.v[i].last < last_addr(f->bits))
 			check_addr(&c, ref.v[i].last + 1);
 	}
 	for (i = 0; i < *np; i++)
 		check_edge(&c, r[i].start);
 	for (i = 0; i < nrandom; i++) {
-		check_addr(&c, rnd_addr(f));
+		check_addr(&c, rnd_addr(f->bits));
 		/* Uniform IPv6 addresses mostly miss: also aim inside. */
 		if (ref.n) {
-			const struct rp *p = &ref.v[rnd_below(ref.n)];
+			const struct npfx *p = &ref.v[rnd_below(ref.n)];
 
-			check_addr(&c, p->first | (rnd_addr(f) &
+			check_addr(&c, p->first | (rnd_addr(f->bits) &
 						   (p->last - p->first)));
 		}
 	}
@@ -824,7 +662,7 @@ static void test_empty(struct fam *f)
 static void test_default(struct fam *f)
 {
 	struct pset a = PSET_INIT, b = PSET_INIT;
-	u128 ones = last_addr(f);
+	u128 ones = last_addr(f->bits);
 	size_t n;
 
 	cur_test = "default-route";
@@ -874,9 +712,9 @@ static void test_default(struct fam *f)
 /* /1 .. /bits nested on one address, longest added last or first. */
 static void test_depth(struct fam *f)
 {
-	u128 addrs[4] = { rnd_addr(f), 0, last_addr(f),
-			  f->bits == 32 ? A(f, "192.168.1.77") :
-					  A(f, "2001:db8:dead:beef::1") };
+	u128 addrs[4] = { rnd_addr(f->bits), 0, last_addr(f->bits),
+			  f->bits == 32 ? A(f->bits, "192.168.1.77") :
+					  A(f->bits, "2001:db8:dead:beef::1") };
 	unsigned int i, len;
 	int list;
 
@@ -922,9 +760,9 @@ static void expect_ranges(struct fam *f, const struct pset *ps,
 	r = xmalloc(n * sizeof(*r));
 	decode(f, raw, n, r);
 	for (i = 0; i < n; i++)
-		CHECK(r[i].start == A(f, starts[i]) && r[i].nh == nhs[i],
+		CHECK(r[i].start == A(f->bits, starts[i]) && r[i].nh == nhs[i],
 		      "%s: range %zu is %s nh %u, expected %s nh %u", f->name,
-		      i, fmt_addr(f, r[i].start, b1), r[i].nh, starts[i],
+		      i, fmt_addr(f->bits, r[i].start, b1), r[i].nh, starts[i],
 		      nhs[i]);
 	free(r);
 	free(raw);
@@ -960,55 +798,55 @@ static void test_golden4(void)
 	size_t i;
 
 	cur_test = "golden4";
-	ps_add(&ps, f, MAIN, A(f, "10.0.0.0"), 8, 2);
-	ps_add(&ps, f, MAIN, A(f, "10.1.0.0"), 16, 3);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.0"), 24, 4);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.128"), 25, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.0.0.0"), 8, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.0.0"), 16, 3);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.0"), 24, 4);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.128"), 25, 2);
 	/* Same nexthop as its parent: adds no range. */
-	ps_add(&ps, f, MAIN, A(f, "10.2.0.0"), 16, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.2.0.0"), 16, 2);
 	/* Adjacent to 10/8 with the same nexthop: merges into it. */
-	ps_add(&ps, f, MAIN, A(f, "11.0.0.0"), 8, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "11.0.0.0"), 8, 2);
 	expect_ranges(f, &ps, s1, n1, 8);
 
 	/* Overrides beat longer main prefixes, even a /25 under a /32. */
-	ps_add(&ps, f, OVER, A(f, "10.1.2.200"), 32, 1);
-	ps_add(&ps, f, OVER, A(f, "127.0.0.0"), 8, 1);
-	ps_add(&ps, f, OVER, A(f, "127.0.0.1"), 32, 1);
+	ps_add(&ps, f, OVER, A(f->bits, "10.1.2.200"), 32, 1);
+	ps_add(&ps, f, OVER, A(f->bits, "127.0.0.0"), 8, 1);
+	ps_add(&ps, f, OVER, A(f->bits, "127.0.0.1"), 32, 1);
 	expect_ranges(f, &ps, s2, n2, 12);
 
 	/* A short override covering long main prefixes hides them all. */
 	ps_free(&ps);
-	ps_add(&ps, f, MAIN, A(f, "10.0.0.0"), 8, 2);
-	ps_add(&ps, f, MAIN, A(f, "10.1.0.0"), 16, 3);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.0"), 24, 4);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.128"), 25, 2);
-	ps_add(&ps, f, MAIN, A(f, "10.2.0.0"), 16, 2);
-	ps_add(&ps, f, MAIN, A(f, "11.0.0.0"), 8, 2);
-	ps_add(&ps, f, OVER, A(f, "10.1.0.0"), 16, 1);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.0.0.0"), 8, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.0.0"), 16, 3);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.0"), 24, 4);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.128"), 25, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.2.0.0"), 16, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "11.0.0.0"), 8, 2);
+	ps_add(&ps, f, OVER, A(f->bits, "10.1.0.0"), 16, 1);
 	expect_ranges(f, &ps, s3, n3, 5);
 
 	/* Delete the covering 10/8 (and the override). */
 	ps_free(&ps);
-	ps_add(&ps, f, MAIN, A(f, "10.1.0.0"), 16, 3);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.0"), 24, 4);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.128"), 25, 2);
-	ps_add(&ps, f, MAIN, A(f, "10.2.0.0"), 16, 2);
-	ps_add(&ps, f, MAIN, A(f, "11.0.0.0"), 8, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.0.0"), 16, 3);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.0"), 24, 4);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.128"), 25, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.2.0.0"), 16, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "11.0.0.0"), 8, 2);
 	expect_ranges(f, &ps, s4, n4, 9);
 
 	/* Then everything but the /24, given with host bits set. */
 	ps_free(&ps);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.99"), 24, 4);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.99"), 24, 4);
 	expect_ranges(f, &ps, s5, n5, 3);
 
 	/* Any order of the first set gives the same ranges. */
 	ps_free(&ps);
-	ps_add(&ps, f, MAIN, A(f, "10.0.0.0"), 8, 2);
-	ps_add(&ps, f, MAIN, A(f, "10.1.0.0"), 16, 3);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.0"), 24, 4);
-	ps_add(&ps, f, MAIN, A(f, "10.1.2.128"), 25, 2);
-	ps_add(&ps, f, MAIN, A(f, "10.2.0.0"), 16, 2);
-	ps_add(&ps, f, MAIN, A(f, "11.0.0.0"), 8, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.0.0.0"), 8, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.0.0"), 16, 3);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.0"), 24, 4);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.1.2.128"), 25, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "10.2.0.0"), 16, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "11.0.0.0"), 8, 2);
 	for (i = 0; i < 20; i++) {
 		ps_shuffle(&ps);
 		expect_ranges(f, &ps, s1, n1, 8);
@@ -1029,12 +867,12 @@ static void test_golden6(void)
 
 	cur_test = "golden6";
 	ps_add(&ps, f, MAIN, 0, 0, 9);
-	ps_add(&ps, f, MAIN, A(f, "2001:db8::"), 32, 2);
-	ps_add(&ps, f, MAIN, A(f, "2001:db8:1::"), 48, 3);
-	ps_add(&ps, f, MAIN, A(f, "2001:db8:1::1"), 128, 4);
-	ps_add(&ps, f, OVER, A(f, "2001:db8:1::1"), 128, 1);
-	ps_add(&ps, f, OVER, A(f, "fe80::"), 10, 1);
-	ps_add(&ps, f, OVER, A(f, "ff00::"), 8, 1);
+	ps_add(&ps, f, MAIN, A(f->bits, "2001:db8::"), 32, 2);
+	ps_add(&ps, f, MAIN, A(f->bits, "2001:db8:1::"), 48, 3);
+	ps_add(&ps, f, MAIN, A(f->bits, "2001:db8:1::1"), 128, 4);
+	ps_add(&ps, f, OVER, A(f->bits, "2001:db8:1::1"), 128, 1);
+	ps_add(&ps, f, OVER, A(f->bits, "fe80::"), 10, 1);
+	ps_add(&ps, f, OVER, A(f->bits, "ff00::"), 8, 1);
 	expect_ranges(f, &ps, s1, n1, 10);
 	ps_free(&ps);
 }
@@ -1049,19 +887,21 @@ static void test_overlap(struct fam *f)
 		struct pset ps = PSET_INIT, rev;
 		struct pmap seen;
 		/* Everything inside one /(bits-10) so prefixes collide. */
-		u128 base = rnd_addr(f) & ~host_mask(f, f->bits - 10);
+		u128 base = rnd_addr(f->bits) &
+			    ~host_mask(f->bits, f->bits - 10);
 		unsigned int n = 1 + rnd_below(60);
 
 		pm_init(&seen, n);
 		for (i = 0; i < n; i++) {
 			int list = rnd_below(5) ? MAIN : OVER;
 			unsigned int len = f->bits - rnd_below(12);
-			u128 a = base |
-				 (rnd_addr(f) & host_mask(f, f->bits - 10));
+			u128 a = base | (rnd_addr(f->bits) &
+					 host_mask(f->bits, f->bits - 10));
 
 			if (rnd_below(20) == 0)
 				len = rnd_below(f->bits + 1);
-			if (pm_put(&seen, pfx_first(f, a, len), len, list, 0))
+			if (pm_put(&seen, pfx_first(f->bits, a, len), len, list,
+				   0))
 				ps_add(&ps, f, list, a, len, 2 + rnd_below(4));
 		}
 		pm_free(&seen);
@@ -1076,7 +916,8 @@ static void test_overlap(struct fam *f)
 /* Delete prefixes one at a time, covering ones first, and re-check. */
 static void test_delete(struct fam *f)
 {
-	u128 centre[3] = { rnd_addr(f), rnd_addr(f), rnd_addr(f) };
+	u128 centre[3] = { rnd_addr(f->bits), rnd_addr(f->bits),
+			   rnd_addr(f->bits) };
 	struct pset ps = PSET_INIT;
 	struct pmap seen;
 	unsigned int k;
@@ -1086,11 +927,12 @@ static void test_delete(struct fam *f)
 	for (k = 0; k < 200; k++) {
 		/* Mostly on the chains of a few centres: deep nesting. */
 		u128 a = centre[rnd_below(3)] ^
-			 (rnd_addr(f) & host_mask(f, rnd_below(f->bits + 1)));
+			 (rnd_addr(f->bits) &
+			  host_mask(f->bits, rnd_below(f->bits + 1)));
 		unsigned int len = rnd_below(f->bits + 1);
 		int list = rnd_below(8) ? MAIN : OVER;
 
-		if (pm_put(&seen, pfx_first(f, a, len), len, list, 0))
+		if (pm_put(&seen, pfx_first(f->bits, a, len), len, list, 0))
 			ps_add(&ps, f, list, a, len, 2 + rnd_below(3));
 	}
 	pm_free(&seen);
@@ -1127,17 +969,21 @@ static void test_einval(struct fam *f)
 	ps_free(&ps);
 
 	/* The same prefix twice in one list, once with host bits set. */
-	ps_add(&ps, f, MAIN, A(f, f->bits == 32 ? "10.0.0.0" : "2001:db8::"),
+	ps_add(&ps, f, MAIN,
+	       A(f->bits, f->bits == 32 ? "10.0.0.0" : "2001:db8::"),
 	       f->bits / 4, 2);
-	ps_add(&ps, f, MAIN, A(f, f->bits == 32 ? "10.0.0.1" : "2001:db8::1"),
+	ps_add(&ps, f, MAIN,
+	       A(f->bits, f->bits == 32 ? "10.0.0.1" : "2001:db8::1"),
 	       f->bits / 4, 3);
 	ret = do_build(f, &ps, raw, 8);
 	CHECK(ret == -EINVAL, "%s: duplicate in main gives %d", f->name, ret);
 	ps_free(&ps);
 	/* ... but once in each list is fine. */
-	ps_add(&ps, f, MAIN, A(f, f->bits == 32 ? "10.0.0.0" : "2001:db8::"),
+	ps_add(&ps, f, MAIN,
+	       A(f->bits, f->bits == 32 ? "10.0.0.0" : "2001:db8::"),
 	       f->bits / 4, 2);
-	ps_add(&ps, f, OVER, A(f, f->bits == 32 ? "10.0.0.0" : "2001:db8::"),
+	ps_add(&ps, f, OVER,
+	       A(f->bits, f->bits == 32 ? "10.0.0.0" : "2001:db8::"),
 	       f->bits / 4, 3);
 	CHECK(check_set(f, &ps) == 3, "%s: same prefix in both lists", f->name);
 	ps_free(&ps);
@@ -1186,53 +1032,6 @@ static void test_pad(struct fam *f)
 
 /* ---- random tables ----------------------------------------------------- */
 
-static unsigned int len_v4(void)
-{
-	unsigned int r = rnd_below(10000);
-
-	if (r < 5)
-		return rnd_below(9); /* /0../8: rare */
-	if (r < 105)
-		return 9 + rnd_below(7);
-	if (r < 3600)
-		return 16 + rnd_below(8);
-	if (r < 9500)
-		return 24;
-	return 25 + rnd_below(8);
-}
-
-static unsigned int len_v6(void)
-{
-	unsigned int r = rnd_below(10000);
-
-	if (r < 5)
-		return rnd_below(29);
-	if (r < 1500)
-		return 32;
-	if (r < 4000)
-		return 29 + rnd_below(16);
-	if (r < 8500)
-		return 48;
-	if (r < 9000)
-		return rnd_below(2) ? 45 + rnd_below(3) : 49 + rnd_below(15);
-	if (r < 9700)
-		return 64;
-	return 128;
-}
-
-/* Where unrelated prefixes land: unicast space. */
-static u128 addr_v4(void)
-{
-	return (u128)(1 + rnd_below(223)) << 24 | (rnd() & 0xffffff);
-}
-
-static u128 addr_v6(void)
-{
-	/* 2000::/3 */
-	return ((u128)((rnd() & ((1ull << 61) - 1)) | (1ull << 61)) << 64) |
-	       rnd();
-}
-
 /*
  * A table that looks like a routing table: more-specifics inside
  * aggregates, runs of neighbouring prefixes, mostly the nexthop of the
@@ -1251,7 +1050,7 @@ static void gen_table(const struct fam *f, struct pset *ps, size_t n,
 	while (ps->n[MAIN] < n) {
 		unsigned int len = f->bits == 32 ? len_v4() : len_v6();
 		unsigned int mode = rnd_below(100);
-		__u32 nh = 2 + (rnd_below(4) ? rnd_below(4) : rnd_below(nhs));
+		__u32 nh = rnd_nh(2, nhs);
 		u128 a;
 
 		CHECK(++tries < 50 * n, "test bug: generator stuck");
@@ -1260,25 +1059,16 @@ static void gen_table(const struct fam *f, struct pset *ps, size_t n,
 		} else {
 			const struct xfib_pfx *q =
 				&ps->p[MAIN][rnd_below(ps->n[MAIN])];
-			u128 qa = from_bytes(f, q->addr);
+			u128 qa = from_bytes(f->bits, q->addr);
 
 			if (rnd_below(100) < inherit)
 				nh = q->nh;
-			if (mode % 2 && q->plen < len) {
-				/* A more-specific of q. */
-				a = qa | (rnd_addr(f) & host_mask(f, q->plen));
-			} else {
-				/* A neighbour of q's block at length len. */
-				u128 step = host_mask(f, len) + 1;
-
-				if (len == 0)
-					continue;
-				a = pfx_first(f, qa, len);
-				a = rnd_below(2) ? a + step : a - step;
-				a &= last_addr(f);
-			}
+			/* A /0 is never inside q and has no neighbour. */
+			if (len == 0)
+				continue;
+			a = pfx_near(f->bits, qa, q->plen, len, mode % 2);
 		}
-		if (pm_put(&seen, pfx_first(f, a, len), len, MAIN, 0))
+		if (pm_put(&seen, pfx_first(f->bits, a, len), len, MAIN, 0))
 			ps_add(ps, f, MAIN, a, len, nh);
 	}
 	pm_free(&seen);
@@ -1292,49 +1082,37 @@ static void gen_local(const struct fam *f, struct pset *ps, size_t n)
 
 	pm_init(&seen, n + 8);
 	if (f->bits == 32) {
-		pm_put(&seen, A(f, "127.0.0.0"), 8, OVER, 0);
-		ps_add(ps, f, OVER, A(f, "127.0.0.0"), 8, XFIB_NH_IDX_LOCAL);
-		pm_put(&seen, A(f, "255.255.255.255"), 32, OVER, 0);
-		ps_add(ps, f, OVER, A(f, "255.255.255.255"), 32,
+		pm_put(&seen, A(f->bits, "127.0.0.0"), 8, OVER, 0);
+		ps_add(ps, f, OVER, A(f->bits, "127.0.0.0"), 8,
+		       XFIB_NH_IDX_LOCAL);
+		pm_put(&seen, A(f->bits, "255.255.255.255"), 32, OVER, 0);
+		ps_add(ps, f, OVER, A(f->bits, "255.255.255.255"), 32,
 		       XFIB_NH_IDX_LOCAL);
 	} else {
-		pm_put(&seen, A(f, "::1"), 128, OVER, 0);
-		ps_add(ps, f, OVER, A(f, "::1"), 128, XFIB_NH_IDX_LOCAL);
-		pm_put(&seen, A(f, "ff00::"), 8, OVER, 0);
-		ps_add(ps, f, OVER, A(f, "ff00::"), 8, XFIB_NH_IDX_LOCAL);
+		pm_put(&seen, A(f->bits, "::1"), 128, OVER, 0);
+		ps_add(ps, f, OVER, A(f->bits, "::1"), 128, XFIB_NH_IDX_LOCAL);
+		pm_put(&seen, A(f->bits, "ff00::"), 8, OVER, 0);
+		ps_add(ps, f, OVER, A(f->bits, "ff00::"), 8, XFIB_NH_IDX_LOCAL);
 	}
 	for (i = 0; i < n; i++) {
 		const struct xfib_pfx *q = &ps->p[MAIN][rnd_below(ps->n[MAIN])];
-		u128 a = from_bytes(f, q->addr) |
-			 (rnd_addr(f) & host_mask(f, q->plen));
+		u128 a = from_bytes(f->bits, q->addr) |
+			 (rnd_addr(f->bits) & host_mask(f->bits, q->plen));
 		unsigned int len = rnd_below(8) ? f->bits : f->bits - 8;
 
-		if (pm_put(&seen, pfx_first(f, a, len), len, OVER, 0))
+		if (pm_put(&seen, pfx_first(f->bits, a, len), len, OVER, 0))
 			ps_add(ps, f, OVER, a, len, XFIB_NH_IDX_LOCAL);
 	}
 	pm_free(&seen);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void print_mix(const struct fam *f, const struct pset *ps)
 {
 	size_t cnt[129] = { 0 }, i;
-	unsigned int len;
 
 	for (i = 0; i < ps->n[MAIN]; i++)
 		cnt[ps->p[MAIN][i].plen]++;
-	printf("    %s length mix:", f->name);
-	for (len = 0; len <= f->bits; len++)
-		if (cnt[len] * 200 >= ps->n[MAIN])
-			printf(" /%u:%zu", len, cnt[len]);
-	printf("\n");
+	print_len_mix(f->name, cnt, f->bits, ps->n[MAIN], 200);
 }
 
 static void test_random(struct fam *f, size_t n, unsigned int spread,

@@ -40,18 +40,12 @@
  * Usage: unit_test_trie6 [seed]. The seed is printed first; passing it
  * back rebuilds the same tables.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
+#define TESTLIB_SEED 0x7e1e6b5eed2024ull
+#include "testlib.h"
 #include "ranges.h"
 
 /*
@@ -63,8 +57,6 @@
 	__atomic_load_n((const __u32 *)(tbl) + (idx), __ATOMIC_ACQUIRE)
 #include "trie6.h"
 
-typedef xfib_u128 u128;
-
 #define ONES (~(u128)0)
 #define GROUP_BYTES (XFIB_TRIE6_GROUP_ENTRIES * sizeof(__u32))
 #define TBL24_BYTES ((size_t)XFIB_TRIE6_TBL24_ENTRIES * sizeof(__u32))
@@ -73,136 +65,18 @@ typedef xfib_u128 u128;
 /* Above this many prefixes the linear reference is too slow. */
 #define NAIVE_MAX 400
 
-static uint64_t seed = 0x7e1e6b5eed2024ull;
-static uint64_t rng_state;
-static const char *cur_test = "?";
 static unsigned long long n_lookups, n_writes, n_tables;
 static __u32 max_needed;
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL [%s]: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (seed 0x%" PRIx64 ")\n", seed);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                \
-	do {                            \
-		if (!(cond))            \
-			fail(__VA_ARGS__); \
-	} while (0)
-
-/* splitmix64: small, fast, and the same sequence everywhere. */
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static u128 rnd128(void)
-{
-	return (u128)rnd() << 64 | rnd();
-}
-
-static void *xmalloc(size_t sz)
-{
-	void *p = malloc(sz ? sz : 1);
-
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t sz)
-{
-	p = realloc(p, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ---- addresses --------------------------------------------------------- */
-
-static u128 host_mask(unsigned int plen)
-{
-	return plen == 0 ? ONES : ((u128)1 << (128 - plen)) - 1;
-}
-
-static u128 pfx_first(u128 a, unsigned int plen)
-{
-	return a & ~host_mask(plen);
-}
-
-static u128 pfx_last(u128 a, unsigned int plen)
-{
-	return a | host_mask(plen);
-}
-
-static void to_bytes(u128 a, __u8 *b)
-{
-	int i;
-
-	for (i = 15; i >= 0; i--, a >>= 8)
-		b[i] = (__u8)a;
-}
-
-static u128 from_bytes(const __u8 *b)
-{
-	u128 a = 0;
-	int i;
-
-	for (i = 0; i < 16; i++)
-		a = a << 8 | b[i];
-	return a;
-}
 
 static const char *fmt(u128 a)
 {
 	static char buf[4][INET6_ADDRSTRLEN];
 	static unsigned int k;
-	__u8 b[16];
 
-	to_bytes(a, b);
 	k = (k + 1) % 4;
-	inet_ntop(AF_INET6, b, buf[k], sizeof(buf[k]));
-	return buf[k];
-}
-
-static u128 A(const char *s)
-{
-	__u8 b[16];
-
-	if (inet_pton(AF_INET6, s, b) != 1) {
-		fprintf(stderr, "bad test address %s\n", s);
-		exit(2);
-	}
-	return from_bytes(b);
+	return fmt_addr(128, a, buf[k]);
 }
 
 /* ---- instances --------------------------------------------------------- */
@@ -267,7 +141,7 @@ static __u32 lk(const struct inst *in, u128 a)
 {
 	__u8 b[16];
 
-	to_bytes(a, b);
+	to_bytes(128, a, b);
 	n_lookups++;
 	return xfib_trie6_lookup(in->tbl24, in->tbl8, b);
 }
@@ -341,21 +215,10 @@ struct pset {
 	size_t hmask, hfill; /* hfill counts deleted slots too */
 };
 
-static size_t hhash(u128 first, unsigned int plen)
-{
-	uint64_t x = (uint64_t)first ^ (uint64_t)(first >> 64) *
-						0x9e3779b97f4a7c15ull;
-
-	x ^= plen * 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return (size_t)(x ^ (x >> 29));
-}
-
 static struct hslot *ps_slot(const struct pset *ps, u128 first,
 			     unsigned int plen, bool for_insert)
 {
-	size_t i = hhash(first, plen) & ps->hmask;
+	size_t i = pfx_hash(first, plen) & ps->hmask;
 	struct hslot *del = NULL;
 
 	for (;; i = (i + 1) & ps->hmask) {
@@ -386,7 +249,7 @@ static void ps_rehash(struct pset *ps)
 	ps->hfill = 0;
 	for (i = 0; i < ps->n; i++) {
 		const struct xfib_pfx *p = &ps->p[i];
-		u128 first = pfx_first(from_bytes(p->addr), p->plen);
+		u128 first = pfx_first(128, from_bytes(128, p->addr), p->plen);
 		struct hslot *s = ps_slot(ps, first, p->plen, true);
 
 		s->first = first;
@@ -404,7 +267,7 @@ static bool ps_has(const struct pset *ps, u128 first, unsigned int plen)
 /* Returns false if the prefix is already there. */
 static bool ps_add(struct pset *ps, u128 a, unsigned int plen, __u32 nh)
 {
-	u128 first = pfx_first(a, plen);
+	u128 first = pfx_first(128, a, plen);
 	struct hslot *s;
 	struct xfib_pfx *x;
 
@@ -426,7 +289,7 @@ static bool ps_add(struct pset *ps, u128 a, unsigned int plen, __u32 nh)
 	x = &ps->p[ps->n++];
 	memset(x, 0, sizeof(*x));
 	/* Host bits left set on purpose: the builder must ignore them. */
-	to_bytes(a, x->addr);
+	to_bytes(128, a, x->addr);
 	x->plen = plen;
 	x->nh = nh;
 	return true;
@@ -435,8 +298,9 @@ static bool ps_add(struct pset *ps, u128 a, unsigned int plen, __u32 nh)
 static void ps_del(struct pset *ps, size_t i)
 {
 	const struct xfib_pfx *p = &ps->p[i];
-	struct hslot *s = ps_slot(ps, pfx_first(from_bytes(p->addr), p->plen),
-				  p->plen, false);
+	struct hslot *s =
+		ps_slot(ps, pfx_first(128, from_bytes(128, p->addr), p->plen),
+			p->plen, false);
 
 	CHECK(s->state == 1, "test bug: prefix not in hash");
 	s->state = 2;
@@ -452,20 +316,13 @@ static void ps_free(struct pset *ps)
 
 static u128 p_first(const struct xfib_pfx *p)
 {
-	return pfx_first(from_bytes(p->addr), p->plen);
+	return pfx_first(128, from_bytes(128, p->addr), p->plen);
 }
 
 static u128 p_last(const struct xfib_pfx *p)
 {
-	return pfx_last(from_bytes(p->addr), p->plen);
+	return pfx_last(128, from_bytes(128, p->addr), p->plen);
 }
-
-/* A prefix as the linear reference scans it. */
-struct npfx {
-	u128 first, last;
-	__u32 nh;
-	int plen;
-};
 
 static struct npfx *naive_prep(const struct pset *ps)
 {
@@ -479,22 +336,6 @@ static struct npfx *naive_prep(const struct pset *ps)
 		v[i].plen = ps->p[i].plen;
 	}
 	return v;
-}
-
-/* The definition itself, for small sets. */
-static __u32 naive_lpm(const struct npfx *v, size_t n, u128 a)
-{
-	__u32 nh = XFIB_NH_IDX_NONE;
-	int best = -1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (v[i].plen > best && a >= v[i].first && a <= v[i].last) {
-			best = v[i].plen;
-			nh = v[i].nh;
-		}
-	}
-	return nh;
 }
 
 /* ---- ranges ------------------------------------------------------------ */
@@ -626,7 +467,7 @@ static void check_addr(const struct checker *c, u128 a)
 	__u32 exp = rs_lookup(c->rs, a), got = lk(c->in, a);
 
 	if (c->naive) {
-		__u32 n = naive_lpm(c->naive, c->nnaive, a);
+		__u32 n = naive_lpm(c->naive, c->nnaive, a, XFIB_NH_IDX_NONE);
 
 		CHECK(n == exp, "%s: test bug: ranges give %u, naive %u",
 		      fmt(a), exp, n);
@@ -670,12 +511,12 @@ static void check_points(const struct checker *c, const struct pset *ps,
 		check_edge(c, p_last(&ps->p[i]));
 	}
 	for (i = 0; i < nrandom; i++) {
-		check_addr(c, rnd128());
+		check_addr(c, rnd_addr(128));
 		if (ps && ps->n) {
 			const struct xfib_pfx *p = &ps->p[rnd_below(ps->n)];
 
 			check_addr(c, p_first(p) |
-					      (rnd128() & host_mask(p->plen)));
+					      (rnd_addr(128) & host_mask(128, p->plen)));
 		}
 	}
 }
@@ -828,33 +669,6 @@ static void build_ref(struct inst *ref, const struct rset *rs)
 
 /* ---- generators -------------------------------------------------------- */
 
-/* A real-world-shaped IPv6 length mix. */
-static unsigned int len_v6(void)
-{
-	unsigned int r = rnd_below(10000);
-
-	if (r < 5)
-		return rnd_below(29);
-	if (r < 1500)
-		return 32;
-	if (r < 4000)
-		return 29 + rnd_below(16);
-	if (r < 8500)
-		return 48;
-	if (r < 9000)
-		return rnd_below(2) ? 45 + rnd_below(3) : 49 + rnd_below(15);
-	if (r < 9700)
-		return 64;
-	return 128;
-}
-
-/* 2000::/3 */
-static u128 addr_v6(void)
-{
-	return (u128)((rnd() & ((1ull << 61) - 1)) | (1ull << 61)) << 64 |
-	       rnd();
-}
-
 /*
  * One new prefix shaped like a routing table's: mostly a more-specific or
  * a neighbour of an existing prefix (spread: the share, in %, placed at
@@ -865,27 +679,21 @@ static bool gen_one(struct pset *ps, unsigned int spread, unsigned int inherit,
 		    unsigned int nhs)
 {
 	unsigned int len = len_v6(), mode = rnd_below(100);
-	__u32 nh = 2 + (rnd_below(4) ? rnd_below(4) : rnd_below(nhs));
+	__u32 nh = rnd_nh(2, nhs);
 	u128 a;
 
 	if (mode < spread || !ps->n) {
 		a = addr_v6();
 	} else {
 		const struct xfib_pfx *q = &ps->p[rnd_below(ps->n)];
-		u128 qa = from_bytes(q->addr);
+		u128 qa = from_bytes(128, q->addr);
 
 		if (rnd_below(100) < inherit)
 			nh = q->nh;
-		if (mode % 2 && q->plen < len) {
-			a = qa | (rnd128() & host_mask(q->plen));
-		} else {
-			u128 step = host_mask(len) + 1;
-
-			if (len == 0)
-				return false;
-			a = pfx_first(qa, len);
-			a = rnd_below(2) ? a + step : a - step;
-		}
+		/* A /0 is never inside q and has no neighbour. */
+		if (len == 0)
+			return false;
+		a = pfx_near(128, qa, q->plen, len, mode % 2);
 	}
 	return ps_add(ps, a, len, nh);
 }
@@ -904,15 +712,10 @@ static void gen_table(struct pset *ps, size_t n, unsigned int spread,
 static void print_mix(const struct pset *ps)
 {
 	size_t cnt[129] = { 0 }, i;
-	unsigned int len;
 
 	for (i = 0; i < ps->n; i++)
 		cnt[ps->p[i].plen]++;
-	printf("    length mix:");
-	for (len = 0; len <= 128; len++)
-		if (cnt[len] * 100 >= ps->n)
-			printf(" /%u:%zu", len, cnt[len]);
-	printf("\n");
+	print_len_mix("", cnt, 128, ps->n, 100);
 }
 
 /* ---- the tests --------------------------------------------------------- */
@@ -950,7 +753,7 @@ static void test_golden(void)
 	inst_init(&in, 64);
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct pset ps = { 0 };
-		u128 a = A(c[i].addr);
+		u128 a = A(128, c[i].addr);
 		__u32 need;
 
 		ps_add(&ps, a, c[i].plen, 7);
@@ -958,19 +761,19 @@ static void test_golden(void)
 		CHECK(canonical_groups(&rs) == c[i].groups,
 		      "test bug: %s/%u canonical %zu", c[i].addr, c[i].plen,
 		      canonical_groups(&rs));
-		need = trie6_groups_needed(&in.t, pfx_first(a, c[i].plen),
-					   pfx_last(a, c[i].plen));
+		need = trie6_groups_needed(&in.t, pfx_first(128, a, c[i].plen),
+					   pfx_last(128, a, c[i].plen));
 		CHECK(need == c[i].needed, "%s/%u: needed %u, expected %u",
 		      c[i].addr, c[i].plen, need, c[i].needed);
-		write_span(&in, &rs, pfx_first(a, c[i].plen),
-			   pfx_last(a, c[i].plen));
+		write_span(&in, &rs, pfx_first(128, a, c[i].plen),
+			   pfx_last(128, a, c[i].plen));
 		check_table(&in, NULL, &rs, &ps, 100, false);
 		CHECK(lk(&in, a) == 7, "%s/%u: lookup", c[i].addr, c[i].plen);
 		/* And away again: nothing left, everything retired. */
 		ps_del(&ps, 0);
 		rs_build(&rs, &ps);
-		write_span(&in, &rs, pfx_first(a, c[i].plen),
-			   pfx_last(a, c[i].plen));
+		write_span(&in, &rs, pfx_first(128, a, c[i].plen),
+			   pfx_last(128, a, c[i].plen));
 		CHECK(trie6_groups_used(&in.t) == 0 &&
 			      trie6_groups_retired(&in.t) == c[i].groups,
 		      "%s/%u deleted: %u used, %u retired", c[i].addr,
@@ -992,7 +795,7 @@ static void test_golden(void)
 		      trie6_groups_used(&in.t));
 		CHECK(lk(&in, 0) == 0 && lk(&in, 1) == 3 &&
 			      lk(&in, ONES - 1) == 3 && lk(&in, ONES) == 0 &&
-			      lk(&in, A("2001:db8::")) == 3,
+			      lk(&in, A(128, "2001:db8::")) == 3,
 		      "[::1, ffff..fffe] lookups");
 		/* Overwriting it whole needs nothing and retires all 26. */
 		CHECK(trie6_groups_needed(&in.t, 0, ONES) == 0, "/0 needs");
@@ -1047,7 +850,7 @@ static void apply_add(struct inst *in, struct pset *ps, struct rset *rs,
 {
 	CHECK(ps_add(ps, a, plen, nh), "test bug: prefix exists");
 	rs_build(rs, ps);
-	write_span(in, rs, pfx_first(a, plen), pfx_last(a, plen));
+	write_span(in, rs, pfx_first(128, a, plen), pfx_last(128, a, plen));
 }
 
 /* Deletes entry i of ps, then writes its span with the new answers. */
@@ -1067,7 +870,7 @@ static size_t find_pfx(const struct pset *ps, u128 a, unsigned int plen)
 
 	for (i = 0; i < ps->n; i++)
 		if (ps->p[i].plen == plen &&
-		    p_first(&ps->p[i]) == pfx_first(a, plen))
+		    p_first(&ps->p[i]) == pfx_first(128, a, plen))
 			return i;
 	fail("test bug: prefix %s/%u not found", fmt(a), plen);
 }
@@ -1080,7 +883,7 @@ static size_t find_pfx(const struct pset *ps, u128 a, unsigned int plen)
  */
 static void test_depth(void)
 {
-	u128 addrs[4] = { addr_v6(), 0, ONES, A("2001:db8:dead:beef::1") };
+	u128 addrs[4] = { addr_v6(), 0, ONES, A(128, "2001:db8:dead:beef::1") };
 	unsigned int i, len, v, with_default;
 	struct inst in;
 
@@ -1192,7 +995,8 @@ static void test_default(void)
  */
 static void test_extend(void)
 {
-	u128 p64 = A("2001:db8:1:2::"), p65b = A("2001:db8:1:2:8000::");
+	u128 p64 = A(128, "2001:db8:1:2::"),
+	     p65b = A(128, "2001:db8:1:2:8000::");
 	struct pset ps = { 0 };
 	struct rset rs = { 0 };
 	struct inst in;
@@ -1203,8 +1007,8 @@ static void test_extend(void)
 
 	cur_test = "extend-contract";
 	inst_init(&in, 40);
-	ps_add(&ps, A("2001:db8::"), 32, 2);
-	ps_add(&ps, A("2001:db8:1::"), 48, 3);
+	ps_add(&ps, A(128, "2001:db8::"), 32, 2);
+	ps_add(&ps, A(128, "2001:db8:1::"), 48, 3);
 	rs_build(&rs, &ps);
 	CHECK(trie6_build(&in.t, rs.r, rs.n) == 0, "build");
 	poison_free(&in);
@@ -1247,7 +1051,7 @@ static void test_extend(void)
 	snap_ids = xmalloc(in.ngroups * sizeof(*snap_ids));
 	nsnap = 0;
 	for (k = 0;; k++) {
-		u128 lo = p64, hi = pfx_last(p64, 65);
+		u128 lo = p64, hi = pfx_last(128, p64, 65);
 		size_t j;
 		int ret;
 
@@ -1276,9 +1080,9 @@ static void test_extend(void)
 	walk(&in, NULL);
 	check_table(&in, NULL, &rs, &ps, 100, true);
 	reclaim(&in);
-	do_write(&in, p64, pfx_last(p64, 65), 5);
+	do_write(&in, p64, pfx_last(128, p64, 65), 5);
 	CHECK(lk(&in, p64) == 5, "after reclaim");
-	do_write(&in, p64, pfx_last(p64, 65), 4);
+	do_write(&in, p64, pfx_last(128, p64, 65), 4);
 	reclaim(&in);
 	check_table(&in, NULL, &rs, &ps, 100, true);
 	free(snap);
@@ -1349,8 +1153,8 @@ static void rnd_range(u128 base, unsigned int bits, u128 *lo, u128 *hi)
 	u128 span = sz == 128 ? ONES : ((u128)1 << sz) - 1;
 	u128 mask = bits == 128 ? ONES : ((u128)1 << bits) - 1;
 
-	span &= rnd128();
-	*lo = base | (rnd128() & mask);
+	span &= rnd_addr(128);
+	*lo = base | (rnd_addr(128) & mask);
 	*hi = *lo + span;
 	if (*hi < *lo || (*hi & ~mask) != base)
 		*hi = base | mask;
@@ -1456,7 +1260,7 @@ static void test_paint(const char *name, u128 base, unsigned int bits,
 /* Pools of 0 and 13 groups. */
 static void test_exhaust(void)
 {
-	u128 one = A("2001:db8::1");
+	u128 one = A(128, "2001:db8::1");
 	__u32 *snap;
 	struct inst in;
 
@@ -1465,16 +1269,16 @@ static void test_exhaust(void)
 	inst_init(&in, 0);
 	memcpy(snap, in.tbl24, TBL24_BYTES);
 	CHECK(try_write(&in, one, one, 5) == -ENOSPC, "/128 with no pool");
-	CHECK(try_write(&in, A("2001:db8::"), pfx_last(A("2001:db8::"), 32),
-			5) == -ENOSPC,
+	CHECK(try_write(&in, A(128, "2001:db8::"),
+			pfx_last(128, A(128, "2001:db8::"), 32), 5) == -ENOSPC,
 	      "/32 with no pool");
 	CHECK(!memcmp(snap, in.tbl24, TBL24_BYTES), "-ENOSPC wrote tbl24");
 	/* Whole tbl24 entries need no group. */
-	do_write(&in, A("2001::"), pfx_last(A("2001::"), 16), 6);
-	do_write(&in, pfx_first(A("2001:db8::"), 24),
-		 pfx_last(A("2001:db8::"), 24), 7);
-	CHECK(lk(&in, one) == 7 && lk(&in, A("2001:e00::")) == 6 &&
-		      lk(&in, A("2002::")) == 0,
+	do_write(&in, A(128, "2001::"), pfx_last(128, A(128, "2001::"), 16), 6);
+	do_write(&in, pfx_first(128, A(128, "2001:db8::"), 24),
+		 pfx_last(128, A(128, "2001:db8::"), 24), 7);
+	CHECK(lk(&in, one) == 7 && lk(&in, A(128, "2001:e00::")) == 6 &&
+		      lk(&in, A(128, "2002::")) == 0,
 	      "tbl24-only writes");
 	do_write(&in, 0, ONES, 1);
 	CHECK(lk(&in, one) == 1 && lk(&in, ONES) == 1, "/0 with no pool");
@@ -1612,8 +1416,10 @@ static void test_order(size_t n)
 	for (i = 0; i < n; i++) {
 		const struct xfib_pfx *p = &ps.p[i], *q = &ps.p[n - 1 - i];
 
-		apply_add(&a, &fw, &rs, from_bytes(p->addr), p->plen, p->nh);
-		apply_add(&b, &bw, &rs, from_bytes(q->addr), q->plen, q->nh);
+		apply_add(&a, &fw, &rs, from_bytes(128, p->addr), p->plen,
+			  p->nh);
+		apply_add(&b, &bw, &rs, from_bytes(128, q->addr), q->plen,
+			  q->nh);
 		if (i % 64 == 0) {
 			reclaim(&a);
 			reclaim(&b);
@@ -1632,9 +1438,10 @@ static void test_order(size_t n)
 		u128 x = addr_v6();
 		__u32 used = trie6_groups_used(&a.t);
 
-		if (ps_has(&ps, pfx_first(x, len), len))
+		if (ps_has(&ps, pfx_first(128, x, len), len))
 			continue;
-		write_span(&a, &rs, pfx_first(x, len), pfx_last(x, len));
+		write_span(&a, &rs, pfx_first(128, x, len),
+			   pfx_last(128, x, len));
 		CHECK(trie6_groups_used(&a.t) == used &&
 			      trie6_groups_retired(&a.t) == 0,
 		      "absent prefix %s/%u changed the groups", fmt(x), len);
@@ -1679,7 +1486,7 @@ static void *conc_reader(void *arg)
 		__u8 b[16];
 		__u32 nh;
 
-		to_bytes(c->addr[i], b);
+		to_bytes(128, c->addr[i], b);
 		nh = xfib_trie6_lookup(c->in->tbl24, c->in->tbl8, b);
 		for (j = 0; j < c->nallowed[i]; j++)
 			if (c->allowed[i][j] == nh)
@@ -1725,7 +1532,7 @@ static void add_allowed(struct conc *c, unsigned int i, __u32 nh)
  */
 static void test_concurrent(void)
 {
-	u128 agg = A("2001:db8::");
+	u128 agg = A(128, "2001:db8::");
 	struct conc *c = calloc(1, sizeof(*c));
 	struct { u128 a; unsigned int plen; bool on; } tg[CONC_TOGGLES];
 	struct npfx *nv;
@@ -1743,7 +1550,7 @@ static void test_concurrent(void)
 	gen_table(&ps, 2000, 10, 90, 32);
 	ps_add(&ps, agg, 32, 40);
 	for (i = 0; i < 16; i++)
-		ps_add(&ps, agg | (rnd128() & host_mask(32)),
+		ps_add(&ps, agg | (rnd_addr(128) & host_mask(128, 32)),
 		       40 + rnd_below(25), 41 + i);
 	for (i = 0; i < CONC_TOGGLES; i++) {
 		/* Nested: each inside an earlier one, or a new one in /32. */
@@ -1754,7 +1561,8 @@ static void test_concurrent(void)
 		tg[i].plen = plen + 1 + rnd_below(128 - plen);
 		if (tg[i].plen > 128)
 			tg[i].plen = 128;
-		tg[i].a = pfx_first(par | (rnd128() & host_mask(plen)),
+		tg[i].a = pfx_first(128, par | (rnd_addr(128) &
+						 host_mask(128, plen)),
 				    tg[i].plen);
 		tg[i].on = false;
 		/* A duplicate, or a base prefix: never toggled. */
@@ -1779,10 +1587,12 @@ static void test_concurrent(void)
 		if (i % 2) {
 			const struct xfib_pfx *p = &ps.p[rnd_below(ps.n)];
 
-			a = p_first(p) | (rnd128() & host_mask(p->plen));
+			a = p_first(p) |
+			    (rnd_addr(128) & host_mask(128, p->plen));
 		} else {
 			k = rnd_below(CONC_TOGGLES);
-			a = tg[k].a | (rnd128() & host_mask(tg[k].plen));
+			a = tg[k].a |
+			    (rnd_addr(128) & host_mask(128, tg[k].plen));
 			if (i % 8 == 0)
 				a = tg[k].a - 1 + rnd_below(3);
 		}
@@ -1795,7 +1605,8 @@ static void test_concurrent(void)
 		add_allowed(c, i, base);
 		for (k = 0; k < CONC_TOGGLES; k++)
 			if (tg[k].plen && tg[k].plen > bestlen &&
-			    a >= tg[k].a && a <= pfx_last(tg[k].a, tg[k].plen))
+			    a >= tg[k].a &&
+			    a <= pfx_last(128, tg[k].a, tg[k].plen))
 				add_allowed(c, i, 5000 + k);
 		stable += c->nallowed[i] == 1;
 	}
@@ -1812,7 +1623,8 @@ static void test_concurrent(void)
 			ps_add(&ps, tg[k].a, tg[k].plen, 5000 + k);
 		tg[k].on = !tg[k].on;
 		rs_build(&rs, &ps);
-		write_span(&in, &rs, tg[k].a, pfx_last(tg[k].a, tg[k].plen));
+		write_span(&in, &rs, tg[k].a,
+			   pfx_last(128, tg[k].a, tg[k].plen));
 		ops++;
 		if (rnd_below(2)) {
 			grace_period(c);
@@ -1899,7 +1711,7 @@ static void test_big(size_t n)
 
 		for (i = 0; i < ps.n; i++)
 			if (ps.p[i].plen <= 48)
-				ps_add(&dfz, from_bytes(ps.p[i].addr),
+				ps_add(&dfz, from_bytes(128, ps.p[i].addr),
 				       ps.p[i].plen, ps.p[i].nh);
 		rs_build(&rd, &dfz);
 		g = canonical_groups(&rd);
@@ -1980,8 +1792,8 @@ int main(int argc, char **argv)
 	RUN(test_depth());
 	RUN(test_exhaust());
 	RUN(test_extend());
-	RUN(test_paint("paint-narrow", A("2001:db8::"), 80, 160, 3000, 4));
-	RUN(test_paint("paint-wide", A("2001::"), 112, 4000, 3000, 6));
+	RUN(test_paint("paint-narrow", A(128, "2001:db8::"), 80, 160, 3000, 4));
+	RUN(test_paint("paint-wide", A(128, "2001::"), 112, 4000, 3000, 6));
 	RUN(test_order(1000));
 	RUN(test_incremental("incremental-small", 3000, 60, 20, 5));
 	RUN(test_incremental("incremental-large", 100000, 5, 2000, 10));
