@@ -645,6 +645,7 @@ static int build(struct fib *f, int fam, const struct fib_algo *a)
 	struct fib_family *ff = &f->fam[fam];
 	struct fib_range *r = NULL;
 	struct fib_inst in = { .algo = a, .fd24 = -1, .fd8 = -1 };
+	const struct fib_algo *prev = ff->cur.algo;
 	size_t n = 0, cap = 0;
 	__u64 t0 = mono_us();
 	int err;
@@ -667,7 +668,10 @@ static int build(struct fib *f, int fam, const struct fib_algo *a)
 	}
 	ff->build_us = mono_us() - t0;
 	ff->grow_groups = 0;
-	pr_info("%s: published %s (generation %u): %zu prefixes, %zu ranges, %llu bytes, built in %llu us",
+	/* bsearch rebuilds on every change: only a new algorithm, a grown
+	 * pool or a first build is worth a line at the default level. */
+	log_msg(prev == a && !map_backed(a) ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+		"%s: published %s (generation %u): %zu prefixes, %zu ranges, %llu bytes, built in %llu us",
 		fam_name(fam), a->name, ff->generation,
 		ptree_count(&f->rib->tree[fam][0]) + ptree_count(&f->rib->tree[fam][1]),
 		n, (unsigned long long)in.mem_bytes,
