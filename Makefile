@@ -131,3 +131,22 @@ $(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c $(BENCH_SKELS) $(BENCH_HDRS) | $(B
 bench-fwd: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench
 	$(Q)tests/bench/fwd.sh
+
+# ---- bench: lookups per second, BPF vs native ----------------------------
+# make bench-lookup (root): builds tests/bench/lookupbench and runs
+# tests/bench/lookup.sh, which measures every lookup algorithm at several
+# table sizes on a router's live maps, in the kernel and natively; prints
+# a table and writes $(BUILD)/bench/lookup.json. SCALE=small gives a run
+# of under two minutes.
+.PHONY: bench-lookup
+
+# lookup.bpf.c includes the forwarder's source, lookupbench.c dplookup.c.
+$(BENCH_DIR)/lookup.bpf.o: bpf/xfib_fwd.bpf.c $(HDRS)
+
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c ctl/dplookup.c $(BENCH_DIR)/lookup.skel.h $(BUILD)/ctl/pin.o $(HDRS) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $< $(BUILD)/ctl/pin.o -o $@ -lbpf -lelf -lz
+
+bench-lookup: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench
+	$(Q)tests/bench/lookup.sh
