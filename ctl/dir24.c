@@ -91,7 +91,8 @@ static void free_all(struct dir24 *d)
 	d->nretired = 0;
 }
 
-int dir24_init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups)
+static int init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups,
+		bool clear)
 {
 	/* malloc(0) may return NULL: keep one spare slot. */
 	size_t slots = (size_t)ngroups + 1;
@@ -110,12 +111,25 @@ int dir24_init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups)
 	d->tbl24 = tbl24;
 	d->tbl8 = tbl8;
 	d->ngroups = ngroups;
-	memset(tbl24, 0, (size_t)XFIB_DIR24_TBL24_ENTRIES * sizeof(*tbl24));
-	if (ngroups)
-		memset(tbl8, 0,
-		       (size_t)ngroups * GROUP_ENTRIES * sizeof(*tbl8));
+	if (clear) {
+		memset(tbl24, 0, (size_t)XFIB_DIR24_TBL24_ENTRIES * sizeof(*tbl24));
+		if (ngroups)
+			memset(tbl8, 0,
+			       (size_t)ngroups * GROUP_ENTRIES * sizeof(*tbl8));
+	}
 	free_all(d);
 	return 0;
+}
+
+int dir24_init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups)
+{
+	return init(d, tbl24, tbl8, ngroups, true);
+}
+
+int dir24_init_zeroed(struct dir24 *d, __u32 *tbl24, __u32 *tbl8,
+		      __u32 ngroups)
+{
+	return init(d, tbl24, tbl8, ngroups, false);
 }
 
 void dir24_fini(struct dir24 *d)

@@ -341,7 +341,7 @@ static int dir24_algo_build(struct fib *f, int fam, struct fib_inst *in,
 		br[i].start = (__u32)r[i].first;
 		br[i].nh = r[i].nh;
 	}
-	err = dir24_init(&in->dir, in->m24, in->m8, in->ngroups);
+	err = dir24_init_zeroed(&in->dir, in->m24, in->m8, in->ngroups);
 	err = err ?: dir24_build(&in->dir, br, n);
 	free(br);
 	return err;
@@ -409,7 +409,7 @@ static int trie6_algo_build(struct fib *f, int fam, struct fib_inst *in,
 		br[i].nh = r[i].nh;
 		br[i].pad = 0;
 	}
-	err = trie6_init(&in->trie, in->m24, in->m8, in->ngroups);
+	err = trie6_init_zeroed(&in->trie, in->m24, in->m8, in->ngroups);
 	err = err ?: trie6_build(&in->trie, br, n);
 	free(br);
 	return err;

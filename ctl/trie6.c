@@ -389,7 +389,8 @@ int trie6_build(struct trie6 *t, const struct xfib_bs6_range *r, size_t n)
 
 /* ---- instance -------------------------------------------------------- */
 
-int trie6_init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups)
+static int init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups,
+		bool clear)
 {
 	memset(t, 0, sizeof(*t));
 	if (!tbl24 || (ngroups && !tbl8) || ngroups > XFIB_TRIE6_GROUPS_MAX)
@@ -405,12 +406,25 @@ int trie6_init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups)
 	t->tbl8 = tbl8;
 	t->ngroups = ngroups;
 	/* XFIB_NH_IDX_NONE is 0: all-zero tables have no route anywhere. */
-	memset(tbl24, 0, (size_t)XFIB_TRIE6_TBL24_ENTRIES * sizeof(*tbl24));
-	if (ngroups)
-		memset(tbl8, 0,
-		       (size_t)ngroups * GROUP_ENTRIES * sizeof(*tbl8));
+	if (clear) {
+		memset(tbl24, 0, (size_t)XFIB_TRIE6_TBL24_ENTRIES * sizeof(*tbl24));
+		if (ngroups)
+			memset(tbl8, 0,
+			       (size_t)ngroups * GROUP_ENTRIES * sizeof(*tbl8));
+	}
 	pool_reset(t);
 	return 0;
+}
+
+int trie6_init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups)
+{
+	return init(t, tbl24, tbl8, ngroups, true);
+}
+
+int trie6_init_zeroed(struct trie6 *t, __u32 *tbl24, __u32 *tbl8,
+		      __u32 ngroups)
+{
+	return init(t, tbl24, tbl8, ngroups, false);
 }
 
 void trie6_fini(struct trie6 *t)
