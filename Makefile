@@ -101,6 +101,42 @@ demo: deps
 clean:
 	rm -rf $(BUILD)
 
+# ---- install ------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=...]: binaries (the BPF object
+# is embedded in them), man pages, the systemd unit and its helper, and a
+# default /etc/xfib/xfibd.conf unless one exists. make uninstall removes
+# all but the configuration.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/libexec/xfib
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+SUBST      := sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' \
+                  -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+MANPAGES   := $(wildcard man/*.8)
+
+.PHONY: install uninstall
+install: all
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/xfib
+	$(Q)install -m 0755 $(BUILD)/xfibd $(BUILD)/xfibctl $(DESTDIR)$(SBINDIR)/
+	$(Q)$(SUBST) scripts/service/xfib-service.in > $(DESTDIR)$(LIBEXECDIR)/xfib-service
+	$(Q)chmod 0755 $(DESTDIR)$(LIBEXECDIR)/xfib-service
+	$(Q)$(SUBST) scripts/service/xfibd.service.in > $(DESTDIR)$(UNITDIR)/xfibd.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/xfibd.service
+	$(Q)$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/,true)
+	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf || \
+		install -m 0644 scripts/service/xfibd.conf $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf
+	@echo "installed under $(DESTDIR)$(PREFIX); settings in $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf"
+
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/xfibd $(DESTDIR)$(SBINDIR)/xfibctl \
+		$(DESTDIR)$(LIBEXECDIR)/xfib-service $(DESTDIR)$(UNITDIR)/xfibd.service \
+		$(DESTDIR)$(MANDIR)/man8/xfibd.8 $(DESTDIR)$(MANDIR)/man8/xfibctl.8
+	$(Q)rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
+	@echo "removed; $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf is kept"
+
 # ---- bench: forwarding rate, kernel stack vs xfib ------------------------
 # make bench-fwd (root): builds the traffic generator and sink (tests/bench)
 # and runs tests/bench/fwd.sh, which prints a table and writes
