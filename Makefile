@@ -30,7 +30,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-unit test-prog test-net demo clean
+.PHONY: all deps test test-unit test-prog test-net test-doc demo clean
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -93,6 +93,8 @@ test-prog: all $(PROG_TESTS)
 	$(Q)tests/run.sh prog
 test-net: all
 	$(Q)tests/run.sh net
+test-doc: all
+	$(Q)tests/run.sh doc
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,9 @@ struct ctl {
 	enum xdp_attach_mode mode;
 	unsigned long random; /* verify --random */
 	__u32 iif;            /* lookup, verify --iif */
+	double interval;      /* stats --interval, seconds; 0: one snapshot */
+	unsigned long count;  /* stats --count; 0: until SIGINT */
+	bool prometheus;      /* stats --prometheus */
 };
 
 struct cmd {
@@ -619,8 +624,250 @@ static const char *const reason_help[] = {
 #undef X
 };
 
+/* Every counter summed over the CPUs; pc is scratch for one per-CPU value. */
+static int stats_read(int fd, struct xfib_counter *pc, int ncpu,
+		      struct xfib_counter *sum)
+{
+	__u32 r;
+	int cpu;
+
+	for (r = 0; r < XFIB_REASON_COUNT; r++) {
+		if (bpf_map_lookup_elem(fd, &r, pc)) {
+			int err = -errno;
+
+			err_cmd("read counters: %s", strerror(-err));
+			return err;
+		}
+		sum[r].packets = 0;
+		sum[r].bytes = 0;
+		for (cpu = 0; cpu < ncpu; cpu++) {
+			sum[r].packets += pc[cpu].packets;
+			sum[r].bytes += pc[cpu].bytes;
+		}
+	}
+	return 0;
+}
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A bit rate with an SI prefix, as ifstat and tc print them. */
+static const char *bitrate_str(double bps, char *buf, size_t len)
+{
+	static const char *const unit[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s",
+					    "Tbit/s" };
+	unsigned int u = 0;
+
+	while (bps >= 1000 && u < sizeof(unit) / sizeof(unit[0]) - 1) {
+		bps /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.2f %s", bps, unit[u]);
+	return buf;
+}
+
+static volatile sig_atomic_t stats_stop;
+
+static void stats_on_signal(int sig)
+{
+	stats_stop = 1;
+}
+
+/*
+ * stats -i: rates of the counters that moved, every interval. Deadlines
+ * are absolute on CLOCK_MONOTONIC so the output does not drift, but each
+ * rate is computed over the time actually elapsed between two reads: a
+ * late wake-up must not inflate it.
+ */
+static int stats_monitor(struct ctl *c, int fd, struct xfib_counter *pc, int ncpu)
+{
+	/* No SA_RESTART: SIGINT must cut the sleep short. */
+	struct sigaction sa = { .sa_handler = stats_on_signal };
+	struct xfib_counter prev[XFIB_REASON_COUNT], cur[XFIB_REASON_COUNT];
+	double t0, t1, next, dt;
+	unsigned long n;
+	int err;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	t0 = clock_s(CLOCK_MONOTONIC);
+	err = stats_read(fd, pc, ncpu, prev);
+	if (err)
+		return err;
+	next = t0;
+	for (n = 0; !c->count || n < c->count; n++) {
+		struct timespec ts;
+		char when[32], b[32];
+		bool moved = false;
+		time_t now_s;
+		double now;
+		__u32 r;
+
+		next += c->interval;
+		ts.tv_sec = (time_t)next;
+		ts.tv_nsec = (long)((next - ts.tv_sec) * 1e9);
+		while (!stats_stop &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		if (stats_stop)
+			break;
+		t1 = clock_s(CLOCK_MONOTONIC);
+		now = clock_s(CLOCK_REALTIME);
+		err = stats_read(fd, pc, ncpu, cur);
+		if (err)
+			return err;
+		dt = t1 - t0;
+		/* Suspended (SIGSTOP, a slow terminal): skip the missed ticks
+		 * rather than print a burst of them. */
+		if (t1 - next > c->interval)
+			next = t1;
+		if (c->json) {
+			printf("{\"time\":%.3f,\"interval\":%.3f,\"rates\":{", now, dt);
+		} else {
+			now_s = (time_t)now;
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
+				 localtime(&now_s));
+			printf("%s.%03d  (%.3f s)\n", when,
+			       (int)((now - now_s) * 1000), dt);
+		}
+		for (r = 0; r < XFIB_REASON_COUNT; r++) {
+			/* Counters only grow; guard the subtraction anyway. */
+			__u64 dp = cur[r].packets >= prev[r].packets ?
+					   cur[r].packets - prev[r].packets : 0;
+			__u64 db = cur[r].bytes >= prev[r].bytes ?
+					   cur[r].bytes - prev[r].bytes : 0;
+
+			if (!dp)
+				continue;
+			if (c->json)
+				printf("%s\"%s\":{\"pps\":%.3f,\"bps\":%.3f}",
+				       moved ? "," : "", reason_names[r], dp / dt,
+				       db * 8 / dt);
+			else
+				printf("  %-26s %14.1f pps %16s\n", reason_names[r],
+				       dp / dt, bitrate_str(db * 8 / dt, b, sizeof(b)));
+			moved = true;
+		}
+		if (c->json)
+			printf("}}\n");
+		else if (!moved)
+			printf("  no counter moved\n");
+		/* Each interval reaches a pipe (jq, a log) when it ends. */
+		fflush(stdout);
+		memcpy(prev, cur, sizeof(prev));
+		t0 = t1;
+	}
+	return 0;
+}
+
+/* A label value of the Prometheus text format: \, " and newline escaped. */
+static void prom_label(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			printf("\\n");
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void prom_head(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/*
+ * stats --prometheus: the text exposition format, for node_exporter's
+ * textfile collector (write to a temporary file and rename it into the
+ * collector's directory, so it never reads half a file).
+ */
+static void stats_prometheus(struct xfib_fwd_bpf *skel, const struct xfib_counter *sum)
+{
+	struct xfib_fib_info fi[XFIB_FAMILIES] = { 0 };
+	struct if_nameindex *ifs, *it;
+	struct xfib_daemon d = { 0 };
+	__u32 key = 0, fam, r;
+	int pid;
+
+	pid = xfib_daemon_pid(skel);
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &d);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_fib_info), &fam,
+				    &fi[fam]);
+
+	prom_head("xfib_packets_total", "counter",
+		  "Packets seen by the XDP forwarder, by outcome: forwarded, dropped, or passed to the kernel and why.");
+	for (r = 0; r < XFIB_REASON_COUNT; r++)
+		printf("xfib_packets_total{reason=\"%s\"} %llu\n", reason_names[r],
+		       (unsigned long long)sum[r].packets);
+	prom_head("xfib_bytes_total", "counter",
+		  "Bytes of the packets in xfib_packets_total (frame length).");
+	for (r = 0; r < XFIB_REASON_COUNT; r++)
+		printf("xfib_bytes_total{reason=\"%s\"} %llu\n", reason_names[r],
+		       (unsigned long long)sum[r].bytes);
+
+	prom_head("xfib_routes", "gauge", "Prefixes in the published lookup instance.");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		printf("xfib_routes{family=\"%s\"} %u\n", fam_name(fam), fi[fam].routes);
+	prom_head("xfib_algorithm_info", "gauge",
+		  "Lookup algorithm of the published instance (none: every packet goes to the kernel).");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		printf("xfib_algorithm_info{family=\"%s\",algorithm=", fam_name(fam));
+		prom_label(fib_algo_name(fi[fam].algo));
+		printf("} 1\n");
+	}
+	prom_head("xfib_generation", "gauge", "Generation of the published lookup instance.");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		printf("xfib_generation{family=\"%s\"} %u\n", fam_name(fam),
+		       fi[fam].generation);
+	prom_head("xfib_swaps_total", "counter",
+		  "Lookup instances published (builds and algorithm switches).");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		printf("xfib_swaps_total{family=\"%s\"} %llu\n", fam_name(fam),
+		       (unsigned long long)fi[fam].swaps);
+	prom_head("xfib_instance_bytes", "gauge", "Memory of the published lookup instance.");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		printf("xfib_instance_bytes{family=\"%s\"} %llu\n", fam_name(fam),
+		       (unsigned long long)fi[fam].mem_bytes);
+
+	prom_head("xfib_daemon_up", "gauge",
+		  "1 if xfibd maintains the maps; at 0 the dataplane forwards with its last state.");
+	printf("xfib_daemon_up %d\n", pid ? 1 : 0);
+	prom_head("xfib_resyncs_total", "counter",
+		  "Full netlink dumps xfibd made after losing messages (socket overruns).");
+	printf("xfib_resyncs_total %llu\n", (unsigned long long)d.resyncs);
+
+	/* Attached ports as status finds them: our program on the port. */
+	prom_head("xfib_attached", "gauge",
+		  "1 for every interface the XDP forwarder is attached to, with the attach mode.");
+	ifs = if_nameindex();
+	for (it = ifs; it && it->if_index; it++) {
+		__u8 mode = 0;
+		__u32 id = xdp_prog_on(it->if_index, &mode);
+
+		if (!id || !prog_is_xfib(id, NULL, 0))
+			continue;
+		printf("xfib_attached{interface=");
+		prom_label(it->if_name);
+		printf(",mode=\"%s\"} 1\n", mode_name(mode));
+	}
+	if (ifs)
+		if_freenameindex(ifs);
+}
+
 static int cmd_stats(struct ctl *c, int argc, char **argv)
 {
+	struct xfib_counter sum[XFIB_REASON_COUNT];
 	struct xfib_fwd_bpf *skel = NULL;
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
 	struct xfib_counter *pc;
@@ -638,32 +885,31 @@ static int cmd_stats(struct ctl *c, int argc, char **argv)
 	err = open_dataplane(c, 0, &skel);
 	if (err)
 		goto out;
+	if (c->interval > 0) {
+		err = stats_monitor(c, bpf_map__fd(skel->maps.xfib_stats), pc, ncpu);
+		goto out;
+	}
+	err = stats_read(bpf_map__fd(skel->maps.xfib_stats), pc, ncpu, sum);
+	if (err)
+		goto out;
+	if (c->prometheus) {
+		stats_prometheus(skel, sum);
+		goto out;
+	}
 	if (c->json)
 		printf("{");
 	else
 		printf("%-26s %14s %16s\n", "counter", "packets", "bytes");
 	for (r = 0; r < XFIB_REASON_COUNT; r++) {
-		struct xfib_counter sum = { 0 };
-		int cpu;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_stats), &r, pc)) {
-			err = -errno;
-			err_cmd("read counters: %s", strerror(errno));
-			goto out;
-		}
-		for (cpu = 0; cpu < ncpu; cpu++) {
-			sum.packets += pc[cpu].packets;
-			sum.bytes += pc[cpu].bytes;
-		}
 		if (c->json)
 			printf("%s\"%s\":{\"packets\":%llu,\"bytes\":%llu}",
 			       r ? "," : "", reason_names[r],
-			       (unsigned long long)sum.packets,
-			       (unsigned long long)sum.bytes);
+			       (unsigned long long)sum[r].packets,
+			       (unsigned long long)sum[r].bytes);
 		else
 			printf("%-26s %14llu %16llu  %s\n", reason_names[r],
-			       (unsigned long long)sum.packets,
-			       (unsigned long long)sum.bytes, reason_help[r]);
+			       (unsigned long long)sum[r].packets,
+			       (unsigned long long)sum[r].bytes, reason_help[r]);
 	}
 	if (c->json)
 		printf("}\n");
@@ -671,6 +917,60 @@ out:
 	xfib_fwd_bpf__destroy(skel);
 	free(pc);
 	return err;
+}
+
+/* A stats option (-i/--interval, -c/--count, --prometheus); false if valid. */
+static bool stats_opt(struct ctl *c, const struct cmd *cmd, int opt, const char *arg)
+{
+	char *end;
+
+	if (cmd->fn != cmd_stats) {
+		err_cmd("--%s applies to stats only", opt == 'I' ? "interval" :
+			opt == 'c' ? "count" : "prometheus");
+		return true;
+	}
+	switch (opt) {
+	case 'I':
+		errno = 0;
+		c->interval = strtod(arg, &end);
+		/* 1 ms floor: a smaller interval only spins on the map reads. */
+		if (*end || end == arg || errno || !isfinite(c->interval) ||
+		    c->interval < 0.001 || c->interval > 86400) {
+			err_cmd("--interval '%s': not a number of seconds from 0.001 to 86400",
+				arg);
+			return true;
+		}
+		return false;
+	case 'c':
+		errno = 0;
+		c->count = strtoul(arg, &end, 10);
+		if (*end || end == arg || errno || *arg == '-' || !c->count) {
+			err_cmd("--count '%s': not a number of intervals > 0", arg);
+			return true;
+		}
+		return false;
+	default:
+		c->prometheus = true;
+		return false;
+	}
+}
+
+/* Options that do not go together; false if these do. */
+static bool stats_opts_check(const struct ctl *c)
+{
+	if (c->prometheus && c->interval > 0) {
+		err_cmd("--prometheus is a snapshot: it does not take --interval");
+		return true;
+	}
+	if (c->prometheus && c->json) {
+		err_cmd("--prometheus and --json are two output formats: choose one");
+		return true;
+	}
+	if (c->count && !c->interval) {
+		err_cmd("--count needs --interval");
+		return true;
+	}
+	return false;
 }
 
 /* ---- lookup / verify ------------------------------------------------------------ */
@@ -1115,7 +1415,8 @@ static const struct cmd cmds[] = {
 	  "attach the forwarder to ports (all or none)", cmd_attach, true },
 	{ "detach", "IFNAME...", "detach the forwarder from ports", cmd_detach, true },
 	{ "status", "[-j]", "daemon, attached ports, lookup instances", cmd_status, true },
-	{ "stats", "[-j]", "packets forwarded, dropped, and passed to the kernel by reason",
+	{ "stats", "[-i SECS [-c N]] [--prometheus] [-j]",
+	  "packets forwarded, dropped, and passed to the kernel by reason",
 	  cmd_stats, true },
 	{ "algo", "[ipv4|ipv6 [NAME|auto]]",
 	  "show the lookup algorithms' preferences, or force one", cmd_algo, true },
@@ -1152,6 +1453,11 @@ static void cmd_usage(FILE *f, const struct cmd *cmd)
 	if (cmd->fn == cmd_verify || cmd->fn == cmd_lookup)
 		fprintf(f, "  -i, --iif IFNAME           port the kernel's lookups enter by\n"
 			   "                             (default: the first attached port, else lo)\n");
+	if (cmd->fn == cmd_stats)
+		fprintf(f, "  -i, --interval SECS        every SECS (fractional, >= 0.001), the rate of\n"
+			   "                             each counter that moved; -j: one JSON object a line\n"
+			   "  -c, --count N              stop after N intervals (default: at SIGINT)\n"
+			   "      --prometheus           Prometheus text format (node_exporter textfile)\n");
 	fprintf(f, "  -j, --json                 JSON output\n");
 }
 
@@ -1191,13 +1497,17 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "random", required_argument, NULL, 'r' },
 		{ "iif", required_argument, NULL, 'i' },
+		/* stats reads -i as --interval; --iif is lookup and verify's */
+		{ "interval", required_argument, NULL, 'I' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct ctl c = { .mode = XDP_MODE_NATIVE };
 	const struct cmd *cmd;
-	int opt, err;
+	int opt, err, longi = -1;
 
 	/* '+': stop at the command; its own options are parsed below. */
 	while ((opt = getopt_long(argc, argv, "+p:jvh", gopts, NULL)) != -1) {
@@ -1230,7 +1540,11 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+m:r:i:jh", copts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+m:r:i:c:jh", copts, &longi)) != -1) {
+		/* The short -i of stats is its interval (--iif stays --iif). */
+		if (opt == 'i' && longi < 0 && cmd->fn == cmd_stats)
+			opt = 'I';
+		longi = -1;
 		switch (opt) {
 		case 'm':
 			if (cmd->fn != cmd_attach) {
@@ -1271,6 +1585,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 'I':
+		case 'c':
+		case 'P':
+			if (stats_opt(&c, cmd, opt, optarg))
+				return 2;
+			break;
 		case 'j':
 			c.json = true;
 			break;
@@ -1282,6 +1602,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (cmd->fn == cmd_stats && stats_opts_check(&c))
+		return 2;
 	log_init("xfibctl", 0);
 	log_level = log_level > 0 ? log_level + 1 : LOG_LEVEL_WARN;
 	log_setup_libbpf();
@@ -1303,6 +1625,9 @@ int main(int argc, char **argv)
 		return 2;
 	/* lookup and verify: -EINVAL is a usage error. */
 	if (err == -EINVAL && (cmd->fn == cmd_lookup || cmd->fn == cmd_verify))
+		return 2;
+	/* stats: only its argument check returns -EINVAL. */
+	if (err == -EINVAL && cmd->fn == cmd_stats)
 		return 2;
 	return err ? 1 : 0;
 }

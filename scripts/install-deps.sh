@@ -8,6 +8,7 @@ PKGS=(
 	make gcc clang llvm pkg-config libc6-dev linux-libc-dev
 	libbpf-dev libxdp-dev libmnl-dev libelf-dev zlib1g-dev
 	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
+	python3 groff-base
 )
 
 missing=()

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Runs xfib's tests: tests/run.sh [unit|prog|net]... (default: all).
+# Runs xfib's tests: tests/run.sh [unit|prog|net|doc]... (default: all).
 # A test is an executable that exits 0 (pass), 77 (skip) or else (fail).
 # Prints one line per test and a closing "N passed, N failed, N skipped".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit prog net)
+[ ${#suites[@]} -eq 0 ] && suites=(unit prog net doc)
 
 pass=0 fail=0 skip=0 failed=()
 logdir=$build/test-logs
@@ -35,7 +35,8 @@ for suite in "${suites[@]}"; do
 	unit) for t in "$build"/tests/unit_*; do [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"; done ;;
 	prog) for t in "$build"/tests/prog_*; do [ -x "$t" ] && run_one "prog/$(basename "$t")" "$t"; done ;;
 	net) for t in "$top"/tests/net/test_*.sh; do [ -x "$t" ] && run_one "net/$(basename "$t" .sh)" "$t"; done ;;
-	*) echo "run.sh: unknown suite '$suite' (unit, prog, net)" >&2; exit 2 ;;
+	doc) for t in "$top"/tests/doc/test_*.sh; do [ -x "$t" ] && run_one "doc/$(basename "$t" .sh)" "$t"; done ;;
+	*) echo "run.sh: unknown suite '$suite' (unit, prog, net, doc)" >&2; exit 2 ;;
 	esac
 done
 
