@@ -153,6 +153,29 @@ static unsigned int pad_log2(size_t n)
 	return l;
 }
 
+/* The range formats the builders take: first address and nexthop. */
+static void to_bs4(const struct fib_range *r, size_t n, struct xfib_bs4_range *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[i].start = (__u32)r[i].first;
+		out[i].nh = r[i].nh;
+	}
+}
+
+static void to_bs6(const struct fib_range *r, size_t n, struct xfib_bs6_range *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[i].hi = (__u64)(r[i].first >> 64);
+		out[i].lo = (__u64)r[i].first;
+		out[i].nh = r[i].nh;
+		out[i].pad = 0;
+	}
+}
+
 /* Writes the slot with plain stores: no packet reads it until publish. */
 static int bs4_build(struct fib *f, int fam, struct fib_inst *in,
 		     const struct fib_range *r, size_t n)
@@ -163,15 +186,11 @@ static int bs4_build(struct fib *f, int fam, struct fib_inst *in,
 	if (n > XFIB_BS4_SLOT_SIZE)
 		return -ENOSPC;
 	in->capacity = XFIB_BS4_SLOT_SIZE;
-
-	for (i = 0; i < n; i++) {
-		t[i].start = (__u32)r[i].first;
-		t[i].nh = r[i].nh;
-	}
+	to_bs4(r, n, t);
 	/* Pad to a power of two by repeating the last range: the search
 	 * then takes a fixed number of steps. */
 	size = (size_t)1 << pad_log2(n);
-	for (; i < size; i++)
+	for (i = n; i < size; i++)
 		t[i] = t[n - 1];
 	in->nranges = n;
 	in->mem_bytes = size * sizeof(*t);
@@ -187,15 +206,9 @@ static int bs6_build(struct fib *f, int fam, struct fib_inst *in,
 	if (n > XFIB_BS6_SLOT_SIZE)
 		return -ENOSPC;
 	in->capacity = XFIB_BS6_SLOT_SIZE;
-
-	for (i = 0; i < n; i++) {
-		t[i].hi = (__u64)(r[i].first >> 64);
-		t[i].lo = (__u64)r[i].first;
-		t[i].nh = r[i].nh;
-		t[i].pad = 0;
-	}
+	to_bs6(r, n, t);
 	size = (size_t)1 << pad_log2(n);
-	for (; i < size; i++)
+	for (i = n; i < size; i++)
 		t[i] = t[n - 1];
 	in->nranges = n;
 	in->mem_bytes = size * sizeof(*t);
@@ -328,7 +341,6 @@ static int dir24_algo_build(struct fib *f, int fam, struct fib_inst *in,
 			    const struct fib_range *r, size_t n)
 {
 	struct xfib_bs4_range *br;
-	size_t i;
 	int err;
 
 	err = maps_create(f, in, pool_size(f, fam, groups_for(r, n, 1, 32)));
@@ -337,10 +349,7 @@ static int dir24_algo_build(struct fib *f, int fam, struct fib_inst *in,
 	br = malloc(n * sizeof(*br));
 	if (!br)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		br[i].start = (__u32)r[i].first;
-		br[i].nh = r[i].nh;
-	}
+	to_bs4(r, n, br);
 	err = dir24_init_zeroed(&in->dir, in->m24, in->m8, in->ngroups);
 	err = err ?: dir24_build(&in->dir, br, n);
 	free(br);
@@ -394,7 +403,6 @@ static int trie6_algo_build(struct fib *f, int fam, struct fib_inst *in,
 			    const struct fib_range *r, size_t n)
 {
 	struct xfib_bs6_range *br;
-	size_t i;
 	int err;
 
 	err = maps_create(f, in, pool_size(f, fam, groups_for(r, n, 13, 128)));
@@ -403,12 +411,7 @@ static int trie6_algo_build(struct fib *f, int fam, struct fib_inst *in,
 	br = malloc(n * sizeof(*br));
 	if (!br)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		br[i].hi = (__u64)(r[i].first >> 64);
-		br[i].lo = (__u64)r[i].first;
-		br[i].nh = r[i].nh;
-		br[i].pad = 0;
-	}
+	to_bs6(r, n, br);
 	err = trie6_init_zeroed(&in->trie, in->m24, in->m8, in->ngroups);
 	err = err ?: trie6_build(&in->trie, br, n);
 	free(br);
@@ -465,14 +468,16 @@ static const struct fib_algo fib_algos[] = {
 	},
 	{
 		.name = "dir24_8", .id = XFIB_ALGO_DIR24_8, .fam = XFIB_V4,
-		.preference = table_preference, .build = dir24_algo_build, .update = dir24_algo_update,
+		.preference = table_preference, .build = dir24_algo_build,
+		.update = dir24_algo_update,
 		.reclaim = dir24_algo_reclaim,
 		.has_retired = dir24_algo_has_retired,
 		.destroy = dir24_algo_destroy,
 	},
 	{
 		.name = "trie6", .id = XFIB_ALGO_TRIE6, .fam = XFIB_V6,
-		.preference = table_preference, .build = trie6_algo_build, .update = trie6_algo_update,
+		.preference = table_preference, .build = trie6_algo_build,
+		.update = trie6_algo_update,
 		.reclaim = trie6_algo_reclaim,
 		.has_retired = trie6_algo_has_retired,
 		.destroy = trie6_algo_destroy,
