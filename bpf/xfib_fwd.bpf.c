@@ -42,6 +42,7 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #define XFIB_U32_AT(map, idx) xfib_u32_at(map, idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
+#include "xfib/flow_hash.h"
 
 #ifndef AF_INET
 #define AF_INET 2
@@ -121,6 +122,45 @@ resolve_neigh(const struct xfib_nexthop *nh, __u8 family, const void *daddr)
 		nidx = *idx;
 	}
 	return bpf_map_lookup_elem(&xfib_neighs, &nidx);
+}
+
+/* Source and destination ports of a TCP or UDP packet whose transport
+ * header starts at l4, as (sport << 16 | dport); 0 otherwise. */
+static __always_inline __u32 l4_ports(const struct xfib_pkt *pkt,
+				      const void *l4, __u8 proto)
+{
+	const __u32 *ports = l4;
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return 0;
+	if ((const void *)(ports + 1) > pkt->data_end)
+		return 0;
+	return bpf_ntohl(*ports);
+}
+
+/* The flow hash of the packet (include/xfib/flow_hash.h). Fragments hash
+ * without ports, so all fragments of a datagram take one path. */
+static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
+{
+	if (pkt->proto == ETH_P_IP) {
+		const struct iphdr *iph = pkt->l3;
+		__u32 ports = 0;
+
+		if ((const void *)(iph + 1) > pkt->data_end)
+			return 0;
+		if (!(iph->frag_off & bpf_htons(0x3fff)))
+			ports = l4_ports(pkt, iph + 1, iph->protocol);
+		return xfib_flow_hash(&iph->saddr, &iph->daddr, 1, iph->protocol,
+				      ports);
+	} else {
+		const struct ipv6hdr *ip6h = pkt->l3;
+
+		if ((const void *)(ip6h + 1) > pkt->data_end)
+			return 0;
+		return xfib_flow_hash(ip6h->saddr.s6_addr32,
+				      ip6h->daddr.s6_addr32, 4, ip6h->nexthdr,
+				      l4_ports(pkt, ip6h + 1, ip6h->nexthdr));
+	}
 }
 
 SEC("xdp")
@@ -269,6 +309,18 @@ int xfib_fwd(struct xdp_md *ctx)
 	nh = bpf_map_lookup_elem(&xfib_nexthops, &nh_idx);
 	if (!nh)
 		return PASS(PASS_NO_ROUTE);
+	if (nh->kind == XFIB_NH_GROUP) {
+		__u32 gidx = nh->group;
+		struct xfib_nh_group *g = bpf_map_lookup_elem(&xfib_nh_groups, &gidx);
+
+		if (!g)
+			return PASS(PASS_NO_ROUTE);
+		nh_idx = g->nh[xfib_flow_bucket(pkt_flow_hash(&pkt))];
+		nh = bpf_map_lookup_elem(&xfib_nexthops, &nh_idx);
+		if (!nh)
+			return PASS(PASS_NO_ROUTE);
+		/* A member is never a group: that falls to the default. */
+	}
 	switch (nh->kind) {
 	case XFIB_NH_GATEWAY:
 	case XFIB_NH_CONNECTED:

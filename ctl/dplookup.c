@@ -45,6 +45,7 @@ static __u32 dpl_u32_at(void *tbl, __u32 idx)
 #include "xfib/lookup_bsearch.h"
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
+#include "xfib/flow_hash.h"
 
 #ifndef AF_INET
 #define AF_INET 2
@@ -187,6 +188,9 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 	d->neigh = xfib_map_mmap(skel->maps.xfib_neighs, false, &d->neigh_len);
 	if (!d->neigh)
 		goto err_errno;
+	d->grp = xfib_map_mmap(skel->maps.xfib_nh_groups, false, &d->grp_len);
+	if (!d->grp)
+		goto err_errno;
 	err = load_instance(d);
 	if (err)
 		goto err;
@@ -209,6 +213,8 @@ void dpl_close(struct dpl *d)
 		munmap(d->nh, d->nh_len);
 	if (d->neigh)
 		munmap(d->neigh, d->neigh_len);
+	if (d->grp)
+		munmap(d->grp, d->grp_len);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -286,6 +292,19 @@ static void follow(struct dpl *d, struct dpl_result *r)
 	if (!r->ready) {
 		r->action = XFIB_PASS_NO_FIB;
 		return;
+	}
+	if (r->nh.kind == XFIB_NH_GROUP) {
+		__u32 m[XFIB_GROUP_BUCKETS], zero[4] = { 0 }, hash;
+
+		r->group = true;
+		r->group_nh_idx = r->nh_idx;
+		r->group_nh = r->nh;
+		r->members = dpl_group_members(d, &r->nh, m);
+		hash = xfib_flow_hash(zero, (const __u32 *)r->addr,
+				      r->fam == XFIB_V4 ? 1 : 4, 0, 0);
+		r->nh_idx = r->nh.group < XFIB_GROUP_MAX ?
+			d->grp[r->nh.group].nh[xfib_flow_bucket(hash)] : 0;
+		dpl_nexthop(d, r->nh_idx, &r->nh);
 	}
 	switch (r->nh.kind) {
 	case XFIB_NH_GATEWAY:
@@ -374,7 +393,23 @@ const char *dpl_kind_name(unsigned int kind)
 		[XFIB_NH_LOCAL] = "local",
 		[XFIB_NH_UNREACHABLE] = "unreachable",
 		[XFIB_NH_UNSUPPORTED] = "unsupported",
+		[XFIB_NH_GROUP] = "group",
 	};
 
 	return kind < XFIB_NH_KIND_COUNT ? names[kind] : "invalid";
+}
+
+size_t dpl_group_members(const struct dpl *d, const struct xfib_nexthop *nh,
+			 __u32 *out)
+{
+	const __u32 *b;
+	size_t i, n = 0;
+
+	if (nh->kind != XFIB_NH_GROUP || nh->group >= XFIB_GROUP_MAX)
+		return 0;
+	b = d->grp[nh->group].nh;
+	for (i = 0; i < XFIB_GROUP_BUCKETS; i++)
+		if (b[i] && (!n || out[n - 1] != b[i]))
+			out[n++] = b[i];
+	return n;
 }

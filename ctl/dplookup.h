@@ -49,6 +49,8 @@ struct dpl {
 	size_t nh_len;
 	struct xfib_neigh *neigh;   /* xfib_neighs */
 	size_t neigh_len;
+	struct xfib_nh_group *grp;  /* xfib_nh_groups */
+	size_t grp_len;
 };
 
 /*
@@ -88,8 +90,14 @@ struct dpl_result {
 	__u8 addr[16];
 	struct xfib_active act;   /* instance that answered */
 	bool ready;               /* a lookup table was published */
+	/* The nexthop a packet uses: for a multipath route, the member
+	 * that the flow (any source, protocol 0, no ports) hashes to. */
 	__u32 nh_idx;
 	struct xfib_nexthop nh;
+	bool group;               /* the route is multipath: */
+	__u32 group_nh_idx;       /* the lookup's answer */
+	struct xfib_nexthop group_nh;
+	__u32 members;            /* distinct members with buckets */
 	bool have_iface;          /* egress port known to xfibd */
 	struct xfib_iface iface;
 	bool attached;            /* egress port in xfib_tx_ports */
@@ -109,5 +117,10 @@ struct dpl_result {
 int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r);
 
 const char *dpl_kind_name(unsigned int kind);
+
+/* The distinct member nexthop indexes of group nexthop nh, in bucket
+ * order, into out[XFIB_GROUP_BUCKETS]; returns how many. */
+size_t dpl_group_members(const struct dpl *d, const struct xfib_nexthop *nh,
+			 __u32 *out);
 
 #endif /* XFIB_DPLOOKUP_H */

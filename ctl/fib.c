@@ -878,7 +878,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 		if (in->algo && in->algo->has_retired && in->algo->has_retired(in))
 			retired = true;
 	}
-	if (retired || f->rib->nh_nretired || f->rib->neigh_nretired) {
+	if (retired || rib_retired_pending(f->rib)) {
 		e = rib_rcu_sync(f->rib);
 		if (e)
 			return e;

@@ -13,6 +13,7 @@
 #include <linux/neighbour.h>
 #include <linux/netconf.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 
@@ -131,7 +132,7 @@ static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
 	const struct nlattr *tb[NDA_MAX + 1] = { 0 };
 	struct attr_tb t = { tb, NDA_MAX };
 	size_t alen = ndm->ndm_family == AF_INET ? 4 : 16;
-	const __u8 *mac = NULL;
+	const __u8 *mac = NULL, *dst;
 
 	if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
 		return;
@@ -139,6 +140,11 @@ static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
 		return;
 	mnl_attr_parse(nlh, sizeof(*ndm), attr_collect, &t);
 	if (!tb[NDA_DST] || mnl_attr_get_payload_len(tb[NDA_DST]) != alen)
+		return;
+	/* Multicast entries (NOARP, created without a notification) are
+	 * never a unicast next hop: the dataplane passes multicast. */
+	dst = mnl_attr_get_payload(tb[NDA_DST]);
+	if (ndm->ndm_family == AF_INET ? (dst[0] & 0xf0) == 0xe0 : dst[0] == 0xff)
 		return;
 	if (nlh->nlmsg_type == RTM_DELNEIGH) {
 		rib_neigh_del(nl->rib, ndm->ndm_family, ndm->ndm_ifindex,
@@ -179,19 +185,52 @@ static void parse_gateway(const struct nlattr *gw, const struct nlattr *via,
 	}
 }
 
-static __u16 count_paths(const struct nlattr *mp)
+/*
+ * The paths of RTA_MULTIPATH. Dead ones (their device is down) are left
+ * out, as the kernel's path selection skips them; too many paths, or
+ * none alive, leave the route to the kernel.
+ */
+static void parse_multipath(const struct nlattr *mp, int family,
+			    struct rib_route_msg *m)
 {
 	const struct rtnexthop *rtnh = mnl_attr_get_payload(mp);
 	int len = mnl_attr_get_payload_len(mp);
-	__u16 n = 0;
 
+	m->paths = 0;
+	m->npath = 0;
 	while (len >= (int)sizeof(*rtnh) && rtnh->rtnh_len >= sizeof(*rtnh) &&
 	       rtnh->rtnh_len <= len) {
-		n++;
+		const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+		struct attr_tb t = { tb, RTA_MAX };
+		struct rib_route_msg pm = { .type = RTN_UNICAST };
+		struct rib_path *p;
+
+		m->paths++;
+		if (m->npath == XFIB_GROUP_MEMBERS) {
+			m->unsupported = true;
+		} else if (!(rtnh->rtnh_flags & RTNH_F_DEAD)) {
+			mnl_attr_parse_payload(RTNH_DATA(rtnh),
+					       rtnh->rtnh_len - sizeof(*rtnh),
+					       attr_collect, &t);
+			parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], family, &pm);
+			p = &m->path[m->npath++];
+			memset(p, 0, sizeof(*p));
+			if (pm.unsupported || rtnh->rtnh_ifindex <= 0 || tb[RTA_ENCAP]) {
+				p->key.kind = XFIB_NH_UNSUPPORTED;
+			} else {
+				p->key.kind = pm.gw_family ? XFIB_NH_GATEWAY :
+							     XFIB_NH_CONNECTED;
+				p->key.family = pm.gw_family ? pm.gw_family : family;
+				p->key.ifindex = rtnh->rtnh_ifindex;
+				memcpy(p->key.gw, pm.gw, 16);
+			}
+			p->weight = rtnh->rtnh_hops + 1;
+		}
 		len -= RTNH_ALIGN(rtnh->rtnh_len);
 		rtnh = (const void *)((const char *)rtnh + RTNH_ALIGN(rtnh->rtnh_len));
 	}
-	return n;
+	if (!m->npath)
+		m->unsupported = true;
 }
 
 static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
@@ -199,7 +238,7 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
 	struct attr_tb t = { tb, RTA_MAX };
-	struct rib_route_msg m = { 0 };
+	static struct rib_route_msg m; /* 2 KiB: kept off the stack */
 	size_t alen = rtm->rtm_family == AF_INET ? 4 : 16;
 	__u32 v;
 
@@ -211,6 +250,7 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 		return;
 	mnl_attr_parse(nlh, sizeof(*rtm), attr_collect, &t);
 
+	memset(&m, 0, sizeof(m));
 	m.key.family = rtm->rtm_family;
 	m.key.plen = rtm->rtm_dst_len;
 	m.key.tos = rtm->rtm_tos;
@@ -229,12 +269,8 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 	if (!attr_u32(tb[RTA_OIF], &v))
 		m.oif = v;
 	parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], rtm->rtm_family, &m);
-	if (tb[RTA_MULTIPATH]) {
-		m.paths = count_paths(tb[RTA_MULTIPATH]);
-		m.unsupported = true;
-	}
-	if (tb[RTA_NH_ID])
-		m.unsupported = true;
+	if (tb[RTA_ENCAP])
+		m.unsupported = true; /* lightweight tunnels: the kernel's */
 	if (tb[RTA_METRICS]) {
 		const struct nlattr *mt[RTAX_MAX + 1] = { 0 };
 		struct attr_tb mtt = { mt, RTAX_MAX };
@@ -243,12 +279,81 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 		if (!attr_u32(mt[RTAX_MTU], &v))
 			m.mtu = v;
 	}
+	/* By nexthop object: RTA_NH_ID rules; what compat mode adds
+	 * (RTA_GATEWAY, RTA_MULTIPATH expanded from the object) is ignored. */
+	if (!attr_u32(tb[RTA_NH_ID], &v)) {
+		m.nhid = v;
+	} else if (tb[RTA_MULTIPATH]) {
+		__u16 i;
+
+		parse_multipath(tb[RTA_MULTIPATH], rtm->rtm_family, &m);
+		for (i = 0; i < m.npath; i++)
+			m.path[i].key.mtu = m.mtu > 0xffff ? 0xffff : m.mtu;
+	}
 
 	if (nlh->nlmsg_type == RTM_DELROUTE)
 		rib_route_del(nl->rib, &m);
 	else
 		rib_route_set(nl->rib, &m, nlh->nlmsg_flags & NLM_F_REPLACE,
 			      nlh->nlmsg_flags & NLM_F_APPEND);
+}
+
+/* ---- nexthop objects ------------------------------------------------------ */
+
+static void parse_nexthop(struct nl *nl, const struct nlmsghdr *nlh)
+{
+	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[NHA_MAX + 1] = { 0 };
+	struct attr_tb t = { tb, NHA_MAX };
+	struct rib_nhobj_msg m = { 0 };
+	struct rib_path *p = &m.path;
+	__u32 v;
+
+	mnl_attr_parse(nlh, sizeof(*nhm), attr_collect, &t);
+	if (attr_u32(tb[NHA_ID], &m.id))
+		return;
+	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
+		rib_nhobj_del(nl->rib, m.id);
+		return;
+	}
+	p->weight = 1;
+	if (tb[NHA_GROUP]) {
+		const struct nexthop_grp *g = mnl_attr_get_payload(tb[NHA_GROUP]);
+		size_t i, n = mnl_attr_get_payload_len(tb[NHA_GROUP]) / sizeof(*g);
+		__u16 type = NEXTHOP_GRP_TYPE_MPATH;
+
+		if (tb[NHA_GROUP_TYPE] &&
+		    mnl_attr_validate(tb[NHA_GROUP_TYPE], MNL_TYPE_U16) >= 0)
+			type = mnl_attr_get_u16(tb[NHA_GROUP_TYPE]);
+		m.is_group = true;
+		if (type != NEXTHOP_GRP_TYPE_MPATH || n > XFIB_GROUP_MEMBERS) {
+			/* Resilient groups keep their own bucket table,
+			 * which xfib does not reproduce: the kernel's. */
+			m.is_group = false;
+			p->key.kind = XFIB_NH_UNSUPPORTED;
+		} else {
+			for (i = 0; i < n; i++) {
+				m.grp[i].id = g[i].id;
+				m.grp[i].weight = ((__u32)g[i].weight_high << 8 |
+						   g[i].weight) + 1;
+			}
+			m.ngrp = n;
+		}
+	} else if (tb[NHA_BLACKHOLE]) {
+		p->key.kind = XFIB_NH_BLACKHOLE;
+	} else if (tb[NHA_ENCAP] || tb[NHA_FDB] || attr_u32(tb[NHA_OIF], &v) ||
+		   (nhm->nh_flags & RTNH_F_DEAD)) {
+		p->key.kind = XFIB_NH_UNSUPPORTED;
+	} else {
+		struct rib_route_msg rm = { 0 };
+
+		parse_gateway(tb[NHA_GATEWAY], NULL, nhm->nh_family, &rm);
+		p->key.kind = rm.gw_family ? XFIB_NH_GATEWAY : XFIB_NH_CONNECTED;
+		p->key.family = rm.gw_family ? rm.gw_family : nhm->nh_family;
+		p->key.ifindex = v;
+		memcpy(p->key.gw, rm.gw, 16);
+	}
+	rib_nhobj_set(nl->rib, &m);
 }
 
 /* ---- policy rules --------------------------------------------------------- */
@@ -347,6 +452,11 @@ static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
 		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct rtmsg))
 			parse_route(nl, nlh);
 		break;
+	case RTM_NEWNEXTHOP:
+	case RTM_DELNEXTHOP:
+		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct nhmsg))
+			parse_nexthop(nl, nlh);
+		break;
 	case RTM_NEWRULE:
 	case RTM_DELRULE:
 		if (nl->in_rule_dump &&
@@ -443,6 +553,8 @@ int nl_dump_all(struct nl *nl)
 		err = err ?: nl_dump(nl, RTM_GETNETCONF, AF_INET6, sizeof(struct netconfmsg));
 		err = err ?: nl_dump(nl, RTM_GETADDR, AF_UNSPEC, sizeof(struct ifaddrmsg));
 		err = err ?: nl_dump(nl, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg));
+		/* Nexthop objects before the routes that use them. */
+		err = err ?: nl_dump(nl, RTM_GETNEXTHOP, AF_UNSPEC, sizeof(struct nhmsg));
 		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET, sizeof(struct rtmsg));
 		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET6, sizeof(struct rtmsg));
 		err = err ?: nl_check_rules(nl);
@@ -486,7 +598,7 @@ static const unsigned int nl_groups[] = {
 	RTNLGRP_LINK,        RTNLGRP_NEIGH,       RTNLGRP_IPV4_IFADDR,
 	RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE,  RTNLGRP_IPV6_ROUTE,
 	RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF, RTNLGRP_IPV4_RULE,
-	RTNLGRP_IPV6_RULE,
+	RTNLGRP_IPV6_RULE,   RTNLGRP_NEXTHOP,
 };
 
 int nl_open(struct nl *nl, struct rib *rib, int rcvbuf)

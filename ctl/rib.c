@@ -118,7 +118,13 @@ static void nexthop_write(struct rib *r, struct rib_nexthop *nh)
 
 	e->family = nh->key.family;
 	e->mtu = nh->key.mtu;
-	e->ifindex = nh->key.ifindex;
+	if (nh->key.kind == XFIB_NH_GROUP) {
+		e->ifindex = 0;
+		e->group = nh->key.ifindex;
+	} else {
+		e->ifindex = nh->key.ifindex;
+		e->group = 0;
+	}
 	e->neigh = nh->neigh ? nh->neigh->idx : 0;
 	memcpy(e->gw, nh->key.gw, 16);
 	/* kind last: it is what makes the entry mean something. */
@@ -235,10 +241,18 @@ static struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k
 	return nh;
 }
 
+static void group_destroy(struct rib *r, struct rib_group *g);
+
 static void nexthop_free(struct rib *r, struct rib_nexthop *nh)
 {
 	r->nh_retired[r->nh_nretired++] = nh->idx;
 	htab_remove(&r->nexthops, nh);
+	if (nh->key.kind == XFIB_NH_GROUP) {
+		if (nh->group)
+			group_destroy(r, nh->group);
+		r->grp_retired[r->grp_nretired++] = nh->key.ifindex;
+		r->ngroups--;
+	}
 	if (nh->neigh) {
 		nh->neigh->nh_refs--;
 		neigh_put(r, nh->neigh);
@@ -259,6 +273,197 @@ __u32 rib_nh_unsupported(struct rib *r)
 	if (!r->nh_unsupported)
 		r->nh_unsupported = nexthop_get(r, &k);
 	return r->nh_unsupported ? r->nh_unsupported->idx : XFIB_NH_IDX_NONE;
+}
+
+/* ---- multipath groups ---------------------------------------------- */
+
+/*
+ * Buckets in proportion to the weights (largest remainder first), each
+ * member's in one run, as the kernel's hash-threshold splits its hash
+ * range. A member whose share is below half a bucket gets none. Each
+ * bucket is one 4-byte store: a packet reads the old member or the new.
+ */
+static void group_write(struct rib *r, __u32 gidx, const struct rib_group_key *k)
+{
+	__u32 *b = r->grp_map[gidx].nh;
+	__u32 cnt[XFIB_GROUP_MEMBERS];
+	__u64 rem[XFIB_GROUP_MEMBERS], total = 0;
+	__u32 i, j, used = 0, pos = 0;
+
+	if (!k->n) {
+		/* No live member: the kernel decides. */
+		__u32 unsup = rib_nh_unsupported(r);
+
+		for (j = 0; j < XFIB_GROUP_BUCKETS; j++)
+			__atomic_store_n(&b[j], unsup, __ATOMIC_RELEASE);
+		return;
+	}
+	for (i = 0; i < k->n; i++)
+		total += k->m[i].weight;
+	for (i = 0; i < k->n; i++) {
+		cnt[i] = (__u64)XFIB_GROUP_BUCKETS * k->m[i].weight / total;
+		rem[i] = (__u64)XFIB_GROUP_BUCKETS * k->m[i].weight % total;
+		used += cnt[i];
+	}
+	while (used < XFIB_GROUP_BUCKETS) {
+		__u32 best = 0;
+
+		for (i = 1; i < k->n; i++)
+			if (rem[i] > rem[best])
+				best = i;
+		cnt[best]++;
+		rem[best] = 0;
+		used++;
+	}
+	for (i = 0; i < k->n; i++)
+		for (j = 0; j < cnt[i]; j++)
+			__atomic_store_n(&b[pos++], k->m[i].nh, __ATOMIC_RELEASE);
+}
+
+/* Takes a reference on each path's nexthop and fills key and member[]:
+ * ascending indexes, the weights of paths to the same nexthop added. */
+static int group_members(struct rib *r, const struct rib_path *p, __u16 n,
+			 struct rib_group_key *k, struct rib_nexthop **member)
+{
+	__u32 i, j;
+
+	memset(k, 0, sizeof(*k));
+	for (i = 0; i < n; i++) {
+		struct rib_nexthop *nh = nexthop_get(r, &p[i].key);
+
+		if (!nh)
+			goto err;
+		for (j = 0; j < k->n && k->m[j].nh < nh->idx; j++)
+			;
+		if (j < k->n && k->m[j].nh == nh->idx) {
+			k->m[j].weight += p[i].weight;
+			nexthop_put(r, nh);
+			continue;
+		}
+		memmove(&k->m[j + 1], &k->m[j], (k->n - j) * sizeof(k->m[0]));
+		memmove(&member[j + 1], &member[j], (k->n - j) * sizeof(member[0]));
+		k->m[j].nh = nh->idx;
+		k->m[j].weight = p[i].weight;
+		member[j] = nh;
+		k->n++;
+	}
+	return 0;
+err:
+	for (j = 0; j < k->n; j++)
+		nexthop_put(r, member[j]);
+	return -ENOMEM;
+}
+
+/* A new group of paths, written to the dataplane; NULL on failure. */
+static struct rib_group *group_new(struct rib *r, const struct rib_path *p,
+				   __u16 n, bool shared)
+{
+	struct rib_nh_key fk = { .kind = XFIB_NH_GROUP };
+	struct rib_group *g = calloc(1, sizeof(*g));
+	__u32 gidx, i;
+
+	if (!g)
+		return NULL;
+	if (idx_alloc(r->grp_free, &r->grp_nfree, &gidx)) {
+		pr_warn("multipath group table full (%u groups)", XFIB_GROUP_MAX);
+		free(g);
+		return NULL;
+	}
+	if (group_members(r, p, n, &g->key, g->member))
+		goto err;
+	group_write(r, gidx, &g->key);
+	/* The nexthop that routes point at, written after its buckets. */
+	fk.ifindex = gidx;
+	g->nh = nexthop_get(r, &fk);
+	if (!g->nh) {
+		for (i = 0; i < g->key.n; i++)
+			nexthop_put(r, g->member[i]);
+		goto err;
+	}
+	g->nh->group = g;
+	g->shared = shared;
+	if (shared)
+		htab_insert(&r->groups, g);
+	r->ngroups++;
+	return g;
+err:
+	r->grp_free[r->grp_nfree++] = gidx;
+	free(g);
+	return NULL;
+}
+
+/* Rewrites g in place with new paths: packets see the old members or the
+ * new, never neither. Only for groups of nexthop objects (not shared). */
+static void group_set(struct rib *r, struct rib_group *g,
+		      const struct rib_path *p, __u16 n)
+{
+	struct rib_nexthop *old[XFIB_GROUP_MEMBERS];
+	__u32 i, nold = g->key.n;
+
+	memcpy(old, g->member, nold * sizeof(old[0]));
+	if (group_members(r, p, n, &g->key, g->member)) {
+		/* Keep the old members rather than lose the group. */
+		pr_warn("multipath group %u: out of memory", g->nh->key.ifindex);
+		return;
+	}
+	group_write(r, g->nh->key.ifindex, &g->key);
+	for (i = 0; i < nold; i++)
+		nexthop_put(r, old[i]);
+}
+
+/* Called when the group's nexthop is freed. */
+static void group_destroy(struct rib *r, struct rib_group *g)
+{
+	__u32 i;
+
+	if (g->shared)
+		htab_remove(&r->groups, g);
+	for (i = 0; i < g->key.n; i++)
+		nexthop_put(r, g->member[i]);
+	free(g);
+}
+
+/*
+ * The nexthop for a set of paths, with a reference: the path's own for
+ * one, else a group shared with every route of the same paths.
+ */
+static struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
+					 __u16 n)
+{
+	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
+	struct rib_group_key *k;
+	struct rib_group *g;
+	__u32 i;
+
+	if (n == 1)
+		return nexthop_get(r, &p[0].key);
+	k = malloc(sizeof(*k));
+	if (!k || group_members(r, p, n, k, member)) {
+		free(k);
+		return NULL;
+	}
+	g = htab_find(&r->groups, k);
+	for (i = 0; i < k->n; i++)
+		nexthop_put(r, member[i]);
+	free(k);
+	if (g) {
+		g->nh->refs++;
+		return g->nh;
+	}
+	g = group_new(r, p, n, true);
+	return g ? g->nh : NULL;
+}
+
+/* The paths of a group's members, for rebuilding it without some. */
+static __u16 group_paths(const struct rib_group *g, struct rib_path *p)
+{
+	__u32 i;
+
+	for (i = 0; i < g->key.n; i++) {
+		p[i].key = g->member[i]->key;
+		p[i].weight = g->key.m[i].weight;
+	}
+	return g->key.n;
 }
 
 /* ---- routes -------------------------------------------------------- */
@@ -475,6 +680,11 @@ static int variant_find(const struct rib_route *rt, const struct rib_route_msg *
 	for (i = 0; i < rt->nvar; i++) {
 		const struct rib_variant *v = &rt->var[i];
 
+		if (m->nhid || v->nhid) {
+			if (m->nhid == v->nhid)
+				return i;
+			continue;
+		}
 		if (m->paths > 1 || v->paths > 1) {
 			if (m->paths > 1 && v->paths > 1)
 				return i;
@@ -486,14 +696,110 @@ static int variant_find(const struct rib_route *rt, const struct rib_route_msg *
 	return -1;
 }
 
-static bool variant_has_multipath(const struct rib_route *rt)
+/* The nexthop m's route uses, with a reference. */
+static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_msg *m)
+{
+	struct rib_nh_key k;
+
+	if (m->type == RTN_UNICAST && !m->unsupported) {
+		if (m->nhid) {
+			struct rib_nhobj *o = htab_find(&r->nhobjs, &m->nhid);
+
+			if (o && o->group) {
+				o->group->nh->refs++;
+				return o->group->nh;
+			}
+			/* Not (yet) known: the kernel decides meanwhile. */
+			k = (struct rib_nh_key){ .kind = XFIB_NH_UNSUPPORTED };
+			return nexthop_get(r, &k);
+		}
+		if (m->paths > 1)
+			return paths_nexthop(r, m->path, m->npath);
+	}
+	route_nh_key(m, &k);
+	return nexthop_get(r, &k);
+}
+
+/* Does path p (oif, gw) belong to m's paths? */
+static bool msg_has_path(const struct rib_route_msg *m, const struct rib_variant *v)
 {
 	__u16 i;
 
-	for (i = 0; i < rt->nvar; i++)
-		if (rt->var[i].paths > 1)
+	for (i = 0; i < m->npath; i++)
+		if (m->path[i].key.ifindex == (__u32)v->oif &&
+		    !memcmp(m->path[i].key.gw, v->gw, 16))
 			return true;
 	return false;
+}
+
+static void variant_set_nh(struct rib *r, struct rib_route *rt, __u16 i,
+			   struct rib_nexthop *nh, const struct rib_path *single)
+{
+	struct rib_variant *v = &rt->var[i];
+
+	nexthop_put(r, v->nh);
+	v->nh = nh;
+	if (single) {
+		v->paths = 1;
+		v->oif = single->key.ifindex;
+		memcpy(v->gw, single->key.gw, 16);
+	}
+	route_changed(r, rt);
+}
+
+/*
+ * Rebuilds multipath variant i of rt without the paths drop() selects:
+ * the kernel takes a path out of a route when its device goes down, or,
+ * for IPv6, when one path is deleted. Returns the paths dropped.
+ */
+static int variant_drop_paths(struct rib *r, struct rib_route *rt, __u16 i,
+			      bool (*drop)(const struct rib_nh_key *, const void *),
+			      const void *arg)
+{
+	struct rib_path p[XFIB_GROUP_MEMBERS];
+	struct rib_group *g = rt->var[i].nh->group;
+	struct rib_nexthop *nh;
+	__u16 n, j, kept = 0;
+
+	n = group_paths(g, p);
+	for (j = 0; j < n; j++)
+		if (!drop(&p[j].key, arg))
+			p[kept++] = p[j];
+	if (kept == n)
+		return 0;
+	if (!kept) {
+		variant_remove(r, rt, i);
+		return n;
+	}
+	nh = paths_nexthop(r, p, kept);
+	if (!nh) {
+		/* Keep the variant; the kernel handles packets to the dead
+		 * path (its egress is down). A resync retries. */
+		r->resync_wanted = true;
+		return 0;
+	}
+	rt->var[i].paths = kept;
+	variant_set_nh(r, rt, i, nh, kept == 1 ? &p[0] : NULL);
+	return n - kept;
+}
+
+static bool path_on_dev(const struct rib_nh_key *k, const void *arg)
+{
+	return k->ifindex == *(const __u32 *)arg;
+}
+
+static bool path_is(const struct rib_nh_key *k, const void *arg)
+{
+	const struct rib_route_msg *m = arg;
+
+	return k->ifindex == (__u32)m->oif && !memcmp(k->gw, m->gw, 16);
+}
+
+/* A multipath variant of a route (a shared group), not a nexthop object. */
+static bool variant_is_multipath(const struct rib_variant *v)
+{
+	return v->paths > 1 && !v->nhid && v->nh->key.kind == XFIB_NH_GROUP &&
+	       v->nh->group;
 }
 
 void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
@@ -502,13 +808,11 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 	struct rib_route *rt = htab_find(&r->routes, &m->key);
 	struct rib_variant *v;
 	struct rib_nexthop *nh;
-	struct rib_nh_key k;
-	int i = -1;
+	int i = -1, j;
 
 	if (!route_table_mirrored(r, m->key.table))
 		return;
-	route_nh_key(m, &k);
-	nh = nexthop_get(r, &k);
+	nh = route_nexthop(r, m);
 	if (!nh)
 		return;
 	if (!rt) {
@@ -567,9 +871,26 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 	v->nh = nh;
 	v->oif = m->oif;
 	memcpy(v->gw, m->gw, 16);
+	v->nhid = m->nhid;
 	v->paths = m->paths;
 	v->stale = false;
 	route_changed(r, rt);
+
+	/*
+	 * IPv6 keeps each path of a multipath route as a sibling route and
+	 * announces the whole set whenever one joins ("ip -6 route append"):
+	 * single-path variants we hold for its paths are now its siblings.
+	 */
+	if (m->key.family == AF_INET6 && m->paths > 1 && !m->nhid) {
+		for (j = rt->nvar - 1; j >= 0; j--) {
+			if (j == i || rt->var[j].paths > 1 || rt->var[j].nhid ||
+			    !msg_has_path(m, &rt->var[j]))
+				continue;
+			variant_remove(r, rt, j);
+			if (i == rt->nvar) /* moved into slot j */
+				i = j;
+		}
+	}
 }
 
 void rib_route_del(struct rib *r, const struct rib_route_msg *m)
@@ -584,28 +905,33 @@ void rib_route_del(struct rib *r, const struct rib_route_msg *m)
 		return;
 	}
 	i = variant_find(rt, m);
-	if (i < 0) {
-		/* The kernel announces the removal of one path of an IPv6
-		 * multipath route as a single-path route we never saw. The
-		 * route is handed to the kernel meanwhile; let a dump settle
-		 * what is left of it. */
-		if (variant_has_multipath(rt))
-			r->resync_wanted = true;
+	if (i >= 0) {
+		variant_remove(r, rt, i);
 		return;
 	}
-	variant_remove(r, rt, i);
+	/* Deleting one path of an IPv6 multipath route is announced as the
+	 * deletion of a single-path route we never saw. */
+	if (m->paths != 1 || m->nhid)
+		return;
+	for (i = rt->nvar - 1; i >= 0; i--) {
+		if (variant_is_multipath(&rt->var[i]) &&
+		    variant_drop_paths(r, rt, i, path_is, m))
+			return;
+	}
 }
 
-/* The nexthop index the dataplane uses for rt: one answer, or the kernel. */
+/*
+ * The nexthop index the dataplane uses for rt: one answer, or the kernel
+ * when IPv6 holds several routes of the same metric that are not
+ * siblings (the kernel picks one of them by its own rules).
+ */
 __u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
 {
 	__u32 idx = rt->var[0].nh->idx;
 	__u16 i;
 
-	if (rt->var[0].paths > 1)
-		return rib_nh_unsupported(r);
 	for (i = 1; i < rt->nvar; i++)
-		if (rt->var[i].nh->idx != idx || rt->var[i].paths > 1)
+		if (rt->var[i].nh->idx != idx)
 			return rib_nh_unsupported(r);
 	return idx;
 }
@@ -614,6 +940,7 @@ __u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
  * without always announcing it (IPv4). Do the same here. */
 static void routes_flush_dev(struct rib *r, int ifindex)
 {
+	__u32 dev = ifindex;
 	struct rib_route *rt;
 	size_t b;
 	int i;
@@ -621,11 +948,195 @@ static void routes_flush_dev(struct rib *r, int ifindex)
 	htab_for_each(&r->routes, rt, tmp, b) {
 		if (rt->key.table == RT_TABLE_LOCAL)
 			continue;
-		/* Backwards: removing the last variant frees rt. */
-		for (i = rt->nvar - 1; i >= 0; i--)
-			if (rt->var[i].nh->key.ifindex == (__u32)ifindex)
+		/* Backwards: removing the last variant frees rt. Nexthop
+		 * objects are flushed on their own (nhobj_flush_dev). */
+		for (i = rt->nvar - 1; i >= 0; i--) {
+			const struct rib_nh_key *k = &rt->var[i].nh->key;
+
+			if (variant_is_multipath(&rt->var[i]))
+				variant_drop_paths(r, rt, i, path_on_dev, &dev);
+			else if (k->kind != XFIB_NH_GROUP && k->ifindex == dev)
 				variant_remove(r, rt, i);
+		}
 	}
+}
+
+/* ---- nexthop objects ------------------------------------------------- */
+
+/* The paths o stands for: its own, or its members' with the group's
+ * weights (members not known yet are left out until they are). */
+static __u16 nhobj_paths(struct rib *r, const struct rib_nhobj *o,
+			 struct rib_path *p)
+{
+	__u16 i, n = 0;
+
+	if (!o->is_group) {
+		p[0] = o->path;
+		return 1;
+	}
+	for (i = 0; i < o->ngrp; i++) {
+		const struct rib_nhobj *m = htab_find(&r->nhobjs, &o->grp[i].id);
+
+		if (!m || m->is_group)
+			continue;
+		p[n] = m->path;
+		p[n++].weight = o->grp[i].weight;
+	}
+	return n;
+}
+
+/* Writes o's group: routes by o's id see the change at once. */
+static void nhobj_apply(struct rib *r, struct rib_nhobj *o)
+{
+	struct rib_path p[XFIB_GROUP_MEMBERS];
+	__u16 n = nhobj_paths(r, o, p);
+
+	if (o->group)
+		group_set(r, o->group, p, n);
+	else
+		o->group = group_new(r, p, n, false);
+}
+
+static bool nhobj_has_member(const struct rib_nhobj *g, __u32 id)
+{
+	__u16 i;
+
+	for (i = 0; i < g->ngrp; i++)
+		if (g->grp[i].id == id)
+			return true;
+	return false;
+}
+
+/* Ids of the groups that list id, or of the single nexthops on a device
+ * (id 0, dev): what a change or a flush has to visit. Returns how many. */
+static size_t nhobj_collect(struct rib *r, __u32 id, __u32 dev, __u32 **out)
+{
+	struct rib_nhobj *o;
+	size_t i, n = 0;
+
+	*out = malloc(r->nhobjs.count * sizeof(**out) + 1);
+	if (!*out)
+		return 0;
+	htab_for_each(&r->nhobjs, o, tmp, i) {
+		if (id ? o->is_group && nhobj_has_member(o, id) :
+			 !o->is_group && o->path.key.kind != XFIB_NH_GROUP &&
+				 o->path.key.ifindex == dev &&
+				 (o->path.key.kind == XFIB_NH_GATEWAY ||
+				  o->path.key.kind == XFIB_NH_CONNECTED))
+			(*out)[n++] = o->id;
+	}
+	return n;
+}
+
+static bool nhobj_msg_same(const struct rib_nhobj *o, const struct rib_nhobj_msg *m)
+{
+	if (!o->group || o->is_group != m->is_group)
+		return false;
+	if (!m->is_group)
+		return !memcmp(&o->path, &m->path, sizeof(m->path));
+	return o->ngrp == m->ngrp &&
+	       !memcmp(o->grp, m->grp, m->ngrp * sizeof(m->grp[0]));
+}
+
+void rib_nhobj_set(struct rib *r, const struct rib_nhobj_msg *m)
+{
+	struct rib_nhobj *o = htab_find(&r->nhobjs, &m->id);
+	size_t i, n;
+	__u32 *ids;
+	void *grp = NULL;
+
+	if (o && nhobj_msg_same(o, m)) {
+		o->stale = false;
+		return;
+	}
+	if (m->is_group && m->ngrp) {
+		grp = malloc(m->ngrp * sizeof(m->grp[0]));
+		if (!grp)
+			return;
+		memcpy(grp, m->grp, m->ngrp * sizeof(m->grp[0]));
+	}
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o) {
+			free(grp);
+			return;
+		}
+		o->id = m->id;
+		htab_insert(&r->nhobjs, o);
+	}
+	o->stale = false;
+	o->is_group = m->is_group;
+	o->path = m->path;
+	free(o->grp);
+	o->grp = grp;
+	o->ngrp = m->is_group ? m->ngrp : 0;
+	nhobj_apply(r, o);
+	/* Groups that name it, whether they saw it before or not. */
+	if (!o->is_group) {
+		n = nhobj_collect(r, o->id, 0, &ids);
+		for (i = 0; i < n; i++)
+			nhobj_apply(r, htab_find(&r->nhobjs, &ids[i]));
+		free(ids);
+	}
+}
+
+/*
+ * The kernel removes the routes that use a deleted nexthop object without
+ * announcing it, and takes the object out of its groups, deleting a group
+ * left empty. Do the same.
+ */
+void rib_nhobj_del(struct rib *r, __u32 id)
+{
+	struct rib_nhobj *o = htab_find(&r->nhobjs, &id);
+	struct rib_route *rt;
+	size_t b, i, n;
+	__u32 *ids;
+	int v;
+
+	if (!o)
+		return;
+	htab_for_each(&r->routes, rt, tmp, b)
+		for (v = rt->nvar - 1; v >= 0; v--)
+			if (rt->var[v].nhid == id)
+				variant_remove(r, rt, v);
+	htab_remove(&r->nhobjs, o);
+	n = o->is_group ? 0 : nhobj_collect(r, id, 0, &ids);
+	for (i = 0; i < n; i++) {
+		struct rib_nhobj *g = htab_find(&r->nhobjs, &ids[i]);
+		__u16 j, k = 0;
+
+		if (!g)
+			continue;
+		for (j = 0; j < g->ngrp; j++)
+			if (g->grp[j].id != id)
+				g->grp[k++] = g->grp[j];
+		g->ngrp = k;
+		if (k)
+			nhobj_apply(r, g);
+		else
+			rib_nhobj_del(r, g->id);
+	}
+	if (n)
+		free(ids);
+	if (o->group)
+		nexthop_put(r, o->group->nh);
+	free(o->grp);
+	free(o);
+}
+
+/* The kernel deletes the nexthop objects of a device that goes down or
+ * loses its carrier, silently. */
+static void nhobj_flush_dev(struct rib *r, int ifindex)
+{
+	size_t i, n;
+	__u32 *ids;
+
+	if (!r->nhobjs.count)
+		return;
+	n = nhobj_collect(r, 0, ifindex, &ids);
+	for (i = 0; i < n; i++)
+		rib_nhobj_del(r, ids[i]);
+	free(ids);
 }
 
 /* ---- links --------------------------------------------------------- */
@@ -651,7 +1162,7 @@ static void link_neighs_refresh(struct rib *r, int ifindex, bool drop)
 void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 {
 	struct rib_link *l = link_find(r, m->ifindex);
-	bool was_up, mac_changed;
+	bool was_up, was_running, mac_changed;
 
 	if (!l) {
 		l = calloc(1, sizeof(*l));
@@ -661,9 +1172,11 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		l->fwd4 = l->rpf4 = -1;
 		htab_insert(&r->links, l);
 		was_up = m->ifflags & IFF_UP;
+		was_running = m->ifflags & IFF_RUNNING;
 		mac_changed = true;
 	} else {
 		was_up = l->ifflags & IFF_UP;
+		was_running = l->ifflags & IFF_RUNNING;
 		mac_changed = memcmp(l->mac, m->mac, 6) != 0;
 	}
 	snprintf(l->name, sizeof(l->name), "%s", m->name);
@@ -677,7 +1190,11 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 	if (was_up && !(m->ifflags & IFF_UP)) {
 		pr_info("link %s down: flushing its routes", l->name);
 		routes_flush_dev(r, l->ifindex);
-	} else if (!was_up && (m->ifflags & IFF_UP)) {
+	}
+	if ((was_up && !(m->ifflags & IFF_UP)) ||
+	    (was_running && !(m->ifflags & IFF_RUNNING)))
+		nhobj_flush_dev(r, l->ifindex);
+	if (!was_up && (m->ifflags & IFF_UP)) {
 		/* The kernel restores some routes silently: read them back. */
 		r->resync_wanted = true;
 	}
@@ -688,6 +1205,7 @@ void rib_link_del(struct rib *r, int ifindex)
 	struct rib_link *l = link_find(r, ifindex);
 
 	routes_flush_dev(r, ifindex);
+	nhobj_flush_dev(r, ifindex);
 	link_neighs_refresh(r, ifindex, true);
 	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_ifaces), &ifindex);
 	if (l) {
@@ -739,6 +1257,7 @@ void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf)
 
 void rib_mark_stale(struct rib *r)
 {
+	struct rib_nhobj *o;
 	struct rib_link *l;
 	struct rib_neigh *n;
 	struct rib_route *rt;
@@ -754,10 +1273,13 @@ void rib_mark_stale(struct rib *r)
 	htab_for_each(&r->routes, rt, t3, i)
 		for (v = 0; v < rt->nvar; v++)
 			rt->var[v].stale = true;
+	htab_for_each(&r->nhobjs, o, t4, i)
+		o->stale = true;
 }
 
 void rib_sweep_stale(struct rib *r)
 {
+	struct rib_nhobj *o;
 	struct rib_link *l;
 	struct rib_neigh *n;
 	struct rib_route *rt;
@@ -765,10 +1287,23 @@ void rib_sweep_stale(struct rib *r)
 	size_t i;
 	int v;
 
+	size_t nstale = 0;
+	__u32 *stale;
+
 	htab_for_each(&r->routes, rt, t1, i)
 		for (v = rt->nvar - 1; v >= 0; v--)
 			if (rt->var[v].stale)
 				variant_remove(r, rt, v);
+	/* Deleting a nexthop object can delete a group: collect first. */
+	stale = malloc(r->nhobjs.count * sizeof(*stale) + 1);
+	if (stale) {
+		htab_for_each(&r->nhobjs, o, t5, i)
+			if (o->stale)
+				stale[nstale++] = o->id;
+		for (i = 0; i < nstale; i++)
+			rib_nhobj_del(r, stale[i]);
+		free(stale);
+	}
 	htab_for_each(&r->neighs, n, t2, i) {
 		if (n->stale && n->in_kernel) {
 			n->in_kernel = false;
@@ -829,6 +1364,18 @@ int rib_adopt(struct rib *r)
 		nh->key.ifindex = e->ifindex;
 		memcpy(nh->key.gw, e->gw, 16);
 		nh->idx = i;
+		if (e->kind == XFIB_NH_GROUP) {
+			/* Its buckets keep serving until a route takes a new
+			 * group; freed with the nexthop at the sweep. */
+			if (e->group >= XFIB_GROUP_MAX) {
+				free(nh);
+				idx_take(r->nh_free, &r->nh_nfree, i);
+				continue;
+			}
+			nh->key.ifindex = e->group;
+			idx_take(r->grp_free, &r->grp_nfree, e->group);
+			r->ngroups++;
+		}
 		if (e->kind == XFIB_NH_GATEWAY) {
 			struct rib_neigh_key k = { .ifindex = e->ifindex,
 						   .family = e->family };
@@ -868,12 +1415,17 @@ int rib_rcu_sync(struct rib *r)
 	return 0;
 }
 
+bool rib_retired_pending(const struct rib *r)
+{
+	return r->nh_nretired || r->neigh_nretired || r->grp_nretired;
+}
+
 int rib_reclaim(struct rib *r)
 {
 	__u32 i;
 	int err;
 
-	if (!r->nh_nretired && !r->neigh_nretired)
+	if (!rib_retired_pending(r))
 		return 0;
 	err = rib_rcu_sync(r);
 	if (err)
@@ -887,7 +1439,11 @@ int rib_reclaim(struct rib *r)
 		       sizeof(*r->neigh_map));
 		r->neigh_free[r->neigh_nfree++] = r->neigh_retired[i];
 	}
-	r->nh_nretired = r->neigh_nretired = 0;
+	for (i = 0; i < r->grp_nretired; i++) {
+		memset(&r->grp_map[r->grp_retired[i]], 0, sizeof(*r->grp_map));
+		r->grp_free[r->grp_nfree++] = r->grp_retired[i];
+	}
+	r->nh_nretired = r->neigh_nretired = r->grp_nretired = 0;
 	return 0;
 }
 
@@ -903,6 +1459,7 @@ void rib_write_daemon_info(struct rib *r, __u64 started, __u64 last_sync,
 		.links = r->links.count,
 		.neighs = r->neighs.count,
 		.nexthops = r->nexthops.count,
+		.groups = r->ngroups,
 	};
 	__u32 key = 0;
 
@@ -939,6 +1496,11 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 	err = err ?: htab_init(&r->prefixes, offsetof(struct rib_prefix, node),
 			       offsetof(struct rib_prefix, key),
 			       sizeof(struct rib_prefix_key));
+	err = err ?: htab_init(&r->groups, offsetof(struct rib_group, node),
+			       offsetof(struct rib_group, key),
+			       sizeof(struct rib_group_key));
+	err = err ?: htab_init(&r->nhobjs, offsetof(struct rib_nhobj, node),
+			       offsetof(struct rib_nhobj, id), sizeof(__u32));
 	err = err ?: ptree_init(&r->tree[XFIB_V4][0], 32);
 	err = err ?: ptree_init(&r->tree[XFIB_V4][1], 32);
 	err = err ?: ptree_init(&r->tree[XFIB_V6][0], 128);
@@ -950,18 +1512,25 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 	r->nh_retired = calloc(XFIB_NEXTHOP_MAX, sizeof(__u32));
 	r->neigh_free = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
 	r->neigh_retired = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
-	if (!r->nh_free || !r->nh_retired || !r->neigh_free || !r->neigh_retired)
+	r->grp_free = calloc(XFIB_GROUP_MAX, sizeof(__u32));
+	r->grp_retired = calloc(XFIB_GROUP_MAX, sizeof(__u32));
+	if (!r->nh_free || !r->nh_retired || !r->neigh_free ||
+	    !r->neigh_retired || !r->grp_free || !r->grp_retired)
 		return -ENOMEM;
 	/* Stacks pop from the top: push high indexes first. */
 	for (i = XFIB_NEXTHOP_MAX - 1; i >= XFIB_NH_IDX_FIRST_FREE; i--)
 		r->nh_free[r->nh_nfree++] = i;
 	for (i = XFIB_NEIGH_MAX - 1; i >= 1; i--)
 		r->neigh_free[r->neigh_nfree++] = i;
+	for (i = XFIB_GROUP_MAX; i-- > 0;)
+		r->grp_free[r->grp_nfree++] = i;
 
 	r->nh_map = xfib_map_mmap(skel->maps.xfib_nexthops, true, &r->nh_map_len);
 	r->neigh_map = xfib_map_mmap(skel->maps.xfib_neighs, true,
 				     &r->neigh_map_len);
-	if (!r->nh_map || !r->neigh_map)
+	r->grp_map = xfib_map_mmap(skel->maps.xfib_nh_groups, true,
+				   &r->grp_map_len);
+	if (!r->nh_map || !r->neigh_map || !r->grp_map)
 		return -errno;
 
 	r->rcu_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_rcu_inner",
@@ -973,6 +1542,8 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 
 void rib_fini(struct rib *r)
 {
+	struct rib_nhobj *o;
+	struct rib_group *g;
 	struct rib_prefix *p;
 	struct rib_link *l;
 	int f;
@@ -988,6 +1559,14 @@ void rib_fini(struct rib *r)
 	}
 	htab_for_each(&r->nexthops, nh, t2, i)
 		free(nh);
+	htab_for_each(&r->groups, g, t6, i)
+		free(g);
+	htab_for_each(&r->nhobjs, o, t7, i) {
+		if (o->group)
+			free(o->group);
+		free(o->grp);
+		free(o);
+	}
 	htab_for_each(&r->neighs, n, t3, i)
 		free(n);
 	htab_for_each(&r->links, l, t4, i)
@@ -999,6 +1578,8 @@ void rib_fini(struct rib *r)
 		ptree_fini(&r->tree[f][1]);
 		free(r->fam[f].chg);
 	}
+	htab_free(&r->nhobjs);
+	htab_free(&r->groups);
 	htab_free(&r->prefixes);
 	htab_free(&r->routes);
 	htab_free(&r->nexthops);
@@ -1008,10 +1589,14 @@ void rib_fini(struct rib *r)
 		munmap(r->nh_map, r->nh_map_len);
 	if (r->neigh_map)
 		munmap(r->neigh_map, r->neigh_map_len);
+	if (r->grp_map)
+		munmap(r->grp_map, r->grp_map_len);
 	if (r->rcu_inner_fd >= 0)
 		close(r->rcu_inner_fd);
 	free(r->nh_free);
 	free(r->nh_retired);
 	free(r->neigh_free);
 	free(r->neigh_retired);
+	free(r->grp_free);
+	free(r->grp_retired);
 }

@@ -62,12 +62,64 @@ struct rib_nh_key {
 	__u8 gw[16];
 };
 
+struct rib_group;
+
+/*
+ * A nexthop as the dataplane sees it: one xfib_nexthops index. Kind
+ * XFIB_NH_GROUP stands for a multipath group; its key holds the group's
+ * index in xfib_nh_groups (key.ifindex), which makes it unique.
+ */
 struct rib_nexthop {
 	struct htab_node node;
 	struct rib_nh_key key;
 	__u32 idx;
 	__u32 refs;
 	struct rib_neigh *neigh; /* XFIB_NH_GATEWAY */
+	struct rib_group *group; /* XFIB_NH_GROUP (NULL when adopted) */
+};
+
+/* One path of a multipath route or nexthop object. */
+struct rib_path {
+	struct rib_nh_key key;
+	__u32 weight; /* 1..65536 */
+};
+
+/* Members of a group: nexthop indexes in ascending order, with weights. */
+struct rib_group_key {
+	__u32 n;
+	struct {
+		__u32 nh;
+		__u32 weight;
+	} m[XFIB_GROUP_MEMBERS];
+};
+
+/*
+ * A multipath group. Groups of RTA_MULTIPATH routes are shared by content
+ * (r->groups), as the kernel shares their fib_info; each nexthop object
+ * owns one of its own, rewritten in place when the object changes, so the
+ * routes that use it never do.
+ */
+struct rib_group {
+	struct htab_node node;
+	struct rib_group_key key;
+	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
+	struct rib_nexthop *nh; /* kind XFIB_NH_GROUP: what routes point at */
+	bool shared;            /* in r->groups */
+};
+
+/* A kernel nexthop object (ip nexthop): one path, or a group of others. */
+struct rib_nhobj {
+	struct htab_node node;
+	__u32 id; /* key */
+	bool stale;
+	bool is_group;
+	struct rib_path path; /* !is_group */
+	__u16 ngrp;           /* is_group: member ids and weights */
+	struct {
+		__u32 id;
+		__u32 weight;
+	} *grp;
+	struct rib_group *group; /* what routes by this id use */
 };
 
 /* What identifies a route to the kernel: table, prefix, TOS and metric. */
@@ -90,6 +142,7 @@ struct rib_route_key {
 struct rib_variant {
 	__s32 oif;
 	__u8 gw[16];
+	__u32 nhid;  /* route by nexthop object */
 	__u16 paths;
 	bool stale;
 	struct rib_nexthop *nh;
@@ -142,8 +195,24 @@ struct rib_route_msg {
 	__u8 gw[16];
 	int oif;
 	__u32 mtu;
+	__u32 nhid;      /* RTA_NH_ID: the route uses a nexthop object */
 	__u16 paths;     /* nexthops in RTA_MULTIPATH, else 1 */
-	bool unsupported; /* multipath, nexthop objects: not mirrored yet */
+	bool unsupported; /* something xfib does not mirror: kernel */
+	__u16 npath;     /* live paths of RTA_MULTIPATH, in path[] */
+	struct rib_path path[XFIB_GROUP_MEMBERS];
+};
+
+/* A nexthop object as parsed from netlink. */
+struct rib_nhobj_msg {
+	__u32 id;
+	bool is_group;
+	bool unsupported; /* resilient groups, encapsulation, fdb */
+	struct rib_path path;
+	__u16 ngrp;
+	struct {
+		__u32 id;
+		__u32 weight;
+	} grp[XFIB_GROUP_MEMBERS];
 };
 
 struct rib_link_msg {
@@ -170,17 +239,21 @@ struct rib_family_state {
 struct rib {
 	struct xfib_fwd_bpf *skel;
 	__u32 table;
-	struct htab links, neighs, nexthops, routes, prefixes;
+	struct htab links, neighs, nexthops, routes, prefixes, groups, nhobjs;
 	struct rib_prefix *dirty_prefixes;
 	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
 	struct ptree tree[XFIB_FAMILIES][2];
 	struct xfib_nexthop *nh_map;  /* mmap()ed xfib_nexthops */
 	struct xfib_neigh *neigh_map; /* mmap()ed xfib_neighs */
-	size_t nh_map_len, neigh_map_len;
+	struct xfib_nh_group *grp_map; /* mmap()ed xfib_nh_groups */
+	size_t nh_map_len, neigh_map_len, grp_map_len;
 	__u32 *nh_free, nh_nfree;     /* free index stacks */
 	__u32 *neigh_free, neigh_nfree;
 	__u32 *nh_retired, nh_nretired; /* freed after the next grace period */
 	__u32 *neigh_retired, neigh_nretired;
+	__u32 *grp_free, grp_nfree;
+	__u32 *grp_retired, grp_nretired;
+	__u32 ngroups;                /* groups allocated */
 	int rcu_inner_fd;
 	int v6_fwd;                   /* net.ipv6.conf.all.forwarding */
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
@@ -211,6 +284,8 @@ void rib_neigh_del(struct rib *r, int family, int ifindex, const __u8 *addr);
 void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 		   bool append);
 void rib_route_del(struct rib *r, const struct rib_route_msg *m);
+void rib_nhobj_set(struct rib *r, const struct rib_nhobj_msg *m);
+void rib_nhobj_del(struct rib *r, __u32 id);
 
 /* Brings the prefix trees up to date with the routes changed since the
  * last call, recording which prefixes' answers changed. */
@@ -223,6 +298,8 @@ __u32 rib_route_nh(struct rib *r, const struct rib_route *rt);
 /* Index of a nexthop that hands packets to the kernel (kept referenced). */
 __u32 rib_nh_unsupported(struct rib *r);
 
+/* True while retired indexes wait for rib_reclaim. */
+bool rib_retired_pending(const struct rib *r);
 /* Waits until no packet can still see what was unpublished, then frees the
  * retired indexes. */
 int rib_reclaim(struct rib *r);

@@ -573,9 +573,9 @@ static bool gen_next(struct gen *g, __u8 *a)
  * forward: the dataplane checks the same flag per packet). Anything else
  * is a mismatch.
  */
-enum verify_outcome verify_compare(int fam, const __u8 *addr, bool ready,
-				   const struct xfib_nexthop *nh,
-				   const struct xv_query *k)
+static enum verify_outcome compare_one(int fam, const __u8 *addr, bool ready,
+				       const struct xfib_nexthop *nh,
+				       const struct xv_query *k)
 {
 	size_t alen = fam_alen(fam);
 	bool ok;
@@ -613,6 +613,33 @@ enum verify_outcome verify_compare(int fam, const __u8 *addr, bool ready,
 		break;
 	}
 	return ok ? VERIFY_MATCH : VERIFY_MISMATCH;
+}
+
+/*
+ * A multipath group agrees when the kernel's answer is one of its members:
+ * the kernel picks a path with its own hash, xfib with its own, and each
+ * keeps a flow on one path.
+ */
+enum verify_outcome verify_compare(const struct dpl *d, int fam,
+				   const __u8 *addr, bool ready,
+				   const struct xfib_nexthop *nh,
+				   const struct xv_query *k)
+{
+	enum verify_outcome best = VERIFY_MISMATCH, o;
+	__u32 m[XFIB_GROUP_BUCKETS];
+	struct xfib_nexthop mnh;
+	size_t i, n;
+
+	if (!ready || nh->kind != XFIB_NH_GROUP)
+		return compare_one(fam, addr, ready, nh, k);
+	n = dpl_group_members(d, nh, m);
+	for (i = 0; i < n && best != VERIFY_MATCH; i++) {
+		dpl_nexthop(d, m[i], &mnh);
+		o = compare_one(fam, addr, ready, &mnh, k);
+		if (o == VERIFY_MATCH || (o == VERIFY_DEFERRED && best == VERIFY_MISMATCH))
+			best = o;
+	}
+	return best;
 }
 
 int verify_default_iif(struct xfib_fwd_bpf *skel)
@@ -749,7 +776,7 @@ static int check_batch(struct run *r, int fam, bool final)
 			report_err(r->rep, what, q[i].ret);
 			return q[i].ret;
 		}
-		o = verify_compare(fam, b->addr[i], ready, &b->nh[i], &q[i]);
+		o = verify_compare(&r->d[fam], fam, b->addr[i], ready, &b->nh[i], &q[i]);
 		if (o == VERIFY_MISMATCH && !final) {
 			err = list_add(&r->again[fam], b->addr[i]);
 			if (err) {

@@ -84,7 +84,8 @@ enum verify_outcome {
  * One destination: ready and nh are xfib's answer (dpl), k the kernel's.
  * The mapping is documented at the function.
  */
-enum verify_outcome verify_compare(int fam, const __u8 *addr, bool ready,
+enum verify_outcome verify_compare(const struct dpl *d, int fam,
+				   const __u8 *addr, bool ready,
 				   const struct xfib_nexthop *nh,
 				   const struct xv_query *k);
 

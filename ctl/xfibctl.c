@@ -1127,6 +1127,9 @@ static void print_lookup(struct ctl *c, const struct dpl_result *r,
 		       addr_str(af, r->addr, a, sizeof(a)), fam_name(r->fam),
 		       fib_algo_name(r->act.algo), r->act.generation, r->nh_idx,
 		       dpl_kind_name(r->nh.kind), r->nh.mtu);
+		if (r->group)
+			printf("\"group\":{\"nexthop\":%u,\"index\":%u,\"members\":%u},",
+			       r->group_nh_idx, r->group_nh.group, r->members);
 		printf("\"egress\":");
 		if (out) {
 			printf("{\"ifindex\":%u,\"name\":", r->nh.ifindex);
@@ -1180,6 +1183,10 @@ static void print_lookup(struct ctl *c, const struct dpl_result *r,
 	printf("address:    %s (%s)\n", addr_str(af, r->addr, a, sizeof(a)), fam_name(r->fam));
 	printf("instance:   %s, generation %u\n", fib_algo_name(r->act.algo),
 	       r->act.generation);
+	if (r->ready && r->group)
+		printf("multipath:  nexthop %u, group %u of %u members; a flow with no\n"
+		       "            ports takes:\n", r->group_nh_idx, r->group_nh.group,
+		       r->members);
 	if (r->ready)
 		printf("nexthop:    %u, %s%s\n", r->nh_idx, dpl_kind_name(r->nh.kind),
 		       r->nh_idx == XFIB_NH_IDX_NONE ? " (no route)" : "");
@@ -1305,7 +1312,7 @@ static int cmd_lookup(struct ctl *c, int argc, char **argv)
 		err_cmd("%s: bpf_fib_lookup: %s", arg, strerror(-err));
 		goto out;
 	}
-	agree = verify_compare(fam, addr, r.ready, &r.nh, k);
+	agree = verify_compare(&d, fam, addr, r.ready, r.group ? &r.group_nh : &r.nh, k);
 	print_lookup(c, &r, &kr, k, agree, iif);
 out:
 	kfib_close(kf);

@@ -167,7 +167,7 @@ static int run(struct daemon *d)
 				first_change = 0;
 			}
 		} else if (fib_timeout(&d->fib, now) == 0 ||
-			   d->rib.nh_nretired || d->rib.neigh_nretired) {
+			   rib_retired_pending(&d->rib)) {
 			/* Timed work (selection, a retry), or indexes retired
 			 * by neighbour removals. */
 			flush(d);

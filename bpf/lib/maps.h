@@ -144,6 +144,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_neighs SEC(".maps");
 
+/* Multipath groups: member nexthop index per flow-hash bucket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_GROUP_MAX);
+	__type(key, __u32);
+	__type(value, struct xfib_nh_group);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_nh_groups SEC(".maps");
+
 /* (ifindex, address) -> neighbour index, for on-link destinations. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

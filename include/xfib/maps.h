@@ -16,6 +16,16 @@
 #define XFIB_IFACE_MAX 4096
 
 /*
+ * Multipath groups: each is a table of XFIB_GROUP_BUCKETS member nexthop
+ * indexes, filled in proportion to the members' weights; a packet takes
+ * bucket (flow hash >> 24), so a flow keeps its member and flows split by
+ * weight. Up to XFIB_GROUP_MEMBERS distinct members per group.
+ */
+#define XFIB_GROUP_MAX 4096
+#define XFIB_GROUP_BUCKETS 256
+#define XFIB_GROUP_MEMBERS 64
+
+/*
  * bsearch tables hold two slots per family (active and standby), each
  * 2^LOG2_MAX ranges. A table of n prefixes needs at most 2n + 1 ranges.
  */
@@ -58,6 +68,14 @@ struct xfib_active {
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct xfib_active) == 8, "xfib_active is one word");
 
+/* A multipath group: member nexthop index per bucket. Each bucket is one
+ * 4-byte store, so a rewrite in place never shows a packet a torn index. */
+struct xfib_nh_group {
+	__u32 nh[XFIB_GROUP_BUCKETS];
+};
+_Static_assert(sizeof(struct xfib_nh_group) == 4 * XFIB_GROUP_BUCKETS,
+	       "xfib_nh_group size");
+
 /* Nexthop kinds: what the dataplane does with a packet that matched. */
 enum xfib_nh_kind {
 	XFIB_NH_NONE = 0,        /* no route: the kernel answers */
@@ -67,6 +85,9 @@ enum xfib_nh_kind {
 	XFIB_NH_LOCAL = 4,       /* local/broadcast/anycast/multicast: kernel */
 	XFIB_NH_UNREACHABLE = 5, /* unreachable/prohibit/throw: kernel sends ICMP */
 	XFIB_NH_UNSUPPORTED = 6, /* a route xfib does not mirror (yet): kernel */
+	XFIB_NH_GROUP = 7,       /* multipath: group is an index into
+				  * xfib_nh_groups, whose members are
+				  * GATEWAY/CONNECTED/BLACKHOLE nexthops */
 	XFIB_NH_KIND_COUNT,
 };
 
@@ -81,7 +102,7 @@ struct xfib_nexthop {
 	__u16 mtu;    /* route MTU (RTAX_MTU), 0 = egress device MTU */
 	__u32 ifindex;
 	__u32 neigh;  /* XFIB_NH_GATEWAY: index into xfib_neighs */
-	__u32 pad;
+	__u32 group;  /* XFIB_NH_GROUP: index into xfib_nh_groups */
 	__u8 gw[16];  /* gateway address, network order (for inspection) */
 };
 _Static_assert(sizeof(struct xfib_nexthop) == 32, "xfib_nexthop size");
@@ -197,7 +218,7 @@ struct xfib_daemon {
 	__u32 links;
 	__u32 neighs;
 	__u32 nexthops;
-	__u32 pad;
+	__u32 groups;    /* multipath groups and nexthop objects */
 };
 _Static_assert(sizeof(struct xfib_daemon) == 48, "xfib_daemon size");
 

@@ -6,8 +6,8 @@
 # The router gets a few hundred routes of every kind xfib mirrors (via
 # gateways on two sinks, connected, blackhole, unreachable, prohibit,
 # throw, local addresses, nested prefixes, an IPv4 route via an IPv6
-# gateway, a link-local gateway, metrics) and a few it hands to the kernel
-# (multipath). With each lookup algorithm, verify finds no mismatch among
+# gateway, a link-local gateway, metrics, multipath) and one it hands to
+# the kernel (a TOS-specific route). With each lookup algorithm, verify finds no mismatch among
 # the prefix boundaries and 100000 random addresses per family. lookup
 # prints the expected nexthop, egress, gateway and action. Then one
 # nexthop entry is corrupted in the pinned maps behind xfibd's back:
@@ -71,9 +71,11 @@ gen_routes() {
 	echo "4 route add 10.150.0.0/16 via $B4 metric 20"
 	echo "4 route add 10.201.0.0/16 via inet6 $A6 dev $R_SNK"
 	echo "6 route add 2001:db8:a000::/48 via fe80::99 dev $R_SNK"
-	# Multipath: xfib hands these to the kernel ("deferred").
+	# Multipath: the kernel's path is one of the group's members.
 	echo "4 route add 10.200.0.0/16 nexthop via $A4 nexthop via $B4"
 	echo "6 route add 2001:db8:b000::/48 nexthop via $A6 nexthop via $B6"
+	# TOS-specific: xfib hands it to the kernel ("deferred").
+	echo "4 route add 10.202.0.0/16 tos 0x10 via $A4"
 }
 gen_routes >"$XFIB_TMP/routes"
 for f in 4 6; do
@@ -168,7 +170,11 @@ lookup_is 2001:db8:8001:1::5 '.verdict == "match" and .nexthop.kind == "unreacha
 lookup_is 198.18.250.3 '.verdict == "match" and .nexthop.kind == "local" and
 	.reason == "pass_local" and .kernel.type == "local" and
 	.kernel.prefix == "198.18.250.3/32"'
-lookup_is 10.200.1.1 '.verdict == "deferred" and .nexthop.kind == "unsupported" and
+lookup_is 10.200.1.1 '.verdict == "match" and .group.members == 2 and
+	.nexthop.kind == "gateway" and .action == "forward"'
+lookup_is 2001:db8:b000::1 '.verdict == "match" and .group.members == 2 and
+	.nexthop.kind == "gateway" and .action == "forward"'
+lookup_is 10.202.1.1 '.verdict == "deferred" and .nexthop.kind == "unsupported" and
 	.reason == "pass_unsupported"'
 TXT=$(rctl lookup 10.3.7.7) || fail "lookup (text) exited $?"
 if ! grep -q "^gateway: *$B4\$" <<<"$TXT" || ! grep -q "^egress: *$R_SNK2 " <<<"$TXT" ||

@@ -63,6 +63,7 @@
 
 #include "xfib/maps.h"
 #include "xfib/counters.h"
+#include "xfib/flow_hash.h"
 #include "xfib_fwd.skel.h"
 
 #define SKIP 77
@@ -85,6 +86,8 @@ static const __u8 mac_host4[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x02 };
 static const __u8 mac_gw6[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x05 };
 static const __u8 mac_host6[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x06 };
 static const __u8 mac_misc[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x0f };
+static const __u8 mac_gw4b[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x11 };
+static const __u8 mac_gw6b[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x15 };
 
 #define SRC4 "198.18.200.7"
 #define DST4 "198.19.1.1"		/* via the gateway */
@@ -106,6 +109,20 @@ enum {
 	NH_GW4_WRONG_IF,
 	NH_BOGUS,
 	NH_GW6,
+	NH_GW4_B,	/* second member of the groups */
+	NH_GW6_B,
+	NH_GROUP4,	/* group 1: NH_GW4 | NH_GW4_B, half each */
+	NH_GROUP6,	/* group 2: NH_GW6 | NH_GW6_B */
+	NH_GROUP_EMPTY,	/* group 3: no members */
+	NH_GROUP_NESTED, /* group 4: its member is a group */
+};
+
+/* Multipath groups (xfib_nh_groups indexes). */
+enum {
+	GRP4 = 1,
+	GRP6,
+	GRP_EMPTY,
+	GRP_NESTED,
 };
 
 /* Neighbour indexes (0 is reserved). */
@@ -118,6 +135,8 @@ enum {
 	NB_HOST6,
 	NB_HOST4_INVALID,
 	NB_HAIRPIN,
+	NB_GW4_B,
+	NB_GW6_B,
 };
 
 /* ---- state -------------------------------------------------------------- */
@@ -125,7 +144,7 @@ enum {
 static struct xfib_fwd_bpf *skel;
 static int prog_fd;
 static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
-static int fd_hosts, fd_tx, fd_stats;
+static int fd_hosts, fd_tx, fd_stats, fd_groups;
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
 static __u8 log2n4, log2n6;
@@ -530,6 +549,19 @@ static void put_nexthop(__u32 idx, __u8 kind, __u32 ifindex, __u32 neigh,
 	update(fd_nexthops, &idx, &v, "xfib_nexthops");
 }
 
+/* Group gidx at nexthop idx: buckets below split take a, the rest b. */
+static void put_group(__u32 idx, __u32 gidx, __u32 split, __u32 a, __u32 b)
+{
+	struct xfib_nexthop v = { .kind = XFIB_NH_GROUP, .group = gidx };
+	struct xfib_nh_group g;
+	__u32 i;
+
+	for (i = 0; i < XFIB_GROUP_BUCKETS; i++)
+		g.nh[i] = i < split ? a : b;
+	update(fd_groups, &gidx, &g, "xfib_nh_groups");
+	update(fd_nexthops, &idx, &v, "xfib_nexthops");
+}
+
 static void put_neigh(__u32 idx, int family, const char *addr, const __u8 *dmac,
 		      __u8 state, __u32 ifindex)
 {
@@ -578,6 +610,10 @@ static void fill_maps(void)
 		{ H4(198, 18, 9, 0), NH_GW4_WRONG_IF },
 		{ H4(198, 18, 10, 0), NH_BOGUS },
 		{ H4(198, 18, 11, 0), XFIB_NH_IDX_NONE },
+		{ H4(198, 18, 12, 0), NH_GROUP4 },
+		{ H4(198, 18, 13, 0), NH_GROUP_EMPTY },
+		{ H4(198, 18, 14, 0), NH_GROUP_NESTED },
+		{ H4(198, 18, 15, 0), XFIB_NH_IDX_NONE },
 		{ H4(198, 19, 0, 0), NH_GW4 },
 		{ H4(198, 20, 0, 0), XFIB_NH_IDX_NONE },
 	};
@@ -590,6 +626,8 @@ static void fill_maps(void)
 		{ H6(0, 3), 0, NH_UNREACH, 0 },
 		{ H6(0, 4), 0, NH_BLACKHOLE, 0 },
 		{ H6(0, 8), 0, XFIB_NH_IDX_NONE, 0 },
+		{ H6(0, 9), 0, NH_GROUP6, 0 },
+		{ H6(0, 10), 0, XFIB_NH_IDX_NONE, 0 },
 		{ H6(1, 0), 0, NH_GW6, 0 },
 		{ H6(2, 0), 0, XFIB_NH_IDX_NONE, 0 },
 	};
@@ -617,7 +655,7 @@ static void fill_maps(void)
 	}
 	put_bs4(0, trap4, n4);
 	put_bs6(1, trap6, n6);
-	if (log2n4 != 4 || log2n6 != 4)
+	if (log2n4 != 5 || log2n6 != 4)
 		die("unexpected log2n %u/%u", log2n4, log2n6);
 	active_default();
 
@@ -633,6 +671,12 @@ static void fill_maps(void)
 	put_nexthop(NH_GW4_WRONG_IF, XFIB_NH_GATEWAY, if_out, NB_WRONG_IF, 0);
 	put_nexthop(NH_BOGUS, 200, if_out, NB_GW4, 0);
 	put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_out, NB_GW6, 0);
+	put_nexthop(NH_GW4_B, XFIB_NH_GATEWAY, if_out, NB_GW4_B, 0);
+	put_nexthop(NH_GW6_B, XFIB_NH_GATEWAY, if_out, NB_GW6_B, 0);
+	put_group(NH_GROUP4, GRP4, 128, NH_GW4, NH_GW4_B);
+	put_group(NH_GROUP6, GRP6, 128, NH_GW6, NH_GW6_B);
+	put_group(NH_GROUP_EMPTY, GRP_EMPTY, 0, 0, 0);
+	put_group(NH_GROUP_NESTED, GRP_NESTED, 0, 0, NH_GROUP4);
 
 	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_gw4, XFIB_NEIGH_VALID,
 		  if_out);
@@ -650,6 +694,10 @@ static void fill_maps(void)
 		  XFIB_NEIGH_INVALID, if_out);
 	put_neigh(NB_HAIRPIN, AF_INET, "198.18.0.4", mac_misc,
 		  XFIB_NEIGH_VALID, if_in);
+	put_neigh(NB_GW4_B, AF_INET, "198.18.0.5", mac_gw4b, XFIB_NEIGH_VALID,
+		  if_out);
+	put_neigh(NB_GW6_B, AF_INET6, "2001:db8:0:1::5", mac_gw6b,
+		  XFIB_NEIGH_VALID, if_out);
 
 	put_host(if_out, AF_INET, HOST4, NB_HOST4);
 	put_host(if_out, AF_INET, "198.18.0.11", NB_HOST4_INVALID);
@@ -1041,6 +1089,7 @@ static void load(void)
 	fd_hosts = bpf_map__fd(skel->maps.xfib_neigh_hosts);
 	fd_tx = bpf_map__fd(skel->maps.xfib_tx_ports);
 	fd_stats = bpf_map__fd(skel->maps.xfib_stats);
+	fd_groups = bpf_map__fd(skel->maps.xfib_nh_groups);
 
 	if (prog_info(prog_fd, &info))
 		die("bpf_prog_get_info_by_fd: %s", strerror(errno));
@@ -1259,6 +1308,85 @@ static void cases_route(void)
 
 	f = v4("198.18.5.1");
 	expect_pass("v4 egress is the ingress port", &f, XFIB_PASS_HAIRPIN);
+}
+
+/* Sets the UDP source port of f (checksums are not the dataplane's). */
+static void set_sport(struct frame *f, __u16 sport)
+{
+	unsigned int l4 = f->l3 + (is_v4(f) ? sizeof(struct iphdr) :
+					      sizeof(struct ipv6hdr));
+
+	put16(f->b + l4, sport);
+}
+
+/* The group member (bucket half) the shared flow hash gives f. */
+static bool second_half(const struct frame *f, bool with_ports)
+{
+	const __u8 *l3 = f->b + f->l3;
+	__u32 s[4], d[4], ports = 0, h;
+
+	if (is_v4(f)) {
+		const struct iphdr *ip = (const void *)l3;
+
+		if (with_ports)
+			ports = (__u32)get16(l3 + 20) << 16 | get16(l3 + 22);
+		memcpy(s, &ip->saddr, 4);
+		memcpy(d, &ip->daddr, 4);
+		h = xfib_flow_hash(s, d, 1, ip->protocol, ports);
+	} else {
+		if (with_ports)
+			ports = (__u32)get16(l3 + 40) << 16 | get16(l3 + 42);
+		memcpy(s, l3 + 8, 16);
+		memcpy(d, l3 + 24, 16);
+		h = xfib_flow_hash(s, d, 4, l3[6], ports);
+	}
+	return xfib_flow_bucket(h) >= 128;
+}
+
+static void cases_multipath(void)
+{
+	unsigned int i, seen4[2] = { 0 }, seen6[2] = { 0 };
+	char name[96];
+	struct frame f;
+	bool b;
+
+	/* Flows differing only in the source port spread over both
+	 * members, each where the flow hash puts it. */
+	for (i = 0; i < 64; i++) {
+		f = v4("198.18.12.7");
+		set_sport(&f, 1024 + i);
+		b = second_half(&f, true);
+		seen4[b]++;
+		snprintf(name, sizeof(name), "v4 group, source port %u", 1024 + i);
+		expect_fwd(name, &f, b ? mac_gw4b : mac_gw4);
+		f = v6("2001:db8:0:9::7");
+		set_sport(&f, 1024 + i);
+		b = second_half(&f, true);
+		seen6[b]++;
+		snprintf(name, sizeof(name), "v6 group, source port %u", 1024 + i);
+		expect_fwd(name, &f, b ? mac_gw6b : mac_gw6);
+	}
+	ncases++;
+	if (!seen4[0] || !seen4[1] || !seen6[0] || !seen6[1]) {
+		nfailed++;
+		printf("FAIL 64 flows did not reach both members (v4 %u/%u, v6 %u/%u)\n",
+		       seen4[0], seen4[1], seen6[0], seen6[1]);
+	}
+	/* Fragments hash without ports: all of a datagram's take one path. */
+	for (i = 0; i < 8; i++) {
+		f = v4("198.18.12.9");
+		set_sport(&f, 3000 + 77 * i);
+		EDIT_IP4(f, h.frag_off = htons(0x2000)); /* MF */
+		fix4(&f);
+		snprintf(name, sizeof(name), "v4 group, first fragment %u", i);
+		expect_fwd(name, &f, second_half(&f, false) ? mac_gw4b : mac_gw4);
+	}
+	f = v4("198.18.13.1");
+	expect_pass("v4 group without members", &f, XFIB_PASS_NO_ROUTE);
+	f = v4("198.18.14.1");
+	expect_pass("v4 group whose member is a group", &f, XFIB_PASS_NO_ROUTE);
+	f = v4("198.18.15.1");
+	expect_pass("v4 no route after the groups", &f, XFIB_PASS_NO_ROUTE);
 }
 
 static void cases_ports(void)
@@ -1493,6 +1621,7 @@ int main(void)
 	self_check();
 	cases_forward();
 	cases_route();
+	cases_multipath();
 	cases_ports();
 	cases_l2();
 	cases_l3();
