@@ -320,8 +320,12 @@ static void group_write(struct rib *r, __u32 gidx, const struct rib_group_key *k
 			__atomic_store_n(&b[pos++], k->m[i].nh, __ATOMIC_RELEASE);
 }
 
-/* Takes a reference on each path's nexthop and fills key and member[]:
- * ascending indexes, the weights of paths to the same nexthop added. */
+/*
+ * Takes a reference on each path's nexthop and fills key and member[],
+ * the weights of paths to the same nexthop added. Members are ordered by
+ * what they are, not by index: a group rebuilt with other indexes (by a
+ * restarted xfibd) lays its buckets out the same, and flows stay put.
+ */
 static int group_members(struct rib *r, const struct rib_path *p, __u16 n,
 			 struct rib_group_key *k, struct rib_nexthop **member)
 {
@@ -333,9 +337,10 @@ static int group_members(struct rib *r, const struct rib_path *p, __u16 n,
 
 		if (!nh)
 			goto err;
-		for (j = 0; j < k->n && k->m[j].nh < nh->idx; j++)
+		for (j = 0; j < k->n &&
+			    memcmp(&member[j]->key, &nh->key, sizeof(nh->key)) < 0; j++)
 			;
-		if (j < k->n && k->m[j].nh == nh->idx) {
+		if (j < k->n && member[j] == nh) {
 			k->m[j].weight += p[i].weight;
 			nexthop_put(r, nh);
 			continue;

@@ -84,7 +84,7 @@ struct rib_path {
 	__u32 weight; /* 1..65536 */
 };
 
-/* Members of a group: nexthop indexes in ascending order, with weights. */
+/* Members of a group: nexthop indexes (ordered by their keys), weights. */
 struct rib_group_key {
 	__u32 n;
 	struct {

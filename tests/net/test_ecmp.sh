@@ -104,6 +104,8 @@ flows() {
 		local lo2=$((FLOWS * (100 - share1) * 85 / 10000))
 		((n2 >= lo2)) || fail "$what: sink 2 got $n2 flows, expected >= $lo2"
 	fi
+	# Which flows took sink 1, for comparing runs (same_paths).
+	jq -c '.ports | keys' <<<"$c1" >"$XFIB_TMP/paths.$what"
 	# Rewritten by XDP: the router's MAC to the sink's, TTL 64 - 1.
 	ttl=63
 	((n1 == 0)) || jq -e --arg m "$R_SNK_MAC>$SNK_MAC" --argjson t "$ttl" \
@@ -112,6 +114,12 @@ flows() {
 	((n2 == 0)) || jq -e --arg m "$R_SNK2_MAC>$SNK2_MAC" --argjson t "$ttl" \
 		'.macs == [$m] and .ttls == [$t]' <<<"$c2" >/dev/null ||
 		fail "$what: sink 2 frames: $(jq -c '{macs, ttls}' <<<"$c2"), expected $R_SNK2_MAC>$SNK2_MAC ttl $ttl"
+}
+
+# same_paths WHAT1 WHAT2: both runs sent every flow the same way.
+same_paths() {
+	cmp -s "$XFIB_TMP/paths.$1" "$XFIB_TMP/paths.$2" ||
+		fail "flows changed paths between \"$1\" and \"$2\""
 }
 
 # wait_lookup ADDR JQ: until xfibctl lookup -j ADDR satisfies JQ (5 s).
@@ -188,6 +196,19 @@ ip netns exec "$GEN" python3 "$flows_py" send 198.19.23.1 16 2
 deltas
 (($(counter drop_blackhole) - b0 == 32 && D_K4 == 0)) ||
 	fail "blackhole nexthop: dropped $(($(counter drop_blackhole) - b0)) of 32, kernel forwarded $D_K4"
+
+# A restarted xfibd adopts the groups in the pinned maps: while it is
+# down and after it is back, the flows keep their split.
+log "kill -9 xfibd and restart it"
+kill -KILL "$XFIBD_PID"
+wait "$XFIBD_PID" 2>/dev/null || true
+flows 4 198.19.20.1 25 "ipv4 1:3 without xfibd"
+xfibd_start
+flows 4 198.19.20.1 25 "ipv4 1:3 after restart"
+flows 6 2001:db8:f21::1 75 "nhid group 3:1 after restart"
+same_paths "ipv4 1:3" "ipv4 1:3 without xfibd"
+same_paths "ipv4 1:3" "ipv4 1:3 after restart"
+same_paths "nhid group 3:1" "nhid group 3:1 after restart"
 
 rctl verify --random 20000 >"$XFIB_TMP/verify" ||
 	fail "verify: $(cat "$XFIB_TMP/verify")"
