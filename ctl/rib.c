@@ -359,30 +359,29 @@ err:
 	return -ENOMEM;
 }
 
-/* A new group of paths, written to the dataplane; NULL on failure. */
-static struct rib_group *group_new(struct rib *r, const struct rib_path *p,
-				   __u16 n, bool shared)
+/* A new group of the members group_members() took, written to the
+ * dataplane. It takes over their references; NULL on failure. */
+static struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
+				   struct rib_nexthop **member, bool shared)
 {
 	struct rib_nh_key fk = { .kind = XFIB_NH_GROUP };
 	struct rib_group *g = calloc(1, sizeof(*g));
 	__u32 gidx, i;
 
 	if (!g)
-		return NULL;
+		goto err;
 	if (idx_alloc(r->grp_free, &r->grp_nfree, &gidx)) {
 		pr_warn("multipath group table full (%u groups)", XFIB_GROUP_MAX);
-		free(g);
-		return NULL;
-	}
-	if (group_members(r, p, n, &g->key, g->member))
 		goto err;
+	}
+	g->key = *k;
+	memcpy(g->member, member, k->n * sizeof(member[0]));
 	group_write(r, gidx, &g->key);
 	/* The nexthop that routes point at, written after its buckets. */
 	fk.ifindex = gidx;
 	g->nh = nexthop_get(r, &fk);
 	if (!g->nh) {
-		for (i = 0; i < g->key.n; i++)
-			nexthop_put(r, g->member[i]);
+		r->grp_free[r->grp_nfree++] = gidx;
 		goto err;
 	}
 	g->nh->group = g;
@@ -392,7 +391,8 @@ static struct rib_group *group_new(struct rib *r, const struct rib_path *p,
 	r->ngroups++;
 	return g;
 err:
-	r->grp_free[r->grp_nfree++] = gidx;
+	for (i = 0; i < k->n; i++)
+		nexthop_put(r, member[i]);
 	free(g);
 	return NULL;
 }
@@ -448,14 +448,14 @@ static struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p
 		return NULL;
 	}
 	g = htab_find(&r->groups, k);
-	for (i = 0; i < k->n; i++)
-		nexthop_put(r, member[i]);
-	free(k);
 	if (g) {
+		for (i = 0; i < k->n; i++)
+			nexthop_put(r, member[i]);
 		g->nh->refs++;
-		return g->nh;
+	} else {
+		g = group_new(r, k, member, true);
 	}
-	g = group_new(r, p, n, true);
+	free(k);
 	return g ? g->nh : NULL;
 }
 
@@ -725,7 +725,7 @@ static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_m
 	return nexthop_get(r, &k);
 }
 
-/* Does path p (oif, gw) belong to m's paths? */
+/* Is variant v's single path (oif, gw) one of m's paths? */
 static bool msg_has_path(const struct rib_route_msg *m, const struct rib_variant *v)
 {
 	__u16 i;
@@ -993,13 +993,15 @@ static __u16 nhobj_paths(struct rib *r, const struct rib_nhobj *o,
 /* Writes o's group: routes by o's id see the change at once. */
 static void nhobj_apply(struct rib *r, struct rib_nhobj *o)
 {
+	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
 	struct rib_path p[XFIB_GROUP_MEMBERS];
+	struct rib_group_key k;
 	__u16 n = nhobj_paths(r, o, p);
 
 	if (o->group)
 		group_set(r, o->group, p, n);
-	else
-		o->group = group_new(r, p, n, false);
+	else if (!group_members(r, p, n, &k, member))
+		o->group = group_new(r, &k, member, false);
 }
 
 static bool nhobj_has_member(const struct rib_nhobj *g, __u32 id)
@@ -1452,23 +1454,17 @@ int rib_reclaim(struct rib *r)
 	return 0;
 }
 
-void rib_write_daemon_info(struct rib *r, __u64 started, __u64 last_sync,
-			   __u64 resyncs)
+void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info)
 {
-	struct xfib_daemon d = {
-		.pid = getpid(),
-		.table = r->table,
-		.started = started,
-		.last_sync = last_sync,
-		.resyncs = resyncs,
-		.links = r->links.count,
-		.neighs = r->neighs.count,
-		.nexthops = r->nexthops.count,
-		.groups = r->ngroups,
-	};
 	__u32 key = 0;
 
-	bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_daemon), &key, &d,
+	info->pid = getpid();
+	info->table = r->table;
+	info->links = r->links.count;
+	info->neighs = r->neighs.count;
+	info->nexthops = r->nexthops.count;
+	info->groups = r->ngroups;
+	bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_daemon), &key, info,
 			    BPF_ANY);
 }
 

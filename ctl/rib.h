@@ -305,8 +305,8 @@ bool rib_retired_pending(const struct rib *r);
 int rib_reclaim(struct rib *r);
 int rib_rcu_sync(struct rib *r);
 
-/* Refreshes the xfib_daemon map entry. */
-void rib_write_daemon_info(struct rib *r, __u64 started, __u64 last_sync,
-			   __u64 resyncs);
+/* Writes the xfib_daemon map entry: the daemon's own fields from info,
+ * the RIB's counts. */
+void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info);
 
 #endif /* XFIB_RIB_H */

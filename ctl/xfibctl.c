@@ -448,17 +448,32 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		json_str(c->pin_dir);
 		printf(",\"daemon\":{\"running\":%s,\"pid\":%d,\"table\":%u,"
 		       "\"synced\":%s,\"started\":%llu,\"last_sync\":%llu,"
-		       "\"resyncs\":%llu},\"interfaces\":[",
+		       "\"resyncs\":%llu,\"overruns\":%llu,\"links\":%u,"
+		       "\"neighbours\":%u,\"nexthops\":%u,\"groups\":%u},"
+		       "\"interfaces\":[",
 		       pid ? "true" : "false", pid, d.table,
 		       pid && d.last_sync ? "true" : "false",
 		       (unsigned long long)d.started,
 		       (unsigned long long)d.last_sync,
-		       (unsigned long long)d.resyncs);
+		       (unsigned long long)d.resyncs,
+		       (unsigned long long)d.overruns, d.links, d.neighs,
+		       d.nexthops, d.groups);
 	} else {
 		printf("pin dir:     %s\n", c->pin_dir);
-		if (pid)
+		if (pid) {
+			char when[32] = "never";
+			time_t t = d.last_sync;
+
+			if (t)
+				strftime(when, sizeof(when), "%F %T", localtime(&t));
 			printf("daemon:      running (pid %d), table %u, %s\n",
 			       pid, d.table, d.last_sync ? "synced" : "syncing");
+			printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups;\n"
+			       "             last full sync %s, %llu resyncs after %llu overruns\n",
+			       d.links, d.neighs, d.nexthops, d.groups, when,
+			       (unsigned long long)d.resyncs,
+			       (unsigned long long)d.overruns);
+		}
 		else
 			printf("daemon:      not running (the dataplane forwards with its last state)\n");
 		printf("interfaces:");
@@ -846,6 +861,9 @@ static void stats_prometheus(struct xfib_fwd_bpf *skel, const struct xfib_counte
 	prom_head("xfib_resyncs_total", "counter",
 		  "Full netlink dumps xfibd made after losing messages (socket overruns).");
 	printf("xfib_resyncs_total %llu\n", (unsigned long long)d.resyncs);
+	prom_head("xfib_netlink_overruns_total", "counter",
+		  "Netlink notifications xfibd lost to receive buffer overruns.");
+	printf("xfib_netlink_overruns_total %llu\n", (unsigned long long)d.overruns);
 
 	/* Attached ports as status finds them: our program on the port. */
 	prom_head("xfib_attached", "gauge",

@@ -76,6 +76,18 @@ static void usage(FILE *f)
 		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS);
 }
 
+static void write_daemon_info(struct daemon *d)
+{
+	struct xfib_daemon info = {
+		.started = d->started,
+		.last_sync = d->last_sync,
+		.resyncs = d->resyncs,
+		.overruns = d->nl.overruns,
+	};
+
+	rib_write_daemon_info(&d->rib, &info);
+}
+
 static int flush(struct daemon *d)
 {
 	int err = fib_flush(&d->fib, now_ms());
@@ -108,7 +120,7 @@ static int full_sync(struct daemon *d, const char *why)
 		why, (unsigned long long)(now_ms() - t0), d->rib.links.count,
 		d->rib.fam[XFIB_V4].routes, d->rib.fam[XFIB_V6].routes,
 		d->rib.neighs.count, d->rib.nexthops.count);
-	rib_write_daemon_info(&d->rib, d->started, d->last_sync, d->resyncs);
+	write_daemon_info(d);
 	return 0;
 }
 
@@ -173,8 +185,7 @@ static int run(struct daemon *d)
 			flush(d);
 		}
 		if (now - last_info >= 1000) {
-			rib_write_daemon_info(&d->rib, d->started, d->last_sync,
-					      d->resyncs);
+			write_daemon_info(d);
 			last_info = now;
 		}
 	}

@@ -219,8 +219,9 @@ struct xfib_daemon {
 	__u32 neighs;
 	__u32 nexthops;
 	__u32 groups;    /* multipath groups and nexthop objects */
+	__u64 overruns;  /* netlink notifications lost (ENOBUFS) */
 };
-_Static_assert(sizeof(struct xfib_daemon) == 48, "xfib_daemon size");
+_Static_assert(sizeof(struct xfib_daemon) == 56, "xfib_daemon size");
 
 struct xfib_counter {
 	__u64 packets;

@@ -45,6 +45,8 @@ while :; do
 	sleep 0.2
 done
 grep -q "receive buffer overrun" "$XFIBD_LOG" || fail "no overrun logged"
+jq -e '.daemon.overruns > 0 and .daemon.last_sync > 0' <<<"$st" >/dev/null ||
+	fail "status does not count the overruns: $(jq -c .daemon <<<"$st")"
 log "resyncs: $(jq '.daemon.resyncs' <<<"$st"), ipv4 prefixes $(jq '.ipv4.routes' <<<"$st"), ipv6 $(jq '.ipv6.routes' <<<"$st")"
 
 # Let the last resync settle, then compare with the kernel.
