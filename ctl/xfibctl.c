@@ -491,7 +491,7 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 			       pid, d.table, d.last_sync ? "synced" : "syncing");
 		else
 			printf("daemon:      not running (the dataplane forwards with its last state)\n");
-		printf("interfaces:");
+		printf("interfaces:  ");
 	}
 	for (it = ifs; it && it->if_index; it++) {
 		__u8 mode = 0;
@@ -505,14 +505,15 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 			printf(",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u}",
 			       it->if_index, mode_name(mode), id);
 		} else {
-			printf(" %s (%s)", it->if_name, mode_name(mode));
+			printf("%s%s (%s)", nif ? ", " : "", it->if_name,
+			       mode_name(mode));
 		}
 		nif++;
 	}
 	if (c->json)
 		printf("]");
 	else
-		printf("%s\n", nif ? "" : " none");
+		printf("%s\n", nif ? "" : "none");
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		print_fib_info(c, fam, &fi[fam]);
 	if (c->json)
