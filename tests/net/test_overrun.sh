@@ -45,6 +45,9 @@ while :; do
 	sleep 0.2
 done
 grep -q "receive buffer overrun" "$XFIBD_LOG" || fail "no overrun logged"
+# One line per resync, saying why, with what it found and how long it took.
+grep -Eq "sync \(resync [0-9]+: netlink receive buffer overrun\) done in [0-9]+ ms: .* ipv4 routes" \
+	"$XFIBD_LOG" || fail "no resync line naming the overrun: $(grep -i sync "$XFIBD_LOG" | tail -n 3)"
 log "resyncs: $(jq '.daemon.resyncs' <<<"$st"), ipv4 prefixes $(jq '.ipv4.routes' <<<"$st"), ipv6 $(jq '.ipv6.routes' <<<"$st")"
 
 # Let the last resync settle, then compare with the kernel.
