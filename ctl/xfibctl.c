@@ -1873,22 +1873,23 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2, OPT_HELP = 1 };
 
 /*
  * Parses the options of opts (and -h) from argv[1..] with getopt_long,
- * built from the table. Returns OPT_HELP for -h, 0, or -EINVAL after
- * printing one line. what prefixes the messages: "" or "CMD ".
+ * its tables built from opts. Returns OPT_HELP for -h, 0, or -EINVAL
+ * after printing one line naming the command, if any, and the option.
  * Global options stop at the command ('+'); a command's may follow its
- * arguments (xfibctl lookup ADDR -j).
+ * arguments (xfibctl lookup ADDR -j). getopt's own messages are off
+ * (opterr): they would not name the command.
  */
 static int parse_opts(struct ctl *c, const struct cmd_opt *opts, bool global,
 		      int argc, char **argv)
 {
-	struct option lo[32];
-	char so[80] = "", *p = so;
+	struct option lo[16]; /* the longest table has 4 options, plus -h */
+	char so[48] = "", *p = so;
 	const char *what = global ? "" : current_cmd->name;
 	const struct cmd_opt *o;
 	int n = 0, opt, li;
 
 	p += sprintf(p, "%s:h", global ? "+" : "");
-	for (o = opts; o->name; o++, n++) {
+	for (o = opts; o->name && n < 14; o++, n++) {
 		lo[n] = (struct option){ o->name, o->arg ? required_argument : no_argument,
 					 NULL, 256 + n };
 		if (o->key)
