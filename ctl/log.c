@@ -1,7 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Logging for xfibd and xfibctl: stderr or syslog, by level.
+ *
+ * A daemon's stderr is either a terminal or file (each line gets a local
+ * timestamp) or, under systemd, the journal, which timestamps lines itself
+ * and reads a "<N>" syslog priority prefix. A message repeated identically
+ * (a flapping link, a failing map write retried every batch) is printed
+ * once per LOG_REPEAT_WINDOW_MS, then summed up as "last message repeated
+ * N times", as syslogd does, so a storm cannot flood the log.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
@@ -9,30 +22,113 @@
 
 int log_level = LOG_LEVEL_WARN;
 static const char *log_prog = "xfib";
-static int log_syslog;
+static unsigned int log_flags;
+static int log_journal;
 
-void log_init(const char *prog, int use_syslog)
+/* The last message printed, for collapsing repeats. */
+static struct {
+	char text[512];
+	enum log_level level;
+	unsigned long long since_ms; /* when it was last printed */
+	unsigned int repeats;        /* suppressed since then */
+} last;
+
+static const int log_prio[] = { LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
+/* True if stderr is the stream systemd named in JOURNAL_STREAM ("dev:ino"). */
+static int stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st))
+		return 0;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+void log_init(const char *prog, unsigned int flags)
 {
 	log_prog = prog;
-	log_syslog = use_syslog;
-	if (use_syslog)
+	log_flags = flags;
+	log_journal = (flags & XLOG_DAEMON) && stderr_is_journal();
+	if (flags & XLOG_SYSLOG)
 		openlog(prog, LOG_PID, LOG_DAEMON);
+}
+
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+static void log_emit(enum log_level level, const char *text)
+{
+	struct timespec ts;
+	char when[32];
+	struct tm tm;
+
+	if (log_flags & XLOG_SYSLOG) {
+		syslog(log_prio[level], "%s", text);
+		return;
+	}
+	if (log_journal) {
+		fprintf(stderr, "<%d>%s\n", log_prio[level], text);
+		return;
+	}
+	if (log_flags & XLOG_DAEMON) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(stderr, "%s.%03ld ", when, ts.tv_nsec / 1000000);
+	}
+	fprintf(stderr, "%s: %s\n", log_prog, text);
+}
+
+void log_flush_repeats(int force)
+{
+	char msg[64];
+
+	if (!last.repeats ||
+	    (!force && mono_ms() - last.since_ms < LOG_REPEAT_WINDOW_MS))
+		return;
+	snprintf(msg, sizeof(msg), "last message repeated %u time%s",
+		 last.repeats, last.repeats == 1 ? "" : "s");
+	log_emit(last.level, msg);
+	last.repeats = 0;
+	/* The next identical message is printed again, opening a window. */
+	last.text[0] = 0;
 }
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
-	static const int prio[] = { LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	char text[sizeof(last.text)];
+	unsigned long long now;
+	size_t n;
 
 	if ((int)level > log_level)
 		return;
-	if (log_syslog) {
-		vsyslog(prio[level], fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	n = strlen(text);
+	if (n && text[n - 1] == '\n') /* libbpf's messages end in one */
+		text[n - 1] = 0;
+	if (!(log_flags & XLOG_DAEMON)) {
+		log_emit(level, text);
 		return;
 	}
-	fprintf(stderr, "%s: ", log_prog);
-	vfprintf(stderr, fmt, ap);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
-		fputc('\n', stderr);
+	now = mono_ms();
+	if (level == last.level && !strcmp(text, last.text) &&
+	    now - last.since_ms < LOG_REPEAT_WINDOW_MS) {
+		last.repeats++;
+		return;
+	}
+	log_flush_repeats(1);
+	log_emit(level, text);
+	snprintf(last.text, sizeof(last.text), "%s", text);
+	last.level = level;
+	last.since_ms = now;
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

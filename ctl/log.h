@@ -13,9 +13,23 @@ enum log_level {
 /* Messages above this level are dropped; -v raises it. */
 extern int log_level;
 
-void log_init(const char *prog, int use_syslog);
+enum log_flags {
+	XLOG_SYSLOG = 1 << 0, /* to syslog (facility daemon) instead of stderr */
+	/* A daemon's stderr: timestamps, or syslog priority prefixes when
+	 * stderr is the journal (systemd sets JOURNAL_STREAM); identical
+	 * messages in a row are collapsed. Without it (a CLI), plain lines. */
+	XLOG_DAEMON = 1 << 1,
+};
+
+/* Identical messages within this window are counted, not repeated. */
+#define LOG_REPEAT_WINDOW_MS 10000
+
+void log_init(const char *prog, unsigned int flags);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Reports collapsed repeats whose window has passed (call now and then,
+ * and before exiting, with force). */
+void log_flush_repeats(int force);
 /* Routes libbpf's messages through log_msg (debug ones only with -vv). */
 void log_setup_libbpf(void);
 

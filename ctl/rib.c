@@ -714,7 +714,9 @@ static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_m
 				o->group->nh->refs++;
 				return o->group->nh;
 			}
-			/* Not (yet) known: the kernel decides meanwhile. */
+			/* Not (yet) known: the kernel decides until
+			 * rib_nhobj_set() brings it. */
+			r->nhid_waiting = true;
 			k = (struct rib_nh_key){ .kind = XFIB_NH_UNSUPPORTED };
 			return nexthop_get(r, &k);
 		}
@@ -990,6 +992,30 @@ static __u16 nhobj_paths(struct rib *r, const struct rib_nhobj *o,
 	return n;
 }
 
+/* Routes that named o's id before o was known point at its group now. */
+static void routes_take_nhobj(struct rib *r, struct rib_nhobj *o)
+{
+	struct rib_route *rt;
+	bool waiting = false;
+	size_t b;
+	__u16 v;
+
+	htab_for_each(&r->routes, rt, tmp, b) {
+		for (v = 0; v < rt->nvar; v++) {
+			if (!rt->var[v].nhid ||
+			    rt->var[v].nh->key.kind != XFIB_NH_UNSUPPORTED)
+				continue;
+			if (rt->var[v].nhid != o->id) {
+				waiting = true;
+				continue;
+			}
+			o->group->nh->refs++;
+			variant_set_nh(r, rt, v, o->group->nh, NULL);
+		}
+	}
+	r->nhid_waiting = waiting;
+}
+
 /* Writes o's group: routes by o's id see the change at once. */
 static void nhobj_apply(struct rib *r, struct rib_nhobj *o)
 {
@@ -1078,6 +1104,8 @@ void rib_nhobj_set(struct rib *r, const struct rib_nhobj_msg *m)
 	o->grp = grp;
 	o->ngrp = m->is_group ? m->ngrp : 0;
 	nhobj_apply(r, o);
+	if (r->nhid_waiting && o->group)
+		routes_take_nhobj(r, o);
 	/* Groups that name it, whether they saw it before or not. */
 	if (!o->is_group) {
 		n = nhobj_collect(r, o->id, 0, &ids);

@@ -259,6 +259,7 @@ struct rib {
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
 	struct rib_family_state fam[XFIB_FAMILIES];
 	bool resync_wanted;
+	bool nhid_waiting;   /* routes name nexthop objects not known yet */
 	bool rules_changed;  /* re-read the policy rules */
 	struct rib_nexthop *nh_unsupported;
 };

@@ -4,6 +4,7 @@
  * Exit codes: 0 success, 1 the command failed, 2 usage error.
  */
 #include <errno.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <net/if.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <arpa/inet.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -35,19 +37,46 @@ struct ctl {
 	char pin_dir[XFIB_PIN_DIR_MAX];
 	bool json;
 	enum xdp_attach_mode mode;
-	unsigned long random; /* verify --random */
-	__u32 iif;            /* lookup, verify --iif */
-	double interval;      /* stats --interval, seconds; 0: one snapshot */
-	unsigned long count;  /* stats --count; 0: until SIGINT */
-	bool prometheus;      /* stats --prometheus */
+	unsigned long random;  /* verify --random */
+	const char *iif_name;  /* lookup, verify --iif */
+	__u32 iif;
+	double interval;       /* stats --interval, seconds; 0: one snapshot */
+	unsigned long count;   /* stats --count; 0: until SIGINT */
+	bool prometheus;       /* stats --prometheus */
+	int fam;               /* algo, lookup, neighbours, nexthops; -1: both */
+	int algo_want;         /* algo: the algorithm to force, -1: only show */
+	__u8 addr[16];         /* lookup */
+	const char *dev_name;  /* neighbours, nexthops --dev */
+};
+
+/*
+ * One option of a command (or of xfibctl itself). The table is the only
+ * description of an option: getopt_long's tables, the usage line and the
+ * help are all generated from it, so the help (and through it the man page
+ * test) cannot miss one.
+ */
+struct cmd_opt {
+	const char *name; /* long name */
+	char key;         /* short letter, 0: long only */
+	const char *arg;  /* argument in the help, NULL: a flag */
+	const char *help; /* '\n' continues on an indented line */
+	/* Stores the option; 0, or -EINVAL after printing why. */
+	int (*set)(struct ctl *c, const char *arg);
 };
 
 struct cmd {
 	const char *name;
-	const char *args;
+	const char *alias; /* another spelling, matched by prefix too */
+	const char *args;  /* positional arguments, for the usage line */
 	const char *help;
+	const struct cmd_opt *opts;
+	int min_args, max_args; /* max -1: any number */
+	/* Checks the arguments and option combinations before anything is
+	 * touched; 0, or -EINVAL after printing why (a usage error). */
+	int (*check)(struct ctl *c, int argc, char **argv);
+	/* Runs the command: 0, -errno after printing why, or 1 (verify:
+	 * a mismatch). Never a usage error: those are caught before. */
 	int (*fn)(struct ctl *c, int argc, char **argv);
-	bool needs_root;
 };
 
 static const struct cmd *current_cmd;
@@ -165,6 +194,19 @@ static int resolve_ifaces(char **names, int n, int *ifindex)
 	return 0;
 }
 
+/* --iif: the port the kernel's lookups enter by. */
+static int resolve_iif(struct ctl *c)
+{
+	if (!c->iif_name)
+		return 0;
+	c->iif = if_nametoindex(c->iif_name);
+	if (!c->iif) {
+		err_cmd("--iif %s: no such interface", c->iif_name);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 /* ---- attach / detach ---------------------------------------------------- */
 
 static int detach_one(struct xfib_fwd_bpf *skel, int ifindex, __u32 prog_id,
@@ -198,10 +240,6 @@ static int cmd_attach(struct ctl *c, int argc, char **argv)
 	int *ifindex, i, done = 0, err;
 	char name[BPF_OBJ_NAME_LEN];
 
-	if (argc < 1) {
-		err_cmd("needs at least one interface");
-		return -EINVAL;
-	}
 	ifindex = calloc(argc, sizeof(*ifindex));
 	if (!ifindex)
 		return -ENOMEM;
@@ -286,10 +324,6 @@ static int cmd_detach(struct ctl *c, int argc, char **argv)
 	__u32 *ids;
 	__u8 *modes;
 
-	if (argc < 1) {
-		err_cmd("needs at least one interface");
-		return -EINVAL;
-	}
 	ifindex = calloc(argc, sizeof(*ifindex));
 	ids = calloc(argc, sizeof(*ids));
 	modes = calloc(argc, sizeof(*modes));
@@ -429,10 +463,6 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 	__u32 key = 0, fam;
 	int pid, nif = 0, err;
 
-	if (argc) {
-		err_cmd("unexpected argument '%s'", argv[0]);
-		return -EINVAL;
-	}
 	err = open_dataplane(c, 0, &skel);
 	if (err)
 		return err;
@@ -476,7 +506,7 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		}
 		else
 			printf("daemon:      not running (the dataplane forwards with its last state)\n");
-		printf("interfaces:");
+		printf("interfaces:  ");
 	}
 	for (it = ifs; it && it->if_index; it++) {
 		__u8 mode = 0;
@@ -490,14 +520,15 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 			printf(",\"ifindex\":%u,\"mode\":\"%s\",\"prog_id\":%u}",
 			       it->if_index, mode_name(mode), id);
 		} else {
-			printf(" %s (%s)", it->if_name, mode_name(mode));
+			printf("%s%s (%s)", nif ? ", " : "", it->if_name,
+			       mode_name(mode));
 		}
 		nif++;
 	}
 	if (c->json)
 		printf("]");
 	else
-		printf("%s\n", nif ? "" : " none");
+		printf("%s\n", nif ? "" : "none");
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		print_fib_info(c, fam, &fi[fam]);
 	if (c->json)
@@ -519,18 +550,11 @@ static int parse_family(const char *s)
 	return -1;
 }
 
-static int cmd_algo(struct ctl *c, int argc, char **argv)
+/* algo [FAMILY [NAME|auto]]: a usage error unless both name something. */
+static int algo_check(struct ctl *c, int argc, char **argv)
 {
-	int fd_info, fd_ctl, fam = -1, want = -1, err, i;
-	struct xfib_fwd_bpf *skel = NULL;
-	struct xfib_fib_info fi;
-	struct xfib_control ctl;
-	__u32 key;
+	int fam = -1, want = -1;
 
-	if (argc > 2) {
-		err_cmd("unexpected argument '%s'", argv[2]);
-		return -EINVAL;
-	}
 	if (argc >= 1) {
 		fam = parse_family(argv[0]);
 		if (fam < 0) {
@@ -547,6 +571,19 @@ static int cmd_algo(struct ctl *c, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	c->fam = fam;
+	c->algo_want = want;
+	return 0;
+}
+
+static int cmd_algo(struct ctl *c, int argc, char **argv)
+{
+	int fd_info, fd_ctl, fam = c->fam, want = c->algo_want, err, i;
+	struct xfib_fwd_bpf *skel = NULL;
+	struct xfib_fib_info fi;
+	struct xfib_control ctl;
+	__u32 key;
+
 	err = open_dataplane(c, 0, &skel);
 	if (err)
 		return err;
@@ -891,10 +928,6 @@ static int cmd_stats(struct ctl *c, int argc, char **argv)
 	struct xfib_counter *pc;
 	__u32 r;
 
-	if (argc) {
-		err_cmd("unexpected argument '%s'", argv[0]);
-		return -EINVAL;
-	}
 	if (ncpu < 1)
 		return ncpu;
 	pc = calloc(ncpu, sizeof(*pc));
@@ -935,60 +968,6 @@ out:
 	xfib_fwd_bpf__destroy(skel);
 	free(pc);
 	return err;
-}
-
-/* A stats option (-i/--interval, -c/--count, --prometheus); false if valid. */
-static bool stats_opt(struct ctl *c, const struct cmd *cmd, int opt, const char *arg)
-{
-	char *end;
-
-	if (cmd->fn != cmd_stats) {
-		err_cmd("--%s applies to stats only", opt == 'I' ? "interval" :
-			opt == 'c' ? "count" : "prometheus");
-		return true;
-	}
-	switch (opt) {
-	case 'I':
-		errno = 0;
-		c->interval = strtod(arg, &end);
-		/* 1 ms floor: a smaller interval only spins on the map reads. */
-		if (*end || end == arg || errno || !isfinite(c->interval) ||
-		    c->interval < 0.001 || c->interval > 86400) {
-			err_cmd("--interval '%s': not a number of seconds from 0.001 to 86400",
-				arg);
-			return true;
-		}
-		return false;
-	case 'c':
-		errno = 0;
-		c->count = strtoul(arg, &end, 10);
-		if (*end || end == arg || errno || *arg == '-' || !c->count) {
-			err_cmd("--count '%s': not a number of intervals > 0", arg);
-			return true;
-		}
-		return false;
-	default:
-		c->prometheus = true;
-		return false;
-	}
-}
-
-/* Options that do not go together; false if these do. */
-static bool stats_opts_check(const struct ctl *c)
-{
-	if (c->prometheus && c->interval > 0) {
-		err_cmd("--prometheus is a snapshot: it does not take --interval");
-		return true;
-	}
-	if (c->prometheus && c->json) {
-		err_cmd("--prometheus and --json are two output formats: choose one");
-		return true;
-	}
-	if (c->count && !c->interval) {
-		err_cmd("--count needs --interval");
-		return true;
-	}
-	return false;
 }
 
 /* ---- lookup / verify ------------------------------------------------------------ */
@@ -1255,42 +1234,15 @@ static int cmd_lookup(struct ctl *c, int argc, char **argv)
 	struct kroute kr;
 	struct xv_query *k;
 	struct dpl d = { 0 };
-	const char *arg = NULL;
+	const char *arg = argv[0];
 	enum verify_outcome agree;
-	__u8 addr[16];
-	int fam, i, err;
+	const __u8 *addr = c->addr;
+	int fam = c->fam, err;
 	__u32 iif;
 
-	/* Option parsing stops at the address: take options after it too. */
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
-			c->json = true;
-		} else if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--iif")) {
-			if (++i == argc) {
-				err_cmd("%s needs an interface", argv[i - 1]);
-				return -EINVAL;
-			}
-			c->iif = if_nametoindex(argv[i]);
-			if (!c->iif) {
-				err_cmd("--iif %s: no such interface", argv[i]);
-				return -ENODEV;
-			}
-		} else if (!arg) {
-			arg = argv[i];
-		} else {
-			err_cmd("unexpected argument '%s'", argv[i]);
-			return -EINVAL;
-		}
-	}
-	if (!arg) {
-		err_cmd("needs an address");
-		return -EINVAL;
-	}
-	err = parse_addr(arg, &fam, addr);
-	if (err) {
-		err_cmd("%s: not an IPv4 or IPv6 address", arg);
+	err = resolve_iif(c);
+	if (err)
 		return err;
-	}
 	err = open_dataplane(c, 0, &skel);
 	if (err)
 		return err;
@@ -1354,10 +1306,10 @@ static int cmd_verify(struct ctl *c, int argc, char **argv)
 	size_t i;
 	int fam, err;
 
-	if (argc) {
-		err_cmd("unexpected argument '%s'", argv[0]);
-		return -EINVAL;
-	}
+	err = resolve_iif(c);
+	if (err)
+		return err;
+	o.iif = c->iif;
 	err = open_dataplane(c, 0, &skel);
 	if (err)
 		return err;
@@ -1433,226 +1385,667 @@ out:
 	return err;
 }
 
-/* ---- command table ----------------------------------------------------------- */
+/* ---- neighbours / nexthops ------------------------------------------------------ */
+
+/*
+ * The index arrays as the dataplane reads them. Both are mmap()ed read-only:
+ * reading 64k entries one syscall each would take longer than the dump.
+ * An entry is in use when it has a family (neighbours) or a kind
+ * (nexthops); xfibd zeroes an entry only after a grace period, so an entry
+ * just retired still shows.
+ */
+struct idx_arrays {
+	const struct xfib_neigh *neigh;
+	const struct xfib_nexthop *nh;
+	const struct xfib_nh_group *grp;
+	size_t neigh_len, nh_len, grp_len;
+};
+
+static int idx_arrays_map(struct xfib_fwd_bpf *skel, struct idx_arrays *a)
+{
+	a->neigh = xfib_map_mmap(skel->maps.xfib_neighs, false, &a->neigh_len);
+	a->nh = xfib_map_mmap(skel->maps.xfib_nexthops, false, &a->nh_len);
+	a->grp = xfib_map_mmap(skel->maps.xfib_nh_groups, false, &a->grp_len);
+	if (!a->neigh || !a->nh || !a->grp) {
+		int err = -errno;
+
+		err_cmd("map %s: %s", !a->neigh ? "xfib_neighs" :
+			!a->nh ? "xfib_nexthops" : "xfib_nh_groups", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static void idx_arrays_unmap(struct idx_arrays *a)
+{
+	if (a->neigh)
+		munmap((void *)a->neigh, a->neigh_len);
+	if (a->nh)
+		munmap((void *)a->nh, a->nh_len);
+	if (a->grp)
+		munmap((void *)a->grp, a->grp_len);
+}
+
+/* A group's members in bucket order, as "nexthop:buckets" (text) or
+ * objects (JSON). */
+static void print_group_members(const struct idx_arrays *a, __u32 gidx, bool json)
+{
+	const __u32 *b;
+	__u32 i, run = 0, n = 0;
+
+	if (gidx >= XFIB_GROUP_MAX)
+		return;
+	b = a->grp[gidx].nh;
+	for (i = 0; i < XFIB_GROUP_BUCKETS; i++) {
+		run++;
+		if (i + 1 < XFIB_GROUP_BUCKETS && b[i + 1] == b[i])
+			continue;
+		if (json)
+			printf("%s{\"nexthop\":%u,\"buckets\":%u}", n ? "," : "",
+			       b[i], run);
+		else
+			printf(" %u:%u", b[i], run);
+		n++;
+		run = 0;
+	}
+}
+
+static int af_fam(int af)
+{
+	return af == AF_INET ? XFIB_V4 : af == AF_INET6 ? XFIB_V6 : -1;
+}
+
+/* The --dev filter, resolved in the router's namespace. */
+static int resolve_dev(struct ctl *c, __u32 *ifindex)
+{
+	*ifindex = 0;
+	if (!c->dev_name)
+		return 0;
+	*ifindex = if_nametoindex(c->dev_name);
+	if (!*ifindex) {
+		err_cmd("--dev %s: no such interface", c->dev_name);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static const char *neigh_state_name(__u8 state)
+{
+	return state == XFIB_NEIGH_VALID ? "valid" : "invalid";
+}
+
+/* Opens the router and maps the arrays; *skel to destroy afterwards. */
+static int idx_dump_open(struct ctl *c, struct xfib_fwd_bpf **skel,
+			 struct idx_arrays *a, __u32 *dev)
+{
+	int err = resolve_dev(c, dev);
+
+	if (err)
+		return err;
+	err = open_dataplane(c, 0, skel);
+	if (err)
+		return err;
+	return idx_arrays_map(*skel, a);
+}
+
+static int cmd_neighbours(struct ctl *c, int argc, char **argv)
+{
+	char a[INET6_ADDRSTRLEN], m1[18], m2[18], dev[IF_NAMESIZE];
+	struct xfib_fwd_bpf *skel = NULL;
+	struct idx_arrays arr = { 0 };
+	unsigned int n = 0;
+	__u32 i, ifindex;
+	int err;
+
+	err = idx_dump_open(c, &skel, &arr, &ifindex);
+	if (err)
+		goto out;
+	if (c->json)
+		printf("[");
+	for (i = 1; i < XFIB_NEIGH_MAX; i++) {
+		struct xfib_neigh e = arr.neigh[i];
+
+		if (!e.family || (c->fam >= 0 && af_fam(e.family) != c->fam) ||
+		    (ifindex && e.ifindex != ifindex))
+			continue;
+		addr_str(e.family, e.addr, a, sizeof(a));
+		mac_str(e.dmac, m1, sizeof(m1));
+		mac_str(e.smac, m2, sizeof(m2));
+		dev_str(e.ifindex, dev);
+		if (c->json) {
+			printf("%s{\"index\":%u,\"family\":\"%s\",\"address\":\"%s\","
+			       "\"ifindex\":%u,\"dev\":",
+			       n ? "," : "", i, fam_name(af_fam(e.family)), a, e.ifindex);
+			json_str(dev);
+			printf(",\"lladdr\":\"%s\",\"src_mac\":\"%s\",\"state\":\"%s\"}",
+			       m1, m2, neigh_state_name(e.state));
+		} else {
+			printf("neigh %u %s %s dev %s lladdr %s %s\n", i,
+			       fam_name(af_fam(e.family)), a, dev, m1,
+			       neigh_state_name(e.state));
+		}
+		n++;
+	}
+	if (c->json)
+		printf("]\n");
+out:
+	idx_arrays_unmap(&arr);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+static int cmd_nexthops(struct ctl *c, int argc, char **argv)
+{
+	char a[INET6_ADDRSTRLEN], m[18], dev[IF_NAMESIZE];
+	struct xfib_fwd_bpf *skel = NULL;
+	struct idx_arrays arr = { 0 };
+	unsigned int n = 0;
+	__u32 i, ifindex;
+	int err;
+
+	err = idx_dump_open(c, &skel, &arr, &ifindex);
+	if (err)
+		goto out;
+	if (c->json)
+		printf("[");
+	for (i = 1; i < XFIB_NEXTHOP_MAX; i++) {
+		struct xfib_nexthop e = arr.nh[i];
+		bool gw = e.kind == XFIB_NH_GATEWAY;
+		bool out = gw || e.kind == XFIB_NH_CONNECTED;
+		struct xfib_neigh ne = { 0 };
+
+		/* Only nexthops with a family and a device match a filter. */
+		if (e.kind == XFIB_NH_NONE ||
+		    (c->fam >= 0 && (!out || af_fam(e.family) != c->fam)) ||
+		    (ifindex && (!out || e.ifindex != ifindex)))
+			continue;
+		if (gw && e.neigh && e.neigh < XFIB_NEIGH_MAX)
+			ne = arr.neigh[e.neigh];
+		if (out)
+			dev_str(e.ifindex, dev);
+		if (gw)
+			addr_str(e.family, e.gw, a, sizeof(a));
+		mac_str(ne.dmac, m, sizeof(m));
+		if (c->json) {
+			printf("%s{\"index\":%u,\"kind\":\"%s\",\"family\":", n ? "," : "",
+			       i, dpl_kind_name(e.kind));
+			if (out)
+				printf("\"%s\",\"gateway\":", fam_name(af_fam(e.family)));
+			else
+				printf("null,\"gateway\":");
+			if (gw)
+				printf("\"%s\"", a);
+			else
+				printf("null");
+			printf(",\"ifindex\":%u,\"dev\":", out ? e.ifindex : 0);
+			if (out)
+				json_str(dev);
+			else
+				printf("null");
+			printf(",\"mtu\":%u,\"neigh\":", e.mtu);
+			if (gw)
+				printf("{\"index\":%u,\"lladdr\":\"%s\",\"state\":\"%s\"}",
+				       e.neigh, m, neigh_state_name(ne.state));
+			else
+				printf("null");
+			if (e.kind == XFIB_NH_GROUP) {
+				printf(",\"group\":{\"index\":%u,\"members\":[", e.group);
+				print_group_members(&arr, e.group, true);
+				printf("]}");
+			}
+			printf("}");
+		} else {
+			printf("nexthop %u %s", i, dpl_kind_name(e.kind));
+			if (gw)
+				printf(" %s dev %s neigh %u lladdr %s %s", a, dev,
+				       e.neigh, m, neigh_state_name(ne.state));
+			else if (out)
+				printf(" %s dev %s", fam_name(af_fam(e.family)), dev);
+			if (e.kind == XFIB_NH_GROUP) {
+				printf(" index %u buckets", e.group);
+				print_group_members(&arr, e.group, false);
+			}
+			if (e.mtu)
+				printf(" mtu %u", e.mtu);
+			printf("\n");
+		}
+		n++;
+	}
+	if (c->json)
+		printf("]\n");
+out:
+	idx_arrays_unmap(&arr);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+/* ---- options ---------------------------------------------------------------------- */
+
+static int set_json(struct ctl *c, const char *arg)
+{
+	c->json = true;
+	return 0;
+}
+
+static int set_pin_dir(struct ctl *c, const char *arg)
+{
+	c->pin_opt = arg;
+	return 0;
+}
+
+static int set_verbose(struct ctl *c, const char *arg)
+{
+	log_level++;
+	return 0;
+}
+
+static int set_mode(struct ctl *c, const char *arg)
+{
+	if (!strcmp(arg, "native")) {
+		c->mode = XDP_MODE_NATIVE;
+	} else if (!strcmp(arg, "generic")) {
+		c->mode = XDP_MODE_SKB;
+	} else {
+		err_cmd("--mode '%s': use native or generic", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_random(struct ctl *c, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	c->random = strtoul(arg, &end, 0);
+	if (*end || !*arg || *arg == '-' || errno) {
+		err_cmd("--random '%s': not a number of addresses", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_iif(struct ctl *c, const char *arg)
+{
+	c->iif_name = arg;
+	return 0;
+}
+
+static int set_interval(struct ctl *c, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	c->interval = strtod(arg, &end);
+	/* 1 ms floor: a smaller interval only spins on the map reads. */
+	if (*end || end == arg || errno || !isfinite(c->interval) ||
+	    c->interval < 0.001 || c->interval > 86400) {
+		err_cmd("--interval '%s': not a number of seconds from 0.001 to 86400",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_count(struct ctl *c, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	c->count = strtoul(arg, &end, 10);
+	if (*end || end == arg || errno || *arg == '-' || !c->count) {
+		err_cmd("--count '%s': not a number of intervals > 0", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_prometheus(struct ctl *c, const char *arg)
+{
+	c->prometheus = true;
+	return 0;
+}
+
+static int set_family(struct ctl *c, const char *arg)
+{
+	c->fam = parse_family(arg);
+	if (c->fam < 0) {
+		err_cmd("--family '%s': not a family (ipv4, ipv6)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_dev(struct ctl *c, const char *arg)
+{
+	c->dev_name = arg;
+	return 0;
+}
+
+/* ---- argument checks: usage errors, before anything is touched --------------------- */
+
+/* Options of stats that do not go together. */
+static int stats_check(struct ctl *c, int argc, char **argv)
+{
+	if (c->prometheus && c->interval > 0) {
+		err_cmd("--prometheus is a snapshot: it does not take --interval");
+		return -EINVAL;
+	}
+	if (c->prometheus && c->json) {
+		err_cmd("--prometheus and --json are two output formats: choose one");
+		return -EINVAL;
+	}
+	if (c->count && !c->interval) {
+		err_cmd("--count needs --interval");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int lookup_check(struct ctl *c, int argc, char **argv)
+{
+	if (parse_addr(argv[0], &c->fam, c->addr)) {
+		err_cmd("%s: not an IPv4 or IPv6 address", argv[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- command table ------------------------------------------------------------------ */
+
+#define OPT_JSON { "json", 'j', NULL, "JSON output", set_json }
+#define OPT_IIF                                                             \
+	{ "iif", 'i', "IFNAME",                                             \
+	  "port the kernel's lookups enter by\n"                            \
+	  "(default: the first attached port, else lo)", set_iif }
+#define OPT_FILTERS                                                         \
+	{ "family", 'f', "ipv4|ipv6", "only this family", set_family },     \
+	{ "dev", 'd', "IFNAME", "only entries on this interface", set_dev }
+
+static const struct cmd_opt global_opts[] = {
+	{ "pin-dir", 'p', "DIR",
+	  "pinned maps of the router (default: per network namespace)", set_pin_dir },
+	OPT_JSON,
+	{ "verbose", 'v', NULL, "show library messages (twice: debug too)", set_verbose },
+	{ 0 },
+};
+
+static const struct cmd_opt attach_opts[] = {
+	{ "mode", 'm', "native|generic", "XDP mode (default: native)", set_mode },
+	{ 0 },
+};
+
+static const struct cmd_opt no_opts[] = { { 0 } };
+
+static const struct cmd_opt show_opts[] = { OPT_JSON, { 0 } };
+
+static const struct cmd_opt stats_opts[] = {
+	{ "interval", 'i', "SECS",
+	  "every SECS (fractional, >= 0.001), the rate of each\n"
+	  "counter that moved; with -j one JSON object a line", set_interval },
+	{ "count", 'c', "N", "stop after N intervals (default: at SIGINT)", set_count },
+	{ "prometheus", 0, NULL,
+	  "Prometheus text format (node_exporter textfile collector)", set_prometheus },
+	OPT_JSON,
+	{ 0 },
+};
+
+static const struct cmd_opt lookup_opts[] = { OPT_IIF, OPT_JSON, { 0 } };
+
+static const struct cmd_opt verify_opts[] = {
+	{ "random", 'r', "N", "also check N random addresses per family", set_random },
+	OPT_IIF,
+	OPT_JSON,
+	{ 0 },
+};
+
+static const struct cmd_opt dump_opts[] = { OPT_FILTERS, OPT_JSON, { 0 } };
 
 static const struct cmd cmds[] = {
-	{ "attach", "[--mode native|generic] IFNAME...",
-	  "attach the forwarder to ports (all or none)", cmd_attach, true },
-	{ "detach", "IFNAME...", "detach the forwarder from ports", cmd_detach, true },
-	{ "status", "[-j]", "daemon, attached ports, lookup instances", cmd_status, true },
-	{ "stats", "[-i SECS [-c N]] [--prometheus] [-j]",
-	  "packets forwarded, dropped, and passed to the kernel by reason",
-	  cmd_stats, true },
-	{ "algo", "[ipv4|ipv6 [NAME|auto]]",
-	  "show the lookup algorithms' preferences, or force one", cmd_algo, true },
-	{ "lookup", "ADDR [--iif IFNAME] [-j]",
-	  "the dataplane's answer for an address, beside the kernel's", cmd_lookup, true },
-	{ "verify", "[--random N] [--iif IFNAME] [-j]",
-	  "check the dataplane's answers against the kernel's FIB", cmd_verify, true },
+	{ "attach", NULL, "IFNAME...", "attach the forwarder to ports (all or none)",
+	  attach_opts, 1, -1, NULL, cmd_attach },
+	{ "detach", NULL, "IFNAME...", "detach the forwarder from ports",
+	  no_opts, 1, -1, NULL, cmd_detach },
+	{ "status", NULL, "", "daemon, attached ports, lookup instances",
+	  show_opts, 0, 0, NULL, cmd_status },
+	{ "stats", NULL, "", "packets forwarded, dropped, and passed to the kernel by reason",
+	  stats_opts, 0, 0, stats_check, cmd_stats },
+	{ "algo", NULL, "[ipv4|ipv6 [NAME|auto]]",
+	  "show the lookup algorithms' preferences, or force one",
+	  show_opts, 0, 2, algo_check, cmd_algo },
+	{ "lookup", NULL, "ADDR", "the dataplane's answer for an address, beside the kernel's",
+	  lookup_opts, 1, 1, lookup_check, cmd_lookup },
+	{ "verify", NULL, "", "check the dataplane's answers against the kernel's FIB",
+	  verify_opts, 0, 0, NULL, cmd_verify },
+	{ "neighbours", "neighbors", "", "the dataplane's neighbour array (entries in use)",
+	  dump_opts, 0, 0, NULL, cmd_neighbours },
+	{ "nexthops", NULL, "", "the dataplane's nexthop array (entries in use)",
+	  dump_opts, 0, 0, NULL, cmd_nexthops },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct cmd_opt help_opt = { "help", 'h', NULL, "this help", NULL };
+
+/* "-m, --mode native|generic" or "    --prometheus". */
+static int opt_label(char *buf, size_t len, const struct cmd_opt *o)
+{
+	char s[8] = "   ";
+
+	if (o->key)
+		snprintf(s, sizeof(s), "-%c,", o->key);
+	return snprintf(buf, len, "%s --%s%s%s", s, o->name, o->arg ? " " : "",
+			o->arg ? o->arg : "");
+}
+
+static void opts_help(FILE *f, const struct cmd_opt *opts)
+{
+	const struct cmd_opt *o;
+	char label[64];
+	int w = 0, l;
+
+	for (o = opts; o->name; o++) {
+		l = opt_label(label, sizeof(label), o);
+		w = l > w ? l : w;
+	}
+	for (o = opts; ; o++) {
+		const char *h, *nl;
+
+		if (!o->name)
+			o = &help_opt;
+		opt_label(label, sizeof(label), o);
+		fprintf(f, "  %-*s  ", w, label);
+		for (h = o->help; (nl = strchr(h, '\n')); h = nl + 1)
+			fprintf(f, "%.*s\n  %-*s  ", (int)(nl - h), h, w, "");
+		fprintf(f, "%s\n", h);
+		if (o == &help_opt)
+			break;
+	}
+}
+
+/* The usage line's options: "[-m native|generic] [--prometheus]". */
+static void opts_synopsis(FILE *f, const struct cmd_opt *opts)
+{
+	const struct cmd_opt *o;
+
+	for (o = opts; o->name; o++) {
+		if (o->key)
+			fprintf(f, " [-%c", o->key);
+		else
+			fprintf(f, " [--%s", o->name);
+		fprintf(f, "%s%s]", o->arg ? " " : "", o->arg ? o->arg : "");
+	}
+}
 
 static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "Usage: xfibctl [-p DIR] [-j] COMMAND [ARGS]\n\nCommands:\n");
+	fprintf(f, "Usage: xfibctl");
+	opts_synopsis(f, global_opts);
+	fprintf(f, " COMMAND [OPTIONS] [ARGS]\n"
+		   "       xfibctl COMMAND -h\n\nCommands:\n");
 	for (i = 0; i < NCMDS; i++)
-		fprintf(f, "  %-8s %-36s %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
-	fprintf(f, "\nOptions:\n"
-		   "  -p, --pin-dir DIR   pinned maps of the router (default: per network namespace)\n"
-		   "  -j, --json          JSON output\n"
-		   "  -v, --verbose       show library messages\n"
-		   "  -h, --help          this help; COMMAND -h for a command's\n"
-		   "\nExit status: 0 success, 1 failure, 2 usage error.\n");
+		fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\nOptions:\n");
+	opts_help(f, global_opts);
+	fprintf(f, "\nCommands may be shortened to a unique prefix (\"neigh\" is neighbours).\n"
+		   "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
 static void cmd_usage(FILE *f, const struct cmd *cmd)
 {
-	fprintf(f, "Usage: xfibctl %s %s\n%s\n", cmd->name, cmd->args, cmd->help);
-	if (cmd->fn == cmd_attach)
-		fprintf(f, "  -m, --mode native|generic  XDP mode (default: native)\n");
-	if (cmd->fn == cmd_verify)
-		fprintf(f, "  -r, --random N             also check N random addresses per family\n");
-	if (cmd->fn == cmd_verify || cmd->fn == cmd_lookup)
-		fprintf(f, "  -i, --iif IFNAME           port the kernel's lookups enter by\n"
-			   "                             (default: the first attached port, else lo)\n");
-	if (cmd->fn == cmd_stats)
-		fprintf(f, "  -i, --interval SECS        every SECS (fractional, >= 0.001), the rate of\n"
-			   "                             each counter that moved; -j: one JSON object a line\n"
-			   "  -c, --count N              stop after N intervals (default: at SIGINT)\n"
-			   "      --prometheus           Prometheus text format (node_exporter textfile)\n");
-	fprintf(f, "  -j, --json                 JSON output\n");
+	fprintf(f, "Usage: xfibctl %s", cmd->name);
+	opts_synopsis(f, cmd->opts);
+	fprintf(f, "%s%s\n", *cmd->args ? " " : "", cmd->args);
+	if (cmd->alias)
+		fprintf(f, "       xfibctl %s ...\n", cmd->alias);
+	fprintf(f, "%c%s.\n\nOptions:\n", toupper((unsigned char)cmd->help[0]),
+		cmd->help + 1);
+	opts_help(f, cmd->opts);
 }
 
-/* Commands may be abbreviated to any unique prefix. */
+/* Commands may be abbreviated to any unique prefix of a name or alias. */
 static const struct cmd *find_cmd(const char *name)
 {
 	const struct cmd *found = NULL;
 	size_t i, len = strlen(name);
 
 	for (i = 0; i < NCMDS; i++) {
-		if (!strcmp(cmds[i].name, name))
-			return &cmds[i];
-		if (!strncmp(cmds[i].name, name, len)) {
-			if (found) {
-				fprintf(stderr, "xfibctl: '%s' is ambiguous (%s, %s)\n",
-					name, found->name, cmds[i].name);
-				return NULL;
-			}
-			found = &cmds[i];
+		const struct cmd *k = &cmds[i];
+
+		if (!strcmp(k->name, name) || (k->alias && !strcmp(k->alias, name)))
+			return k;
+		if (strncmp(k->name, name, len) &&
+		    (!k->alias || strncmp(k->alias, name, len)))
+			continue;
+		if (found) {
+			fprintf(stderr, "xfibctl: '%s' is ambiguous (%s, %s)\n",
+				name, found->name, k->name);
+			return NULL;
 		}
+		found = k;
 	}
 	if (!found)
 		fprintf(stderr, "xfibctl: unknown command '%s' (see xfibctl -h)\n", name);
 	return found;
 }
 
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2, OPT_HELP = 1 };
+
+/*
+ * Parses the options of opts (and -h) from argv[1..] with getopt_long,
+ * its tables built from opts. Returns OPT_HELP for -h, 0, or -EINVAL
+ * after printing one line naming the command, if any, and the option.
+ * Global options stop at the command ('+'); a command's may follow its
+ * arguments (xfibctl lookup ADDR -j). getopt's own messages are off
+ * (opterr): they would not name the command.
+ */
+static int parse_opts(struct ctl *c, const struct cmd_opt *opts, bool global,
+		      int argc, char **argv)
+{
+	struct option lo[16]; /* the longest table has 4 options, plus -h */
+	char so[48] = "", *p = so;
+	const char *what = global ? "" : current_cmd->name;
+	const struct cmd_opt *o;
+	int n = 0, opt, li;
+
+	p += sprintf(p, "%s:h", global ? "+" : "");
+	for (o = opts; o->name && n < 14; o++, n++) {
+		lo[n] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+					 NULL, 256 + n };
+		if (o->key)
+			p += sprintf(p, "%c%s", o->key, o->arg ? ":" : "");
+	}
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ 0 };
+	opterr = 0;
+	optind = 0; /* glibc: start over, with this optstring's mode */
+	while ((opt = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		const char *bad = argv[optind - 1];
+
+		if (opt == 'h')
+			return OPT_HELP;
+		if (opt == '?' || opt == ':') {
+			char sh[3] = { '-', (char)optopt, 0 };
+
+			/* optopt names a bad short option; a long one is in argv. */
+			if (optopt && optopt < 256)
+				bad = sh;
+			fprintf(stderr, "xfibctl: %s%s%s: %s (see xfibctl %s%s-h)\n",
+				what, *what ? " " : "", bad,
+				opt == ':' ? "needs an argument" : "unknown option",
+				what, *what ? " " : "");
+			return -EINVAL;
+		}
+		for (li = 0, o = opts; o->name; o++, li++)
+			if (opt == 256 + li || (o->key && opt == o->key))
+				break;
+		if (o->set(c, optarg))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option gopts[] = {
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	static const struct option copts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "random", required_argument, NULL, 'r' },
-		{ "iif", required_argument, NULL, 'i' },
-		/* stats reads -i as --interval; --iif is lookup and verify's */
-		{ "interval", required_argument, NULL, 'I' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "prometheus", no_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct ctl c = { .mode = XDP_MODE_NATIVE };
+	struct ctl c = { .mode = XDP_MODE_NATIVE, .fam = -1, .algo_want = -1 };
 	const struct cmd *cmd;
-	int opt, err, longi = -1;
+	int err, nargs;
+	char **args;
 
-	/* '+': stop at the command; its own options are parsed below. */
-	while ((opt = getopt_long(argc, argv, "+p:jvh", gopts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			c.pin_opt = optarg;
-			break;
-		case 'j':
-			c.json = true;
-			break;
-		case 'v':
-			log_level++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+	err = parse_opts(&c, global_opts, true, argc, argv);
+	if (err == OPT_HELP) {
+		usage(stdout);
+		return 0;
 	}
+	if (err)
+		return EXIT_USAGE;
 	if (optind >= argc) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	cmd = find_cmd(argv[optind]);
 	if (!cmd)
-		return 2;
+		return EXIT_USAGE;
 	current_cmd = cmd;
 	argc -= optind;
 	argv += optind;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+m:r:i:c:jh", copts, &longi)) != -1) {
-		/* The short -i of stats is its interval (--iif stays --iif). */
-		if (opt == 'i' && longi < 0 && cmd->fn == cmd_stats)
-			opt = 'I';
-		longi = -1;
-		switch (opt) {
-		case 'm':
-			if (cmd->fn != cmd_attach) {
-				err_cmd("--mode applies to attach only");
-				return 2;
-			}
-			if (!strcmp(optarg, "native"))
-				c.mode = XDP_MODE_NATIVE;
-			else if (!strcmp(optarg, "generic"))
-				c.mode = XDP_MODE_SKB;
-			else {
-				err_cmd("--mode '%s': use native or generic", optarg);
-				return 2;
-			}
-			break;
-		case 'r': {
-			char *end;
-
-			if (cmd->fn != cmd_verify) {
-				err_cmd("--random applies to verify only");
-				return 2;
-			}
-			c.random = strtoul(optarg, &end, 0);
-			if (*end || !*optarg || *optarg == '-') {
-				err_cmd("--random '%s': not a number of addresses", optarg);
-				return 2;
-			}
-			break;
-		}
-		case 'i':
-			if (cmd->fn != cmd_verify && cmd->fn != cmd_lookup) {
-				err_cmd("--iif applies to lookup and verify only");
-				return 2;
-			}
-			c.iif = if_nametoindex(optarg);
-			if (!c.iif) {
-				err_cmd("--iif %s: no such interface", optarg);
-				return 1;
-			}
-			break;
-		case 'I':
-		case 'c':
-		case 'P':
-			if (stats_opt(&c, cmd, opt, optarg))
-				return 2;
-			break;
-		case 'j':
-			c.json = true;
-			break;
-		case 'h':
-			cmd_usage(stdout, cmd);
-			return 0;
-		default:
-			cmd_usage(stderr, cmd);
-			return 2;
-		}
+	err = parse_opts(&c, cmd->opts, false, argc, argv);
+	if (err == OPT_HELP) {
+		cmd_usage(stdout, cmd);
+		return 0;
 	}
-	if (cmd->fn == cmd_stats && stats_opts_check(&c))
-		return 2;
+	if (err)
+		return EXIT_USAGE;
+	args = argv + optind;
+	nargs = argc - optind;
+	if (nargs < cmd->min_args) {
+		err_cmd("needs %s (see xfibctl %s -h)", cmd->args, cmd->name);
+		return EXIT_USAGE;
+	}
+	if (cmd->max_args >= 0 && nargs > cmd->max_args) {
+		err_cmd("%s: unexpected argument (see xfibctl %s -h)",
+			args[cmd->max_args], cmd->name);
+		return EXIT_USAGE;
+	}
+	if (cmd->check && cmd->check(&c, nargs, args))
+		return EXIT_USAGE;
+
 	log_init("xfibctl", 0);
 	log_level = log_level > 0 ? log_level + 1 : LOG_LEVEL_WARN;
 	log_setup_libbpf();
-	if (cmd->needs_root && geteuid() != 0) {
+	if (geteuid() != 0) {
 		/* Name what was asked for: the ports, or the router's maps. */
-		if (argc - optind > 0)
+		if (nargs > 0)
 			err_cmd("%s: permission denied: needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)",
-				argv[optind]);
+				args[0]);
 		else if (!xfib_pin_dir(c.pin_opt, c.pin_dir, sizeof(c.pin_dir)))
 			err_cmd("%s: permission denied: needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)",
 				c.pin_dir);
 		else
 			err_cmd("permission denied: needs root");
-		return 1;
+		return EXIT_FAILED;
 	}
-	err = cmd->fn(&c, argc - optind, argv + optind);
-	if (err == -EINVAL && (cmd->fn == cmd_attach || cmd->fn == cmd_detach) &&
-	    argc - optind < 1)
-		return 2;
-	/* lookup and verify: -EINVAL is a usage error. */
-	if (err == -EINVAL && (cmd->fn == cmd_lookup || cmd->fn == cmd_verify))
-		return 2;
-	/* stats: only its argument check returns -EINVAL. */
-	if (err == -EINVAL && cmd->fn == cmd_stats)
-		return 2;
-	return err ? 1 : 0;
+	return cmd->fn(&c, nargs, args) ? EXIT_FAILED : 0;
 }

@@ -128,6 +128,9 @@ static int run(struct daemon *d)
 {
 	struct pollfd pfd = { .fd = nl_event_fd(&d->nl), .events = POLLIN };
 	__u64 first_change = 0, last_info = 0;
+	/* Why the next resync: ours (an overrun), else the RIB's request. */
+	const char *resync_why = NULL;
+	char why[96];
 	int err;
 
 	while (!stop_signal) {
@@ -156,6 +159,7 @@ static int run(struct daemon *d)
 		if (err == -ENOBUFS) {
 			pr_warn("netlink receive buffer overrun: resynchronising");
 			d->rib.resync_wanted = true;
+			resync_why = "netlink receive buffer overrun";
 		} else if (err) {
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
@@ -168,8 +172,14 @@ static int run(struct daemon *d)
 		if (d->rib.resync_wanted &&
 		    now - d->last_resync_ms >= RESYNC_MIN_INTERVAL_MS) {
 			d->resyncs++;
-			if (full_sync(d, "resync"))
-				pr_warn("resync failed; retrying");
+			snprintf(why, sizeof(why), "resync %llu: %s",
+				 (unsigned long long)d->resyncs,
+				 resync_why ? resync_why :
+				 "changes the mirror cannot apply one by one");
+			if (full_sync(d, why))
+				pr_warn("%s failed; retrying", why);
+			else
+				resync_why = NULL;
 			first_change = 0;
 			continue;
 		}
@@ -186,6 +196,7 @@ static int run(struct daemon *d)
 		}
 		if (now - last_info >= 1000) {
 			write_daemon_info(d);
+			log_flush_repeats(0);
 			last_info = now;
 		}
 	}
@@ -280,7 +291,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_level = LOG_LEVEL_INFO + verbose > 3 ? 3 : LOG_LEVEL_INFO + verbose;
-	log_init("xfibd", use_syslog);
+	log_init("xfibd", XLOG_DAEMON | (use_syslog ? XLOG_SYSLOG : 0));
 	log_setup_libbpf();
 
 	if (geteuid() != 0) {
@@ -342,5 +353,6 @@ out:
 	fib_fini(&d.fib);
 	rib_fini(&d.rib);
 	xfib_fwd_bpf__destroy(d.skel);
+	log_flush_repeats(1);
 	return err ? 1 : 0;
 }

