@@ -56,6 +56,15 @@ cap_start() {
 # SHARE1 percent of them (and sink 2 the rest), each flow on one sink.
 flows() {
 	local fam=$1 dst=$2 share1=$3 what=$4 f1 f2 c1 c2 n1 n2 lo hi ttl
+	# Both sinks' neighbours usable in the dataplane (the kernel may have
+	# let one lapse; a ping through it has the kernel resolve it).
+	if [ "$fam" = 4 ]; then
+		expect_xdp 4 "$SNK4"
+		expect_xdp 4 "$SNK2_4"
+	else
+		expect_xdp 6 "$SNK6"
+		expect_xdp 6 "$SNK2_6"
+	fi
 	f1=$(mktemp "$XFIB_TMP/s1.XXXXXX")
 	f2=$(mktemp "$XFIB_TMP/s2.XXXXXX")
 	CAP_PIDS=()
