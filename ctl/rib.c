@@ -568,6 +568,7 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 	v->oif = m->oif;
 	memcpy(v->gw, m->gw, 16);
 	v->paths = m->paths;
+	v->type = m->type;
 	v->stale = false;
 	route_changed(r, rt);
 }
@@ -610,21 +611,34 @@ __u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
 	return idx;
 }
 
-/* The kernel flushes the routes through a device that goes down or away,
- * without always announcing it (IPv4). Do the same here. */
-static void routes_flush_dev(struct rib *r, int ifindex)
+/*
+ * The kernel flushes the routes through a device that goes down or away,
+ * without announcing the IPv4 ones (fib_table_flush). Do the same here.
+ * Down (gone false), the local table keeps its RTN_LOCAL routes: the
+ * addresses stay the router's. It loses the IPv4 broadcast routes; IPv6
+ * announces what it removes. Gone, nothing through the device remains.
+ */
+static void routes_flush_dev(struct rib *r, int ifindex, bool gone)
 {
 	struct rib_route *rt;
 	size_t b;
 	int i;
 
 	htab_for_each(&r->routes, rt, tmp, b) {
-		if (rt->key.table == RT_TABLE_LOCAL)
+		bool local = rt->key.table == RT_TABLE_LOCAL;
+
+		if (local && !gone && rt->key.family != AF_INET)
 			continue;
 		/* Backwards: removing the last variant frees rt. */
-		for (i = rt->nvar - 1; i >= 0; i--)
-			if (rt->var[i].nh->key.ifindex == (__u32)ifindex)
+		for (i = rt->nvar - 1; i >= 0; i--) {
+			const struct rib_variant *v = &rt->var[i];
+
+			if (local && !gone && v->type == RTN_LOCAL)
+				continue;
+			if (v->nh->key.ifindex == (__u32)ifindex ||
+			    (local && v->oif == ifindex))
 				variant_remove(r, rt, i);
+		}
 	}
 }
 
@@ -676,7 +690,7 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		link_neighs_refresh(r, l->ifindex, false);
 	if (was_up && !(m->ifflags & IFF_UP)) {
 		pr_info("link %s down: flushing its routes", l->name);
-		routes_flush_dev(r, l->ifindex);
+		routes_flush_dev(r, l->ifindex, false);
 	} else if (!was_up && (m->ifflags & IFF_UP)) {
 		/* The kernel restores some routes silently: read them back. */
 		r->resync_wanted = true;
@@ -687,7 +701,7 @@ void rib_link_del(struct rib *r, int ifindex)
 {
 	struct rib_link *l = link_find(r, ifindex);
 
-	routes_flush_dev(r, ifindex);
+	routes_flush_dev(r, ifindex, true);
 	link_neighs_refresh(r, ifindex, true);
 	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_ifaces), &ifindex);
 	if (l) {

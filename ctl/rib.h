@@ -91,6 +91,7 @@ struct rib_variant {
 	__s32 oif;
 	__u8 gw[16];
 	__u16 paths;
+	__u8 type;  /* RTN_* */
 	bool stale;
 	struct rib_nexthop *nh;
 };
