@@ -76,6 +76,17 @@ static void usage(FILE *f)
 		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS);
 }
 
+/* Packets may be XDP-forwarded to ifindex: the port is attached. */
+static bool port_attached(void *ctx, int ifindex)
+{
+	struct daemon *d = ctx;
+	struct bpf_devmap_val v;
+	__u32 key = ifindex;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.xfib_tx_ports),
+				    &key, &v);
+}
+
 static int flush(struct daemon *d)
 {
 	int err = fib_flush(&d->fib, now_ms());
@@ -148,6 +159,8 @@ static int run(struct daemon *d)
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
+		if (d->nl.nstale)
+			nl_neigh_use(&d->nl, port_attached, d);
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");
 		fib_poll_control(&d->fib);
