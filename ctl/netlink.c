@@ -398,6 +398,29 @@ static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
 
 /* ---- dumps --------------------------------------------------------------- */
 
+/*
+ * The kernel flags the parts of a dump NLM_F_DUMP_INTR when what it dumps
+ * changed since the dump began (links, addresses, netconf). libmnl's
+ * mnl_cb_run() stops at the first flagged message with EINTR, so the
+ * dump failed halfway and left its remaining parts on the socket, where
+ * the next dump read them as replies with the wrong sequence number
+ * (EPROTO), and so on: resyncs failed from then on. The flagged messages
+ * are valid, only perhaps not consistent with each other: note the flag
+ * for nl_dump_all() to dump again, and clear it so the dump is read to
+ * its end.
+ */
+static void dump_intr_take(struct nl *nl, void *buf, int len)
+{
+	struct nlmsghdr *nlh = buf;
+
+	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
+			nl->dump_intr = true;
+			nlh->nlmsg_flags &= ~NLM_F_DUMP_INTR;
+		}
+	}
+}
+
 static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
@@ -418,6 +441,7 @@ static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 		n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
 		if (n < 0)
 			return -errno;
+		dump_intr_take(nl, nl->buf, n);
 		ret = mnl_cb_run(nl->buf, n, seq, nl->req_portid, nl_msg_cb, nl);
 	} while (ret > MNL_CB_STOP);
 	return ret < 0 ? -errno : 0;
