@@ -556,6 +556,7 @@ kernel_prefixes() {
 
 # wait_prefixes_match [TIMEOUT_S]: the router's published instances hold
 # as many prefixes as the kernel's main and local tables, in both families.
+# shellcheck disable=SC2120 # the timeout is optional
 wait_prefixes_match() {
 	local deadline=$((SECONDS + ${1:-10})) st k4 k6 x4 x6
 	while :; do

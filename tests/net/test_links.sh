@@ -136,7 +136,7 @@ wait_lookup "$D4" '.action == "forward"'
 deadline=$((SECONDS + 10))
 while :; do
 	snap_all
-	ping_once 4 "$D4" -s 1300 -M do
+	ping_once 4 "$D4" -s 1300 -M "do"
 	(($(d_stat pass_mtu) > 0)) && break
 	((SECONDS < deadline)) || fail "1328-byte packets not passed to the kernel after the MTU change ($(stats_line))"
 	ip -n "$GEN" route flush cache
@@ -146,7 +146,7 @@ done
 ip -n "$GEN" route flush cache
 snap_all
 u0=$(kicmp "$RTR" OutDestUnreachs)
-ping_once 4 "$D4" -s 1300 -M do
+ping_once 4 "$D4" -s 1300 -M "do"
 ((PING_OK == 0)) || fail "1328-byte DF echo crossed a 1280-byte link: $PING_OUT"
 [[ $PING_OUT == *"Frag needed and DF set (mtu = 1280)"* ]] ||
 	fail "no frag-needed (mtu 1280) from the router: $PING_OUT"
@@ -177,7 +177,7 @@ log "IPv4 1328 bytes without DF: fragmented by the kernel (kernel forwarded +$D_
 
 # Below the new MTU: still XDP.
 snap_all
-ping_all "$GEN" 4 "$D4" 3 -s 1200 -M do
+ping_all "$GEN" 4 "$D4" 3 -s 1200 -M "do"
 ping_all "$GEN" 6 "$D6" 3 -s 1200
 deltas
 ((D_X4 >= 6 && D_X6 >= 6 && D_K4 == 0 && D_K6 == 0)) ||
@@ -187,7 +187,7 @@ set_sink_mtu 1500
 deadline=$((SECONDS + 10))
 while :; do
 	snap_all
-	ping_once 4 "$D4" -s 1400 -M do
+	ping_once 4 "$D4" -s 1400 -M "do"
 	deltas
 	((PING_OK == 1 && D_X4 >= 2 && D_K4 == 0)) && break
 	((SECONDS < deadline)) || fail "1428-byte packets not XDP-forwarded after the MTU went back to 1500: $PING_OUT ($(stats_line))"
@@ -195,7 +195,7 @@ while :; do
 	sleep 0.1
 done
 snap_all
-ping_all "$GEN" 4 "$D4" 3 -s 1400 -M do
+ping_all "$GEN" 4 "$D4" 3 -s 1400 -M "do"
 ping_all "$GEN" 6 "$D6" 3 -s 1400
 deltas
 ((D_X4 >= 6 && D_X6 >= 6 && D_K4 == 0 && D_K6 == 0 && $(d_stat pass_mtu) == 0)) ||
