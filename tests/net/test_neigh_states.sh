@@ -25,6 +25,11 @@ command -v python3 >/dev/null 2>&1 || skip "missing tool: python3 (scripts/insta
 
 topo_up
 R_SNK_IDX=$(ip -n "$RTR" -j link show dev "$R_SNK" | jq '.[0].ifindex')
+# The sink never asks for the router's address: its ARP requests and
+# neighbour solicitations would hand the router a STALE entry for the sink
+# behind the test's back (the kernel learns the sender of a request).
+ip -n "$SNK" neigh replace "$R_SNK4" lladdr "$R_SNK_MAC" dev "$SNK_IF" nud permanent
+ip -n "$SNK" neigh replace "$R_SNK6" lladdr "$R_SNK_MAC" dev "$SNK_IF" nud permanent
 
 # kstate ADDR: the router kernel's state for its neighbour ADDR on R_SNK.
 kstate() {
