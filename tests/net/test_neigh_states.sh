@@ -110,21 +110,26 @@ until [ "$(kstate "$SNK4")" = PROBE ]; do
 done
 usable "$SNK4" probe
 [ "$(kstate "$SNK4")" = PROBE ] || fail "$SNK4 left PROBE during the test ($(kstate "$SNK4")): cannot tell"
+# The next probe is answered. (The default probe count only afterwards:
+# restored now, the probes already sent would exceed it: FAILED.)
 ip netns exec "$SNK" sysctl -qw net.ipv4.conf.all.arp_ignore=0
-ip -n "$RTR" ntable change name arp_cache dev "$R_SNK" delay_probe 5000 ucast_probes 3 retrans 1000
 deadline=$((SECONDS + 10))
 until [ "$(kstate "$SNK4")" = REACHABLE ]; do
 	((SECONDS < deadline)) || fail "$SNK4: not REACHABLE once the sink answers ARP again ($(kstate "$SNK4"))"
 	sleep 0.1
 done
+ip -n "$RTR" ntable change name arp_cache dev "$R_SNK" delay_probe 5000 ucast_probes 3 retrans 1000
 
 # ---- unresolved -> resolved: how long until the dataplane has the MAC ----
 
 # resolution_latency ADDR: with no neighbour entry, one ping: the kernel
-# resolves; prints the milliseconds from the REACHABLE notification to the
-# dataplane entry being valid, in LAT_MS.
+# resolves. LAT_MS: milliseconds from the REACHABLE notification, as ip
+# monitor received it, to the dataplane entry being valid (ip monitor and
+# xfibd receive the same notification: under load either may be scheduled
+# first, so it can come out slightly negative). LAT_SEND_MS: from sending
+# the first echo, so including the kernel's ARP/ND exchange.
 resolution_latency() {
-	local a=$1 f mon out t_reach t_valid x0 x1
+	local a=$1 f mon out t_reach t_valid t_send x0 x1
 	f=$(fam_of "$a")
 	mon="$XFIB_TMP/monitor.$f" out="$XFIB_TMP/valid.$f"
 	ip -n "$RTR" neigh del "$a" dev "$R_SNK" 2>/dev/null || true
@@ -144,6 +149,7 @@ resolution_latency() {
 	# ip monitor is listening once it has been running a moment.
 	sleep 0.2
 	x0=$(counter pass_neigh)
+	t_send=$(date +%s.%N)
 	nping "$GEN" "-$f" -c 1 -W 3 "$a" >/dev/null 2>&1 || fail "first echo to unresolved $a not answered"
 	x1=$(counter pass_neigh)
 	(((x1 - x0) >= 1)) || fail "first echo to unresolved $a not passed to the kernel (pass_neigh +$((x1 - x0)))"
@@ -156,12 +162,14 @@ resolution_latency() {
 	t_reach=$(date -d "$t_reach" +%s.%N)
 	t_valid=$(sed -n 2p "$out")
 	LAT_MS=$(awk -v a="$t_reach" -v b="$t_valid" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+	LAT_SEND_MS=$(awk -v a="$t_send" -v b="$t_valid" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
 }
 
 for a in "$SNK4" "$SNK6"; do
 	resolution_latency "$a"
-	log "neighbour resolution latency $a: REACHABLE notification -> dataplane valid: $LAT_MS ms"
-	awk -v ms="$LAT_MS" 'BEGIN { exit !(ms < 1000) }' || fail "$a: resolved MAC reached the dataplane after $LAT_MS ms (> 1 s)"
+	log "neighbour resolution latency $a: REACHABLE notification -> dataplane valid: $LAT_MS ms; first packet sent -> valid: $LAT_SEND_MS ms"
+	awk -v ms="$LAT_MS" 'BEGIN { exit !(ms < 1000) }' || fail "$a: resolved MAC reached the dataplane $LAT_MS ms after REACHABLE (> 1 s)"
+	awk -v ms="$LAT_SEND_MS" 'BEGIN { exit !(ms < 1000) }' || fail "$a: resolved MAC reached the dataplane $LAT_SEND_MS ms after the first packet (> 1 s)"
 	expect_xdp "$(fam_of "$a")" "$a" 3000 "$SNK"
 done
 
