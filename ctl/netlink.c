@@ -126,6 +126,38 @@ static void parse_netconf(struct nl *nl, const struct nlmsghdr *nlh)
 #define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
 		    NUD_PERMANENT | NUD_NOARP)
 
+/*
+ * The kernel confirms a STALE neighbour only when it sends to it itself:
+ * the first packet moves it to DELAY, then PROBE (unicast probes), then
+ * REACHABLE, or FAILED if nobody answers. Packets xfib forwards bypass
+ * that, so a neighbour used only by xfib would stay STALE forever, and a
+ * host that went away or silently changed its MAC would keep receiving
+ * traffic the kernel would have stopped sending after its probes failed.
+ * So xfibd says "in use" for every STALE neighbour on a port xfib
+ * forwards to, as the kernel's own output path does (neigh_event_send).
+ * Remembered here, sent from the main loop: not in the middle of a dump.
+ */
+static void neigh_stale_seen(struct nl *nl, int family, int ifindex,
+			     const void *addr, size_t alen)
+{
+	struct nl_neigh_ref *r;
+
+	if (nl->nstale == nl->stale_cap) {
+		size_t cap = nl->stale_cap ? nl->stale_cap * 2 : 64;
+
+		r = realloc(nl->stale, cap * sizeof(*r));
+		if (!r)
+			return; /* the next STALE notification retries */
+		nl->stale = r;
+		nl->stale_cap = cap;
+	}
+	r = &nl->stale[nl->nstale++];
+	memset(r, 0, sizeof(*r));
+	r->ifindex = ifindex;
+	r->family = family;
+	memcpy(r->addr, addr, alen);
+}
+
 static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
 {
 	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
@@ -153,6 +185,9 @@ static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
 	}
 	if (tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6)
 		mac = mnl_attr_get_payload(tb[NDA_LLADDR]);
+	if ((ndm->ndm_state & NUD_STALE) && mac)
+		neigh_stale_seen(nl, ndm->ndm_family, ndm->ndm_ifindex,
+				 mnl_attr_get_payload(tb[NDA_DST]), alen);
 	rib_neigh_set(nl->rib, ndm->ndm_family, ndm->ndm_ifindex,
 		      mnl_attr_get_payload(tb[NDA_DST]), mac,
 		      (ndm->ndm_state & NUD_USABLE) != 0);
@@ -473,6 +508,29 @@ static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
 
 /* ---- dumps --------------------------------------------------------------- */
 
+/*
+ * The kernel flags the parts of a dump NLM_F_DUMP_INTR when what it dumps
+ * changed since the dump began (links, addresses, netconf). libmnl's
+ * mnl_cb_run() stops at the first flagged message with EINTR, so the
+ * dump failed halfway and left its remaining parts on the socket, where
+ * the next dump read them as replies with the wrong sequence number
+ * (EPROTO), and so on: resyncs failed from then on. The flagged messages
+ * are valid, only perhaps not consistent with each other: note the flag
+ * for nl_dump_all() to dump again, and clear it so the dump is read to
+ * its end.
+ */
+static void dump_intr_take(struct nl *nl, void *buf, int len)
+{
+	struct nlmsghdr *nlh = buf;
+
+	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
+			nl->dump_intr = true;
+			nlh->nlmsg_flags &= ~NLM_F_DUMP_INTR;
+		}
+	}
+}
+
 static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
@@ -493,6 +551,7 @@ static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 		n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
 		if (n < 0)
 			return -errno;
+		dump_intr_take(nl, nl->buf, n);
 		ret = mnl_cb_run(nl->buf, n, seq, nl->req_portid, nl_msg_cb, nl);
 	} while (ret > MNL_CB_STOP);
 	return ret < 0 ? -errno : 0;
@@ -592,6 +651,49 @@ int nl_read_events(struct nl *nl)
 	}
 }
 
+static int nl_neigh_use_one(struct nl *nl, const struct nl_neigh_ref *r)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	unsigned int seq = ++nl->seq;
+	struct ndmsg *ndm;
+	ssize_t n;
+
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = r->family;
+	ndm->ndm_ifindex = r->ifindex;
+	ndm->ndm_flags = NTF_USE;
+	mnl_attr_put(nlh, NDA_DST, r->family == AF_INET ? 4 : 16, r->addr);
+	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	/* Read the acknowledgement here: a reply left on the socket would
+	 * derail the next dump. */
+	n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
+	if (n < 0)
+		return -errno;
+	return mnl_cb_run(nl->buf, n, seq, nl->req_portid, NULL, NULL) < 0 ?
+		       -errno : 0;
+}
+
+void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < nl->nstale; i++) {
+		if (!used(ctx, nl->stale[i].ifindex))
+			continue;
+		/* ENOENT: gone meanwhile, and its removal is on its way. */
+		err = nl_neigh_use_one(nl, &nl->stale[i]);
+		if (err && err != -ENOENT)
+			pr_debug("neighbour on ifindex %d: NTF_USE: %s",
+				 nl->stale[i].ifindex, strerror(-err));
+	}
+	nl->nstale = 0;
+}
+
 /* ---- sockets ------------------------------------------------------------- */
 
 static const unsigned int nl_groups[] = {
@@ -646,6 +748,7 @@ void nl_close(struct nl *nl)
 	if (nl->ev)
 		mnl_socket_close(nl->ev);
 	free(nl->buf);
+	free(nl->stale);
 	memset(nl, 0, sizeof(*nl));
 }
 

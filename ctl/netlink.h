@@ -26,6 +26,13 @@ struct nl {
 	struct rib *rib;
 	char *buf;
 	__u64 overruns;
+	/* STALE neighbours seen since the last nl_neigh_use() */
+	struct nl_neigh_ref {
+		int ifindex;
+		__u8 family;
+		__u8 addr[16];
+	} *stale;
+	size_t nstale, stale_cap;
 };
 
 /* rcvbuf: receive buffer of the notification socket, in bytes. */
@@ -41,5 +48,11 @@ int nl_check_rules(struct nl *nl);
 /* Applies every pending notification. -ENOBUFS: messages were lost and
  * the caller must resync. */
 int nl_read_events(struct nl *nl);
+/*
+ * Tells the kernel that the STALE neighbours seen since the last call are
+ * in use (RTM_NEWNEIGH with NTF_USE), if used(ctx, ifindex) says packets
+ * may be forwarded to their device. See nl_neigh_use in netlink.c.
+ */
+void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx);
 
 #endif /* XFIB_NETLINK_H */

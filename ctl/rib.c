@@ -880,6 +880,7 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
 	memcpy(v->gw, m->gw, 16);
 	v->nhid = m->nhid;
 	v->paths = m->paths;
+	v->type = m->type;
 	v->stale = false;
 	route_changed(r, rt);
 
@@ -943,9 +944,14 @@ __u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
 	return idx;
 }
 
-/* The kernel flushes the routes through a device that goes down or away,
- * without always announcing it (IPv4). Do the same here. */
-static void routes_flush_dev(struct rib *r, int ifindex)
+/*
+ * The kernel flushes the routes through a device that goes down or away,
+ * without announcing the IPv4 ones (fib_table_flush). Do the same here.
+ * Down (gone false), the local table keeps its RTN_LOCAL routes: the
+ * addresses stay the router's. It loses the IPv4 broadcast routes; IPv6
+ * announces what it removes. Gone, nothing through the device remains.
+ */
+static void routes_flush_dev(struct rib *r, int ifindex, bool gone)
 {
 	__u32 dev = ifindex;
 	struct rib_route *rt;
@@ -953,16 +959,22 @@ static void routes_flush_dev(struct rib *r, int ifindex)
 	int i;
 
 	htab_for_each(&r->routes, rt, tmp, b) {
-		if (rt->key.table == RT_TABLE_LOCAL)
+		bool local = rt->key.table == RT_TABLE_LOCAL;
+
+		if (local && !gone && rt->key.family != AF_INET)
 			continue;
 		/* Backwards: removing the last variant frees rt. Nexthop
 		 * objects are flushed on their own (nhobj_flush_dev). */
 		for (i = rt->nvar - 1; i >= 0; i--) {
-			const struct rib_nh_key *k = &rt->var[i].nh->key;
+			const struct rib_variant *v = &rt->var[i];
+			const struct rib_nh_key *k = &v->nh->key;
 
-			if (variant_is_multipath(&rt->var[i]))
+			if (local && !gone && v->type == RTN_LOCAL)
+				continue;
+			if (variant_is_multipath(v))
 				variant_drop_paths(r, rt, i, path_on_dev, &dev);
-			else if (k->kind != XFIB_NH_GROUP && k->ifindex == dev)
+			else if ((k->kind != XFIB_NH_GROUP && k->ifindex == dev) ||
+				 (local && v->oif == ifindex))
 				variant_remove(r, rt, i);
 		}
 	}
@@ -1224,7 +1236,7 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		link_neighs_refresh(r, l->ifindex, false);
 	if (was_up && !(m->ifflags & IFF_UP)) {
 		pr_info("link %s down: flushing its routes", l->name);
-		routes_flush_dev(r, l->ifindex);
+		routes_flush_dev(r, l->ifindex, false);
 	}
 	if ((was_up && !(m->ifflags & IFF_UP)) ||
 	    (was_running && !(m->ifflags & IFF_RUNNING)))
@@ -1239,7 +1251,7 @@ void rib_link_del(struct rib *r, int ifindex)
 {
 	struct rib_link *l = link_find(r, ifindex);
 
-	routes_flush_dev(r, ifindex);
+	routes_flush_dev(r, ifindex, true);
 	nhobj_flush_dev(r, ifindex);
 	link_neighs_refresh(r, ifindex, true);
 	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_ifaces), &ifindex);

@@ -144,6 +144,7 @@ struct rib_variant {
 	__u8 gw[16];
 	__u32 nhid;  /* route by nexthop object */
 	__u16 paths;
+	__u8 type;  /* RTN_* */
 	bool stale;
 	struct rib_nexthop *nh;
 };

@@ -88,6 +88,17 @@ static void write_daemon_info(struct daemon *d)
 	rib_write_daemon_info(&d->rib, &info);
 }
 
+/* Packets may be XDP-forwarded to ifindex: the port is attached. */
+static bool port_attached(void *ctx, int ifindex)
+{
+	struct daemon *d = ctx;
+	struct bpf_devmap_val v;
+	__u32 key = ifindex;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.xfib_tx_ports),
+				    &key, &v);
+}
+
 static int flush(struct daemon *d)
 {
 	int err = fib_flush(&d->fib, now_ms());
@@ -164,6 +175,8 @@ static int run(struct daemon *d)
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
+		if (d->nl.nstale)
+			nl_neigh_use(&d->nl, port_attached, d);
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");
 		fib_poll_control(&d->fib);

@@ -543,3 +543,70 @@ topo_up() {
 	expect_xdp 4 "$SNK4"
 	expect_xdp 6 "$SNK6"
 }
+
+# ---- comparing with the kernel ------------------------------------------
+
+# kernel_prefixes NS FAMILY: the prefixes of the kernel's main and local
+# tables (what xfib mirrors by default), counted once per table.
+kernel_prefixes() {
+	ip -n "$1" "-$2" -j route show table all | jq '[.[] |
+		select((.table // "main") == "main" or .table == "local") |
+		((.table // "main") + " " + .dst)] | unique | length'
+}
+
+# wait_prefixes_match [TIMEOUT_S]: the router's published instances hold
+# as many prefixes as the kernel's main and local tables, in both families.
+# shellcheck disable=SC2120 # the timeout is optional
+wait_prefixes_match() {
+	local deadline=$((SECONDS + ${1:-10})) st k4 k6 x4 x6
+	while :; do
+		k4=$(kernel_prefixes "$RTR" 4)
+		k6=$(kernel_prefixes "$RTR" 6)
+		st=$(rctl status -j)
+		x4=$(jq .ipv4.routes <<<"$st")
+		x6=$(jq .ipv6.routes <<<"$st")
+		[ "$k4" = "$x4" ] && [ "$k6" = "$x6" ] && return 0
+		((SECONDS < deadline)) ||
+			fail "prefixes: kernel ipv4 $k4 ipv6 $k6, xfib ipv4 $x4 ipv6 $x6"
+		sleep 0.1
+	done
+}
+
+# verify_clean [WHAT]: xfibctl verify finds no mismatch (and random
+# addresses agree too).
+verify_clean() {
+	local out
+	out=$(rctl verify --random 20000 2>&1) ||
+		fail "verify${1:+ ($1)}: $(tail -n 20 <<<"$out")"
+	log "verify${1:+ ($1)}: $(grep -c ' 0 mismatched' <<<"$out") families clean"
+}
+
+# lookup_is ADDR JQ_EXPR: the dataplane's answer for ADDR (lookup -j)
+# satisfies JQ_EXPR.
+lookup_is() {
+	rctl -j lookup "$1" 2>/dev/null | jq -e "$2" >/dev/null 2>&1
+}
+
+# wait_lookup ADDR JQ_EXPR [TIMEOUT_S]: polls lookup_is until it holds.
+wait_lookup() {
+	local deadline=$((SECONDS + ${3:-10}))
+	until lookup_is "$1" "$2"; do
+		((SECONDS < deadline)) ||
+			fail "lookup $1: not $2 after ${3:-10} s: $(rctl -j lookup "$1" 2>&1 | jq -c '{nexthop, egress, neighbour, action, reason}' 2>/dev/null)"
+		sleep 0.05
+	done
+}
+
+# kicmp NS FIELD: a field of the Icmp: line of NS's /proc/net/snmp
+# (OutDestUnreachs, InEchos, ...); kicmp6 NS NAME: a /proc/net/snmp6 one.
+kicmp() {
+	# shellcheck disable=SC2016
+	in_ns "$1" awk -v f="$2" '
+		$1 == "Icmp:" && !hdr { for (i = 2; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		$1 == "Icmp:" && hdr { print $col[f]; exit }
+	' /proc/net/snmp
+}
+kicmp6() {
+	# shellcheck disable=SC2016
+	in_ns "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6
+}
