@@ -413,3 +413,89 @@ size_t dpl_group_members(const struct dpl *d, const struct xfib_nexthop *nh,
 			out[n++] = b[i];
 	return n;
 }
+
+/* ---- walking the whole instance ---------------------------------------- */
+
+struct walk {
+	const struct dpl *d;
+	dpl_walk_fn fn;
+	void *arg;
+	bool any;
+	__u32 last;
+	int err;
+};
+
+static void walk_emit(struct walk *w, dpl_addr start, __u32 nh)
+{
+	if (w->err || (w->any && nh == w->last))
+		return;
+	w->any = true;
+	w->last = nh;
+	w->err = w->fn(start, nh, w->arg);
+}
+
+/*
+ * count entries of a dir24_8/trie6 table from index first, entry j
+ * answering for the 2^bits addresses from base + (j << bits); a group
+ * entry leads to 256 entries of 2^(bits - 8) addresses each.
+ */
+static void walk_entries(struct walk *w, struct dpl_tbl *tbl, __u32 first,
+			 __u32 count, dpl_addr base, unsigned int bits)
+{
+	__u32 j;
+
+	for (j = 0; j < count && !w->err; j++) {
+		__u32 e = dpl_u32_at(tbl, first + j);
+		dpl_addr cell = base + ((dpl_addr)j << bits);
+
+		/* XFIB_DIR24_EXT and XFIB_TRIE6_EXT are the same bit. */
+		if (!(e & XFIB_TRIE6_EXT) || bits < XFIB_TRIE6_GROUP_BITS)
+			walk_emit(w, cell, e & XFIB_TRIE6_EXT ? XFIB_NH_IDX_NONE : e);
+		else
+			walk_entries(w, &((struct dpl *)w->d)->t8,
+				     XFIB_TRIE6_GROUP(e) << XFIB_TRIE6_GROUP_BITS,
+				     XFIB_TRIE6_GROUP_ENTRIES, cell,
+				     bits - XFIB_TRIE6_GROUP_BITS);
+	}
+}
+
+int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg)
+{
+	struct walk w = { .d = d, .fn = fn, .arg = arg };
+	__u32 i, n;
+
+	if (!d->ready)
+		return 0;
+	switch (d->act.algo) {
+	case XFIB_ALGO_BSEARCH4:
+	case XFIB_ALGO_BSEARCH6:
+		n = 1u << d->act.log2n;
+		for (i = 0; i < n && !w.err; i++) {
+			__u32 idx = (d->fam == XFIB_V4 ? XFIB_BS4_SLOT_SIZE :
+							 XFIB_BS6_SLOT_SIZE) * d->act.slot + i;
+			const void *e = dpl_tbl_at(&d->bs, idx);
+
+			if (!e)
+				break;
+			if (d->fam == XFIB_V4) {
+				const struct xfib_bs4_range *r = e;
+
+				walk_emit(&w, r->start, r->nh);
+			} else {
+				const struct xfib_bs6_range *r = e;
+
+				walk_emit(&w, (dpl_addr)r->hi << 64 | r->lo, r->nh);
+			}
+		}
+		break;
+	case XFIB_ALGO_DIR24_8:
+		walk_entries(&w, &d->t24, 0, XFIB_DIR24_TBL24_ENTRIES, 0,
+			     32 - XFIB_DIR24_TBL24_BITS);
+		break;
+	case XFIB_ALGO_TRIE6:
+		walk_entries(&w, &d->t24, 0, XFIB_TRIE6_TBL24_ENTRIES, 0,
+			     128 - XFIB_TRIE6_TBL24_BITS);
+		break;
+	}
+	return w.err;
+}

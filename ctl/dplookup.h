@@ -118,6 +118,19 @@ int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r);
 
 const char *dpl_kind_name(unsigned int kind);
 
+/* An address as an integer (IPv4 in the low 32 bits). */
+typedef unsigned __int128 dpl_addr;
+typedef int (*dpl_walk_fn)(dpl_addr start, __u32 nh_idx, void *arg);
+
+/*
+ * Calls fn for every address where the instance's answer changes, in
+ * address order from 0: the nexthop index from start up to the next
+ * call's start. Stops at fn's first non-zero return, which it returns.
+ * The instance may be replaced meanwhile: dpl_refresh() after the walk
+ * says whether to walk again.
+ */
+int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg);
+
 /* The distinct member nexthop indexes of group nexthop nh, in bucket
  * order, into out[XFIB_GROUP_BUCKETS]; returns how many. */
 size_t dpl_group_members(const struct dpl *d, const struct xfib_nexthop *nh,

@@ -1619,6 +1619,194 @@ out:
 	return err;
 }
 
+/* ---- routes: the dataplane's table as prefixes ---------------------------------- */
+
+struct range_list {
+	struct {
+		dpl_addr start;
+		__u32 nh;
+	} *v;
+	size_t n, cap;
+};
+
+static int range_add(dpl_addr start, __u32 nh, void *arg)
+{
+	struct range_list *l = arg;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		void *p = realloc(l->v, cap * sizeof(*l->v));
+
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n].start = start;
+	l->v[l->n++].nh = nh;
+	return 0;
+}
+
+/* The ranges of the family's live instance, consistent with one
+ * generation. */
+static int routes_ranges(struct dpl *d, struct range_list *l)
+{
+	int tries, err;
+
+	for (tries = 0; tries < 10; tries++) {
+		l->n = 0;
+		err = dpl_walk(d, range_add, l);
+		if (err)
+			return err;
+		err = dpl_refresh(d);
+		if (err <= 0)
+			return err;
+	}
+	return -EBUSY;
+}
+
+static void print_route(struct ctl *c, struct dpl *d, dpl_addr a, unsigned int plen,
+			__u32 idx, unsigned int *n)
+{
+	int af = d->fam == XFIB_V4 ? AF_INET : AF_INET6;
+	char p[INET6_ADDRSTRLEN], ans[160];
+	struct xfib_nexthop nh;
+	__u8 b[16] = { 0 };
+	int i;
+
+	if (d->fam == XFIB_V4) {
+		for (i = 0; i < 4; i++)
+			b[i] = (__u8)(a >> (24 - 8 * i));
+	} else {
+		for (i = 0; i < 16; i++)
+			b[i] = (__u8)(a >> (120 - 8 * i));
+	}
+	addr_str(af, b, p, sizeof(p));
+	dpl_nexthop(d, idx, &nh);
+	if (c->json) {
+		printf("%s{\"prefix\":\"%s/%u\",\"nexthop\":%u,\"kind\":\"%s\"}",
+		       *n ? "," : "", p, plen, idx, dpl_kind_name(nh.kind));
+	} else {
+		xfib_answer_str(&nh, idx, ans, sizeof(ans));
+		printf("%s/%u %s\n", p, plen, ans);
+	}
+	(*n)++;
+}
+
+/* The range holding address x (ranges start at 0 and are sorted). */
+static size_t range_of(const struct range_list *l, dpl_addr x)
+{
+	size_t lo = 0, hi = l->n - 1;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi + 1) / 2;
+
+		if (l->v[mid].start <= x)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+struct cover {
+	struct ctl *c;
+	struct dpl *d;
+	const struct range_list *l;
+	unsigned int bits, n;
+};
+
+/* Addresses of the block [a, last] whose answer is nh. */
+static dpl_addr block_share(const struct range_list *l, size_t i, size_t j,
+			    dpl_addr a, dpl_addr last, __u32 nh)
+{
+	dpl_addr sum = 0;
+	size_t m;
+
+	for (m = i; m <= j; m++)
+		if (l->v[m].nh == nh)
+			sum += (m == j ? last : l->v[m + 1].start - 1) -
+			       (m == i ? a : l->v[m].start) + 1;
+	return sum;
+}
+
+/*
+ * The table as nested prefixes, like routes. The block of 2^k addresses
+ * at a takes the answer of its first or its last address, whichever
+ * covers more of it, and gets a prefix when that differs from what the
+ * enclosing prefix gives; then each half is done the same way. A block
+ * reaching into addresses without a route gets none (such holes cannot
+ * be written as routes). Longest-prefix match over the output gives
+ * exactly the dataplane's answers; a covering route that more specific
+ * ones split may come out as several prefixes.
+ */
+static void cover_block(struct cover *cv, dpl_addr a, unsigned int k, __u32 outer)
+{
+	const struct range_list *l = cv->l;
+	dpl_addr last = a + (k == 128 ? ~(dpl_addr)0 : ((dpl_addr)1 << k) - 1);
+	size_t i = range_of(l, a), j = range_of(l, last);
+	__u32 first_nh = l->v[i].nh, last_nh = l->v[j].nh, nh;
+
+	nh = block_share(l, i, j, a, last, last_nh) >
+			     block_share(l, i, j, a, last, first_nh) ?
+		     last_nh : first_nh;
+	if (outer == XFIB_NH_IDX_NONE &&
+	    (first_nh == XFIB_NH_IDX_NONE || last_nh == XFIB_NH_IDX_NONE))
+		nh = outer;
+	if (nh != outer) {
+		outer = nh;
+		print_route(cv->c, cv->d, a, cv->bits - k, nh, &cv->n);
+	}
+	if (i == j)
+		return;
+	cover_block(cv, a, k - 1, outer);
+	cover_block(cv, a + ((dpl_addr)1 << (k - 1)), k - 1, outer);
+}
+
+static int cmd_routes(struct ctl *c, int argc, char **argv)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct range_list l = { 0 };
+	unsigned int n = 0;
+	int fam, err;
+
+	err = open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	if (c->json)
+		printf("[");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		struct dpl d;
+
+		if (c->fam >= 0 && fam != c->fam)
+			continue;
+		err = dpl_open(&d, skel, fam);
+		if (err) {
+			err_cmd("open the %s lookup table: %s", fam_name(fam),
+				strerror(-err));
+			break;
+		}
+		err = routes_ranges(&d, &l);
+		if (err) {
+			err_cmd("read the %s lookup table: %s", fam_name(fam),
+				strerror(-err));
+		} else if (l.n) {
+			struct cover cv = { c, &d, &l, fam == XFIB_V4 ? 32 : 128, n };
+
+			cover_block(&cv, 0, cv.bits, XFIB_NH_IDX_NONE);
+			n = cv.n;
+		}
+		dpl_close(&d);
+		if (err)
+			break;
+	}
+	if (c->json)
+		printf("]\n");
+	free(l.v);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
 /* ---- options ---------------------------------------------------------------------- */
 
 static int set_json(struct ctl *c, const char *arg)
@@ -1801,6 +1989,12 @@ static const struct cmd_opt verify_opts[] = {
 
 static const struct cmd_opt dump_opts[] = { OPT_FILTERS, OPT_JSON, { 0 } };
 
+static const struct cmd_opt routes_opts[] = {
+	{ "family", 'f', "ipv4|ipv6", "only this family", set_family },
+	OPT_JSON,
+	{ 0 },
+};
+
 static const struct cmd cmds[] = {
 	{ "attach", NULL, "IFNAME...", "attach the forwarder to ports (all or none)",
 	  attach_opts, 1, -1, NULL, cmd_attach },
@@ -1821,6 +2015,8 @@ static const struct cmd cmds[] = {
 	  dump_opts, 0, 0, NULL, cmd_neighbours },
 	{ "nexthops", NULL, "", "the dataplane's nexthop array (entries in use)",
 	  dump_opts, 0, 0, NULL, cmd_nexthops },
+	{ "routes", NULL, "", "the live lookup table as prefixes, with their nexthops",
+	  routes_opts, 0, 0, NULL, cmd_routes },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -135,7 +135,7 @@ run_sorted() {
 	# IPv6 link-local and multicast neighbours come and go with the
 	# kernels' own neighbour discovery and MLD, and their addresses
 	# derive from random MACs.
-	norm <<<"$out" | grep -vE ' (fe80|ff02):' | LC_ALL=C sort | golden "$name"
+	norm <<<"$out" | grep -vE '(^| )(fe80|ff02):' | LC_ALL=C sort | golden "$name"
 }
 
 # json NAME JQ ARGS...: xfibctl ARGS -j is one valid JSON document (by
@@ -158,7 +158,7 @@ CMDS=$(rctl -h | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { pri
 for c in $CMDS; do
 	rctl "$c" -h | golden "help-$c"
 done
-[ "$(wc -w <<<"$CMDS")" -eq 9 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 9"
+[ "$(wc -w <<<"$CMDS")" -eq 10 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 10"
 
 # ---- show commands: text and JSON ----------------------------------------------
 run status status
@@ -248,6 +248,27 @@ jq -e --argjson i "$idx" --arg s4 "$SNK4" 'any(.[]; .index == $i and .gateway ==
 	<<<"$NH" >/dev/null || fail "lookup 198.18.100.1: nexthop $idx is not the gateway $SNK4 in nexthops -j"
 json nexthops-ipv6 'length > 0 and all(.[]; .family == "ipv6")' nexthops -f ipv6
 json nexthops-gen 'length > 0 and all(.[]; .dev == $rg)' nexthops -d "$R_GEN"
+
+# The live table as prefixes: the routes above, each with its nexthop.
+run_sorted routes routes
+run_sorted routes-ipv4 routes -f ipv4
+json routes 'any(.[]; .prefix == "198.18.101.0/24" and .kind == "blackhole") and
+	any(.[]; .prefix == "2001:db8:101::/48" and .kind == "unreachable") and
+	any(.[]; .kind == "gateway") and all(.[]; (.nexthop | type) == "number")' routes
+ROUTES=$JSON
+# Longest-prefix match over the listed prefixes is the dataplane's answer.
+for a in 198.18.100.1 198.18.101.1 198.18.102.1 "$SNK4" 2001:db8:100::1 2001:db8:101::1 "$SNK6"; do
+	want=$(rctl lookup -j "$a" | jq .nexthop.index)
+	got=$(python3 -c '
+import ipaddress, json, sys
+a = ipaddress.ip_address(sys.argv[1])
+best = max((r for r in json.loads(sys.argv[2])
+            if ipaddress.ip_network(r["prefix"]).version == a.version
+            and a in ipaddress.ip_network(r["prefix"])),
+           key=lambda r: ipaddress.ip_network(r["prefix"]).prefixlen, default=None)
+print(best["nexthop"] if best else 0)' "$a" "$ROUTES")
+	[ "$got" = "$want" ] || fail "routes -j: $a matches nexthop $got, lookup says $want"
+done
 
 # ---- errors: one line naming the object and the cause, and the exit code -----------
 errors() {

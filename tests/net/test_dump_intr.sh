@@ -104,7 +104,7 @@ jq -e --argjson t0 "$CHURN_T0" '.daemon.running and .daemon.synced and
 	.daemon.resyncs >= 1 and .daemon.last_sync >= $t0' <<<"$st" >/dev/null ||
 	fail "status after the churn: $(jq -c .daemon <<<"$st")"
 log "status: $(jq -c '.daemon | {resyncs, last_sync, started}' <<<"$st"), $(grep -c "dump interrupted" "$XFIBD_LOG") interrupted dumps retried"
-grep "sync (resync) done" "$XFIBD_LOG" | tail -n 3 | sed 's/^/    /'
+grep "sync (resync .*) done" "$XFIBD_LOG" | tail -n 3 | sed 's/^/    /'
 
 for f in 4 6; do
 	rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$XFIB_TMP/ping$f")
