@@ -5,7 +5,8 @@
  *
  *   lookupbench --pin-dir DIR --family 4|6 [--keys random,hot]
  *               [--source uniform|prefixes] [--nkeys N] [--hot N]
- *               [--reps N] [--min-time SEC] [--cpu N] [--seed N] [-v]
+ *               [--reps N] [--min-time SEC] [--cpu N] [--seed N]
+ *               [--baseline lpm_trie|fib_lookup [--iif IFNAME]] [-v]
  *
  * Kernel: tests/bench/lookup.bpf.c, loaded with the router's pin directory
  * as pin root so that its maps are the live pinned ones, run with
@@ -31,10 +32,20 @@
  * JSON object per key set is printed on stdout. The process pins itself to
  * --cpu (BPF_PROG_TEST_RUN runs the program on the calling CPU), so both
  * measurements run on the same core.
+ *
+ * --baseline measures, instead of the published instance, what a user
+ * would run instead of xfib, over the same keys (same --seed, --source
+ * and prefixes give the same keys): lpm_trie, a BPF_MAP_TYPE_LPM_TRIE
+ * filled with the prefixes on stdin; fib_lookup, bpf_fib_lookup() against
+ * the kernel FIB of the namespace lookupbench runs in, entering by --iif
+ * (a port with forwarding on). These have no native twin: only the
+ * kernel's time is reported, and instead of a sum check the share of keys
+ * that found a route, to compare with the instance's hit rate.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -302,6 +313,8 @@ struct opts {
 	double min_time;
 	int cpu;
 	__u64 seed;
+	const char *baseline; /* NULL: the published xfib instance */
+	const char *iif;
 };
 
 /* Measures one key set: keys already written, n of them (a power of 2). */
@@ -390,6 +403,59 @@ static int measure(struct bench *b, const struct opts *o, const char *name,
 }
 
 /*
+ * A baseline's key set: kernel runs only. The hit rate comes from the
+ * program's own count over one pass of the keys.
+ */
+static int measure_base(struct bench *b, const struct opts *o,
+			const char *name, unsigned int n)
+{
+	double bpf_ns[REPS_MAX], per_run;
+	unsigned long runs, pass;
+	unsigned int rep;
+
+	b->skel->bss->key_mask = n - 1;
+	pass = n >= b->k ? n / b->k : 1;
+	b->skel->bss->pos = 0;
+	b->skel->bss->acc = 0;
+	per_run = bpf_runs(b, pass);
+	if (per_run < 0)
+		return per_run;
+	b->acc = b->skel->bss->acc;
+
+	per_run = bpf_runs(b, 2000);
+	if (per_run < 0)
+		return per_run;
+	if (per_run < 1)
+		per_run = 1;
+	runs = o->min_time * 1e9 / per_run + 1;
+	if (runs > UINT_MAX)
+		runs = UINT_MAX;
+	for (rep = 0; rep < o->reps; rep++) {
+		double d = bpf_runs(b, runs);
+
+		if (d < 0)
+			return d;
+		bpf_ns[rep] = d / b->k;
+		if (verbose)
+			fprintf(stderr, "%s %s rep %u: kernel %.3f ns\n",
+				o->baseline, name, rep, bpf_ns[rep]);
+	}
+	printf("{\"family\":\"ipv%d\",\"algorithm\":\"%s\",\"baseline\":true,"
+	       "\"keys\":\"%s\",\"key_source\":\"%s\",\"nkeys\":%u,"
+	       "\"hit_pct\":%.2f,\"lookups_per_run\":%u,\"runs\":%lu,"
+	       "\"repetitions\":%u,\"check\":true,\"bpf_ns_median\":%.4f,"
+	       "\"native_ns_median\":null",
+	       b->fam == XFIB_V4 ? 4 : 6, o->baseline, name,
+	       o->in_prefixes ? "prefixes" : "uniform", n,
+	       100.0 * b->acc / ((double)pass * b->k), b->k, runs, o->reps,
+	       median(bpf_ns, o->reps));
+	print_list("bpf_ns", bpf_ns, o->reps);
+	printf(",\"native_ns\":[]}\n");
+	fflush(stdout);
+	return 0;
+}
+
+/*
  * Points b at the family's published instance: maps its tables and picks
  * the program for its algorithm. -ENOENT if the family has no instance
  * (no table published: nothing to measure).
@@ -437,6 +503,11 @@ static int load_prog(const char *pin_dir, struct lookup_bpf **skelp)
 	skel = lookup_bpf__open_opts(&oo);
 	if (!skel)
 		return -errno;
+	/* Room for every prefix read (the trie allocates per insert). */
+	if (npfx) {
+		bpf_map__set_max_entries(skel->maps.base_lpm4, npfx);
+		bpf_map__set_max_entries(skel->maps.base_lpm6, npfx);
+	}
 	/* The forwarder comes with the included source; it is not needed. */
 	bpf_program__set_autoload(skel->progs.xfib_fwd, false);
 	/*
@@ -462,6 +533,55 @@ err:
 	return err;
 }
 
+/* Fills the family's LPM_TRIE with the prefixes read, value 1. */
+static int fill_lpm(struct bench *b)
+{
+	int fd = bpf_map__fd(b->fam == XFIB_V4 ? b->skel->maps.base_lpm4 :
+						 b->skel->maps.base_lpm6);
+	struct { __u32 len; __u8 addr[16]; } key;
+	__u32 one = 1;
+	size_t i;
+
+	for (i = 0; i < npfx; i++) {
+		key.len = pfx[i].len;
+		memcpy(key.addr, pfx[i].addr, 16);
+		/* Duplicates in the input only overwrite. */
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Picks the baseline's program and prepares its table. */
+static int open_baseline(struct bench *b, const struct opts *o)
+{
+	bool v4 = b->fam == XFIB_V4;
+	struct bpf_program *prog;
+	int err;
+
+	if (!strcmp(o->baseline, "lpm_trie")) {
+		prog = v4 ? b->skel->progs.base_lpm_trie4 :
+			    b->skel->progs.base_lpm_trie6;
+		err = fill_lpm(b);
+		if (err) {
+			err_msg("filling the LPM trie: %s", strerror(-err));
+			return err;
+		}
+	} else {
+		unsigned int idx = o->iif ? if_nametoindex(o->iif) : 0;
+
+		if (!idx) {
+			err_msg("--baseline fib_lookup needs --iif, a port with forwarding on");
+			return -EINVAL;
+		}
+		prog = v4 ? b->skel->progs.base_fib_lookup4 :
+			    b->skel->progs.base_fib_lookup6;
+		b->skel->bss->fib_iif = idx;
+	}
+	b->prog_fd = bpf_program__fd(prog);
+	return 0;
+}
+
 static void write_keys(struct bench *b, const struct opts *o, unsigned int n)
 {
 	unsigned int i;
@@ -485,6 +605,8 @@ static int run_set(struct bench *b, const struct opts *o, const char *name,
 
 	rnd_state = seed;
 	write_keys(b, o, n);
+	if (o->baseline)
+		return measure_base(b, o, name, n);
 	for (tries = 0; tries < 5; tries++) {
 		err = open_instance(b);
 		if (err)
@@ -508,8 +630,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lookupbench --pin-dir DIR --family 4|6 [--keys random,hot]\n"
 		"                   [--source uniform|prefixes] [--nkeys N] [--hot N]\n"
-		"                   [--reps N] [--min-time SEC] [--cpu N] [--seed N] [-v]\n"
-		"  --source prefixes reads ADDR/LEN lines on stdin\n");
+		"                   [--reps N] [--min-time SEC] [--cpu N] [--seed N]\n"
+		"                   [--baseline lpm_trie|fib_lookup [--iif IFNAME]] [-v]\n"
+		"  --source prefixes and --baseline lpm_trie read ADDR/LEN lines on stdin\n");
 	exit(2);
 }
 
@@ -526,6 +649,8 @@ int main(int argc, char **argv)
 		{ "min-time", required_argument, NULL, 't' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "baseline", required_argument, NULL, 'B' },
+		{ "iif", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{}
 	};
@@ -578,6 +703,14 @@ int main(int argc, char **argv)
 		case 'S':
 			o.seed = strtoull(optarg, NULL, 0);
 			break;
+		case 'B':
+			if (strcmp(optarg, "lpm_trie") && strcmp(optarg, "fib_lookup"))
+				usage();
+			o.baseline = optarg;
+			break;
+		case 'I':
+			o.iif = optarg;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -607,7 +740,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (o.in_prefixes) {
+	/* The LPM trie holds the prefixes on stdin, whatever the keys. */
+	if (o.in_prefixes || (o.baseline && !strcmp(o.baseline, "lpm_trie"))) {
 		err = read_prefixes(o.fam);
 		if (err) {
 			err_msg("no IPv%d prefixes on stdin", o.fam == XFIB_V4 ? 4 : 6);
@@ -629,6 +763,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	b.k = b.skel->rodata->lookups_per_run;
+	if (o.baseline) {
+		err = open_baseline(&b, &o);
+		if (err)
+			goto out;
+	}
 	if (o.random)
 		err = run_set(&b, &o, "random", o.nkeys, o.seed);
 	if (!err && o.hot)
