@@ -188,3 +188,18 @@ $(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c ctl/dplookup.c $(BENCH_DIR)/
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench
 	$(Q)tests/bench/lookup.sh
+
+# ---- bench: control plane -------------------------------------------------
+# make bench-ctl (root): builds tests/bench/ctlprobe and runs
+# tests/bench/ctl.sh: cold start, mirror lag during a full-table install,
+# single change latency, updates per second, memory; writes
+# $(BUILD)/bench/ctl.json.
+.PHONY: bench-ctl
+
+$(BENCH_DIR)/ctlprobe: tests/bench/ctlprobe.c $(BUILD)/ctl/dplookup.o $(BUILD)/ctl/pin.o $(BUILD)/ctl/log.o $(HDRS) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/ctl/dplookup.o $(BUILD)/ctl/pin.o $(BUILD)/ctl/log.o -o $@ $(LDLIBS)
+
+bench-ctl: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe
+	$(Q)tests/bench/ctl.sh
