@@ -168,7 +168,12 @@ for f in "$PIN"/*; do
 	rec map_bytes "$b" bytes all "$(jq -c --arg n "$(basename "$f")" '{map: $n, type, max_entries, value_size}' <<<"$m")"
 	case $(jq -r .type <<<"$m") in
 	array_of_maps | hash_of_maps)
-		for id in $(bpftool -j map dump pinned "$f" 2>/dev/null | jq -r '.[] | (.inner_map_id // .formatted.value // empty)'); do
+		for id in $(bpftool -j map dump pinned "$f" 2>/dev/null | jq -r '
+			# bpftool prints the inner map id as raw little-endian bytes.
+			def hex: ascii_downcase | explode | reduce .[] as $c (0;
+				. * 16 + (if $c >= 97 then $c - 87 else $c - 48 end));
+			.[] | .inner_map_id // (.value | select(type == "array") | to_entries |
+				map((.value | ltrimstr("0x") | hex) * pow(256; .key)) | add)'); do
 			m=$(bpftool -j map show id "$id" 2>/dev/null) || continue
 			b=$(jq '.bytes_memlock // 0' <<<"$m")
 			maps_total=$((maps_total + b))

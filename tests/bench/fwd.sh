@@ -52,8 +52,9 @@
 # else running).
 #
 # Environment: SCALE=full (3 x 2 s; 1M + 250k prefixes, 1000 + 2000 in
-# the test ranges) or small (1 x 0.3 s; 1000 + 1000, 100 + 200); REPS,
-# SECS, FULL4, FULL6, T4, T6 override. NDST (65536 full, 4096 small; a
+# the test ranges; every algorithm) or small (1 x 0.3 s; 1000 + 1000,
+# 100 + 200; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
+# ALGOS4, ALGOS6 override. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TABLES ("10
 # full"), OUT (build/bench/fwd.json).
 set -euo pipefail
@@ -69,10 +70,12 @@ case $SCALE in
 full)
 	REPS=${REPS:-3} SECS=${SECS:-2} NDST=${NDST:-65536}
 	FULL4=${FULL4:-1000000} FULL6=${FULL6:-250000} T4=${T4:-1000} T6=${T6:-2000}
+	ALGOS4=${ALGOS4:-"bsearch4 dir24_8"} ALGOS6=${ALGOS6:-"bsearch6 trie6"}
 	;;
 small)
 	REPS=${REPS:-1} SECS=${SECS:-0.3} NDST=${NDST:-4096}
 	FULL4=${FULL4:-1000} FULL6=${FULL6:-1000} T4=${T4:-100} T6=${T6:-200}
+	ALGOS4=${ALGOS4:-dir24_8} ALGOS6=${ALGOS6:-trie6}
 	;;
 *) echo "fwd.sh: SCALE must be full or small" >&2; exit 2 ;;
 esac
@@ -348,7 +351,7 @@ measure() {
 		+ "xfib fwd \(.xfib_forwarded)"')"
 }
 
-algos_of() { if [ "$1" = 4 ]; then echo "bsearch4 dir24_8"; else echo "bsearch6 trie6"; fi; }
+algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 
 # run_table TABLE ROUTES: every path and family, REPS times.
 run_table() {

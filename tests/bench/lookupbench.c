@@ -493,10 +493,13 @@ static int open_instance(struct bench *b)
 }
 
 /* Loads the benchmark program over the maps pinned in pin_dir. */
-static int load_prog(const char *pin_dir, struct lookup_bpf **skelp)
+static int load_prog(const char *pin_dir, int fam, const char *baseline,
+		     struct lookup_bpf **skelp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
+	bool v4 = fam == XFIB_V4;
+	struct bpf_program *prog;
 	struct lookup_bpf *skel;
 	int err, fd;
 
@@ -508,8 +511,25 @@ static int load_prog(const char *pin_dir, struct lookup_bpf **skelp)
 		bpf_map__set_max_entries(skel->maps.base_lpm4, npfx);
 		bpf_map__set_max_entries(skel->maps.base_lpm6, npfx);
 	}
-	/* The forwarder comes with the included source; it is not needed. */
-	bpf_program__set_autoload(skel->progs.xfib_fwd, false);
+	/*
+	 * Only the programs this run can use are loaded: the forwarder
+	 * comes with the included source, and verifying every program
+	 * costs seconds per run.
+	 */
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+	if (!baseline) {
+		bpf_program__set_autoload(v4 ? skel->progs.lookup_bsearch4 :
+					       skel->progs.lookup_bsearch6, true);
+		bpf_program__set_autoload(v4 ? skel->progs.lookup_dir24_8 :
+					       skel->progs.lookup_trie6, true);
+	} else if (!strcmp(baseline, "lpm_trie")) {
+		bpf_program__set_autoload(v4 ? skel->progs.base_lpm_trie4 :
+					       skel->progs.base_lpm_trie6, true);
+	} else {
+		bpf_program__set_autoload(v4 ? skel->progs.base_fib_lookup4 :
+					       skel->progs.base_fib_lookup6, true);
+	}
 	/*
 	 * xfib_tx_ports is pinned by ctl/pin.c, not by libbpf (see
 	 * bpf/lib/maps.h). Nothing here uses it; reusing the pin only
@@ -756,7 +776,7 @@ int main(int argc, char **argv)
 		err_msg("%s: %s", o.pin_dir, strerror(-err));
 		return 1;
 	}
-	err = load_prog(o.pin_dir, &b.skel);
+	err = load_prog(o.pin_dir, o.fam, o.baseline, &b.skel);
 	if (err) {
 		err_msg("loading the lookup programs over %s: %s", o.pin_dir,
 			strerror(-err));
