@@ -30,7 +30,10 @@
 #
 # Environment: SCALE=full (1M + 250k prefixes, 1000 changes per family)
 # or small (20000 + 5000, 100 changes); FULL4, FULL6, CHANGES override.
-# OUT (build/bench/ctl.json).
+# OUT (build/bench/ctl.json). PERF=1: flat profiles of xfibd (perf
+# record -p, by symbol) while it mirrors the full-table install and
+# during the cold start, into ctl-perf-install.txt and ctl-perf-cold.txt
+# next to OUT.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,9 +97,36 @@ cpu_ms() {
 	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat"
 }
 
+# perf_start PID: PERF=1 only: a flat profile of process PID from now on.
+PERF_PID=""
+perf_start() {
+	[ "${PERF:-0}" = 1 ] || return 0
+	command -v perf >/dev/null || { log "PERF=1: perf not installed"; return 0; }
+	perf record -q -p "$1" -o "$XFIB_TMP/perf.data" 2>"$XFIB_TMP/perf.err" &
+	PERF_PID=$!
+	XFIB_PIDS+=("$PERF_PID")
+}
+
+# perf_stop FILE: ends the profile and writes its top symbols to FILE
+# (next to OUT).
+perf_stop() {
+	local f
+	[ -n "$PERF_PID" ] || return 0
+	f="$(dirname "$OUT")/$1"
+	kill -INT "$PERF_PID"
+	wait "$PERF_PID" 2>/dev/null || true
+	PERF_PID=""
+	mkdir -p "$(dirname "$OUT")"
+	perf report -q -i "$XFIB_TMP/perf.data" --stdio --sort sym --percent-limit 0.5 2>/dev/null |
+		sed '/^$/d' | head -n 40 >"$f"
+	log "profile of xfibd: $f"
+}
+
 # ---- 1. mirror lag during a full-table install ----------------------------
 
 log "installing $total routes with ip -batch"
+perf_start "$XFIBD_PID"
+st0=$(rctl status -j)
 c0=$(cpu_ms "$XFIBD_PID")
 t0=$(now_ms)
 ip -n "$RTR" -batch "$table" || fail "ip -batch $table"
@@ -110,12 +140,20 @@ while :; do
 done
 t2=$(now_ms)
 c1=$(cpu_ms "$XFIBD_PID")
+perf_stop ctl-perf-install.txt
+st1=$(rctl status -j)
 rec kernel_install_ms $((t1 - t0)) ms all "{\"routes\": $total}"
 rec kernel_install_routes_per_s $((total * 1000 / (t1 - t0 + 1))) routes/s all "{\"routes\": $total}"
 rec mirror_lag_ms $((t2 - t1)) ms all "{\"routes\": $total}"
 rec updates_per_s $((total * 1000 / (t2 - t0 + 1))) routes/s all \
 	"{\"routes\": $total, \"note\": \"routes mirrored per second of wall time, install start to xfibd caught up: paced by the kernel install\"}"
 rec xfibd_cpu_ms $((c1 - c0)) ms all "{\"routes\": $total}"
+# Full builds published while the table loaded (selection switches and
+# rebuilds with a larger group pool), against prefixes updated in place.
+for fam in 4 6; do
+	rec install_builds_published $(($(jq ".ipv$fam.swaps" <<<"$st1") - $(jq ".ipv$fam.swaps" <<<"$st0"))) count "ipv$fam"
+	rec install_updates_in_place $(($(jq ".ipv$fam.updates" <<<"$st1") - $(jq ".ipv$fam.updates" <<<"$st0"))) count "ipv$fam"
+done
 rec updates_per_cpu_s $((total * 1000 / (c1 - c0 + 1))) routes/s all \
 	"{\"routes\": $total, \"note\": \"routes mirrored per second of xfibd CPU time (utime + stime): its capacity\"}"
 
@@ -196,6 +234,7 @@ t0=$(now_ms)
 nsenter --net="/run/netns/$RTR" -- "$XFIBD" -v --pin-dir "$PIN" >>"$COLD_LOG" 2>&1 &
 XFIBD_PID=$!
 XFIB_PIDS+=("$XFIBD_PID")
+perf_start "$XFIBD_PID"
 while :; do
 	if st=$(rctl status -j 2>/dev/null) &&
 		[ "$(jq '.ipv4.routes' <<<"$st")" -ge "$want4" ] &&
@@ -207,6 +246,7 @@ while :; do
 	sleep 0.02
 done
 t1=$(now_ms)
+perf_stop ctl-perf-cold.txt
 x="{\"routes\": $((want4 + want6))}"
 rec cold_start_ms $((t1 - t0)) ms all "$x"
 sync_ms=$(sed -n 's/.*sync (start) done in \([0-9]*\) ms.*/\1/p' "$COLD_LOG" | head -n 1)

@@ -54,7 +54,11 @@
 # Environment: SCALE=full (3 x 2 s; 1M + 250k prefixes, 1000 + 2000 in
 # the test ranges; every algorithm) or small (1 x 0.3 s; 1000 + 1000,
 # 100 + 200; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
-# ALGOS4, ALGOS6 override. NDST (65536 full, 4096 small; a
+# ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
+# shared core (perf record -C GEN_CPU, flat, by symbol) while the
+# generator runs SECS seconds through fibfwd and through xfib with the
+# last algorithm measured, per family, into
+# build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TABLES ("10
 # full"), OUT (build/bench/fwd.json).
 set -euo pipefail
@@ -353,6 +357,47 @@ measure() {
 
 algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 
+# perf_gen FILE FAMILY: perf report of the generator's CPU (which also
+# runs the router and the sinks) while the generator runs SECS seconds.
+perf_gen() {
+	local f=$1 fam=$2 data="$XFIB_TMP/perf.data" pid
+	perf record -q -C "$GEN_CPU" -o "$data" 2>"$XFIB_TMP/perf.err" &
+	pid=$!
+	XFIB_PIDS+=("$pid")
+	sleep 0.2
+	gen "$fam" --duration "$SECS" >/dev/null
+	kill -INT "$pid"
+	wait "$pid" 2>/dev/null || true
+	# Only the generator's process and the CPU's softirq thread, where
+	# router and sinks run: not the idle loop, nor other jobs on the CPU.
+	# Percentages are of what is left.
+	perf report -q -i "$data" --stdio --comms "fwdbench,ksoftirqd/$GEN_CPU" \
+		--percentage relative --sort sym --percent-limit 0.5 2>/dev/null |
+		sed '/^$/d' | head -n 40 >"$f"
+	log "profile: $f"
+}
+
+# profile_table TABLE FITS...: PERF=1 profiles (see the header).
+profile_table() {
+	local table=$1 fa fam algo dir
+	shift
+	command -v perf >/dev/null || { log "PERF=1: perf not installed"; return 0; }
+	dir=$(dirname "$OUT")
+	mkdir -p "$dir"
+	use_fibfwd
+	for fam in 4 6; do
+		gen "$fam" --packets "$WARMUP" >/dev/null
+		perf_gen "$dir/fwd-perf-$table-fibfwd-ipv$fam.txt" "$fam"
+	done
+	for fam in 4 6; do
+		algo=""
+		for fa in "$@"; do [ "${fa%%:*}" != "$fam" ] || algo=${fa#*:}; done
+		[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
+		use_xfib "$fam"
+		perf_gen "$dir/fwd-perf-$table-xfib_$algo-ipv$fam.txt" "$fam"
+	done
+}
+
 # run_table TABLE ROUTES: every path and family, REPS times.
 run_table() {
 	local table=$1 routes=$2 rep fam algo path order fits=()
@@ -391,6 +436,7 @@ run_table() {
 			esac
 		done
 	done
+	[ "${PERF:-0}" != 1 ] || profile_table "$table" "${fits[@]}"
 	use_kernel
 	rctl algo ipv4 auto >/dev/null || true
 	rctl algo ipv6 auto >/dev/null || true

@@ -41,6 +41,10 @@
  * (a port with forwarding on). These have no native twin: only the
  * kernel's time is reported, and instead of a sum check the share of keys
  * that found a route, to compare with the instance's hit rate.
+ *
+ * Each result also gives the measured program's size after the verifier
+ * (instructions, JITed bytes) and the calls left in it: the helper calls
+ * show which map lookups the verifier could not inline.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -317,6 +321,44 @@ struct opts {
 	const char *iif;
 };
 
+/*
+ * The measured program's size after the verifier: instructions, JITed
+ * bytes, and the calls left in it, helpers (map lookups the verifier did
+ * not inline, bpf_fib_lookup) and BPF-to-BPF calls (the bpf_loop body).
+ * Printed with each result: what the per-lookup time is made of.
+ */
+static void print_prog_shape(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), n, i, helpers = 0, subprogs = 0;
+	struct bpf_insn *insns;
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return;
+	n = info.xlated_prog_len / sizeof(*insns);
+	insns = calloc(n, sizeof(*insns));
+	if (!insns)
+		return;
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = n * sizeof(*insns);
+	info.xlated_prog_insns = (__u64)(unsigned long)insns;
+	len = sizeof(info);
+	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+		for (i = 0; i < n; i++) {
+			if (insns[i].code != (BPF_JMP | BPF_CALL))
+				continue;
+			if (insns[i].src_reg == BPF_PSEUDO_CALL)
+				subprogs++;
+			else
+				helpers++;
+		}
+		printf(",\"xlated_insns\":%u,\"jited_bytes\":%u,"
+		       "\"helper_calls\":%u,\"subprog_calls\":%u",
+		       n, info.jited_prog_len, helpers, subprogs);
+	}
+	free(insns);
+}
+
 /* Measures one key set: keys already written, n of them (a power of 2). */
 static int measure(struct bench *b, const struct opts *o, const char *name,
 		   unsigned int n)
@@ -397,6 +439,7 @@ static int measure(struct bench *b, const struct opts *o, const char *name,
 	       median(bpf_ns, o->reps), median(nat_ns, o->reps));
 	print_list("bpf_ns", bpf_ns, o->reps);
 	print_list("native_ns", nat_ns, o->reps);
+	print_prog_shape(b->prog_fd);
 	printf("}\n");
 	fflush(stdout);
 	return 0;
@@ -450,6 +493,7 @@ static int measure_base(struct bench *b, const struct opts *o,
 	       100.0 * b->acc / ((double)pass * b->k), b->k, runs, o->reps,
 	       median(bpf_ns, o->reps));
 	print_list("bpf_ns", bpf_ns, o->reps);
+	print_prog_shape(b->prog_fd);
 	printf(",\"native_ns\":[]}\n");
 	fflush(stdout);
 	return 0;

@@ -166,6 +166,39 @@ def lookup_section(lk):
                   "x fib_lookup", "hits %"], rows)
 
 
+def shape_section(lk):
+    """The measured programs after the verifier, at the largest size with
+    random keys: what a lookup costs in instructions and calls."""
+    rows = []
+    for r in lk["summary"]:
+        if r["keys"] != "random" or "xlated_insns" not in r:
+            continue
+        top = max(x["routes"] for x in lk["summary"] if x["family"] == r["family"])
+        if r["routes"] != top:
+            continue
+        rows.append((r["family"], r["routes"], r["algorithm"],
+                     r["xlated_insns"], r["jited_bytes"], r["helper_calls"],
+                     r["subprog_calls"]))
+    if not rows:
+        return None
+    return table(["family", "routes", "program", "xlated insns", "JITed bytes",
+                  "helper call sites", "BPF-to-BPF call sites"], rows)
+
+
+def profiles(d):
+    """Flat profiles written with PERF=1 (ctl-perf.txt, fwd-perf-*.txt):
+    the top lines of each."""
+    out = []
+    for name in sorted(os.listdir(d)):
+        if not (name.startswith("ctl-perf") or name.startswith("fwd-perf")) \
+           or not name.endswith(".txt"):
+            continue
+        with open(os.path.join(d, name)) as f:
+            lines = [l.rstrip() for l in f if l.strip()][:12]
+        out += ["`%s`:" % name, "", "```"] + lines + ["```", ""]
+    return out
+
+
 def fwd_section(fw):
     rows = []
     for r in fw["summary"]:
@@ -347,7 +380,7 @@ def plots(lk, fw, outdir):
                         fontsize=7, color="white")
                 x += 1
             ticks.append((start + x - 1) / 2)
-            labels.append("ipv%d, %s routes" % (g[1], g[0]))
+            labels.append("ipv%d, %s" % (g[1], "10 routes" if g[0] == "10" else "full table"))
             x += 1
         ax.set_xticks(ticks)
         ax.set_xticklabels(labels)
@@ -422,6 +455,12 @@ def main():
         md += ["Automatic selection: " + "; ".join(
             "%s %d prefixes: %s" % (s["family"], s["routes"], s["auto"])
             for s in lk.get("steps", [])), ""]
+        sh = shape_section(lk)
+        if sh:
+            md += ["Programs measured, after the verifier (the bpf_loop "
+                   "body does 16 lookups; helper call sites are map "
+                   "lookups the verifier did not inline, or the "
+                   "bpf_fib_lookup helper):", "", sh, ""]
         if "lookup.png" in made:
             md += ["![lookups per second](lookup.png)", ""]
     if fw:
@@ -447,6 +486,14 @@ def main():
                "(tests/bench/ctl.sh; change latency by "
                "tests/bench/ctlprobe.c polling the live maps).", "",
                ctl_section(ct), ""]
+    prof = profiles(d)
+    if prof:
+        md += ["## Profiles", "",
+               "Flat perf profiles by symbol (PERF=1 tests/bench/ctl.sh: "
+               "xfibd while it mirrors the full-table install; PERF=1 "
+               "tests/bench/fwd.sh: the core running generator, router "
+               "and sinks). Top lines only; the files are in "
+               "build/bench/.", ""] + prof
     if not made:
         md += ["(Plots skipped: python3-matplotlib is not installed.)", ""]
     with open(os.path.join(d, "report.md"), "w") as f:
