@@ -4,6 +4,7 @@
 #   make            build build/xfibd and build/xfibctl
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
+#   make bench      install missing dependencies, build, run every benchmark (root)
 #   make clean
 # V=1 shows the full commands.
 
@@ -188,3 +189,29 @@ $(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c ctl/dplookup.c $(BENCH_DIR)/
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench
 	$(Q)tests/bench/lookup.sh
+
+# ---- bench: all of them ---------------------------------------------------
+# make bench (root): lookup, forwarding and control plane in one run, then
+# tests/bench/report.py: $(BUILD)/bench/results.json, report.md, *.png.
+# SCALE=small: a smoke run of under two minutes (CI).
+.PHONY: bench
+BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)tests/bench/run.sh
+
+# ---- bench: control plane -------------------------------------------------
+# make bench-ctl (root): builds tests/bench/ctlprobe and runs
+# tests/bench/ctl.sh: cold start, mirror lag during a full-table install,
+# single change latency, updates per second, memory; writes
+# $(BUILD)/bench/ctl.json.
+.PHONY: bench-ctl
+
+$(BENCH_DIR)/ctlprobe: tests/bench/ctlprobe.c $(BUILD)/ctl/dplookup.o $(BUILD)/ctl/pin.o $(BUILD)/ctl/log.o $(HDRS) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/ctl/dplookup.o $(BUILD)/ctl/pin.o $(BUILD)/ctl/log.o -o $@ $(LDLIBS)
+
+bench-ctl: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe
+	$(Q)tests/bench/ctl.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Install the Debian packages xfib needs to build, test and demo. Idempotent:
+# Install the Debian packages xfib needs to build, test, benchmark and demo
+# (python3-matplotlib draws the benchmark plots). Idempotent:
 # installs only what is missing, and runs apt-get update only if it must.
 set -euo pipefail
 
@@ -8,7 +9,7 @@ PKGS=(
 	make gcc clang llvm pkg-config libc6-dev linux-libc-dev
 	libbpf-dev libxdp-dev libmnl-dev libelf-dev zlib1g-dev
 	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
-	python3 groff-base bird2
+	python3 python3-matplotlib groff-base bird2
 )
 
 missing=()

@@ -1,78 +1,110 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Forwarding rate across a namespaced router, kernel stack vs xfib, in one
-# run (make bench-fwd, as root).
+# Forwarding rate across a namespaced router, in one run (make bench-fwd,
+# as root): the kernel stack, a bpf_fib_lookup XDP forwarder and xfib with
+# each lookup algorithm, at 10 routes and at a full table.
 #
 #   gen --(gen0 / r-gen)--> router --(r-sink / sink0)--> sink
+#                                  `-(r-sink2 / sink0)--> sink2
 #
 # gen sends 64-byte UDP frames with BPF_PROG_TEST_RUN live frames
-# (tests/bench/gen.bpf.c), cycling over NDST destinations in
-# 198.19.0.0/16 and 2001:db8:ff00::/64, all routed by the router to the
-# sink through a permanent neighbour; the sink counts and drops them in
-# XDP (tests/bench/sink.bpf.c). For each family, REPS repetitions of SECS
-# seconds measure (a) the router kernel forwarding (no XDP on the router,
-# ip_forward on) and (b) xfib attached to both router ports with xfibd
-# running. The two paths alternate within each repetition, so a slow
-# phase of the machine hits both.
+# (tests/bench/gen.bpf.c) to NDST destinations spread evenly over
+# 198.19.0.0/16 and over 2001:db8:8000::/33 (bits 32..63). The sinks count
+# and drop them in XDP (tests/bench/sink.bpf.c). Paths, per family:
 #
-# Reported per path and family: median Mpps received at the sink, the
-# generator's rate, loss (sent vs received), the ratio xfib/kernel, and a
-# check that the path measured was the one forwarding: the router's
-# IpForwDatagrams / Ip6OutForwDatagrams against xfib's forwarded_v4/v6.
+#   kernel   no XDP on the router: the kernel forwards (ip_forward on)
+#   fibfwd   tests/bench/fibfwd.bpf.c on the router ports: bpf_fib_lookup
+#            in the kernel FIB, TTL, MACs, redirect (samples/bpf xdp_fwd)
+#   xfib     xfibctl attach, with xfibd running; one measurement per
+#            lookup algorithm that can hold the table (xfibctl algo
+#            ipv4 bsearch4|dir24_8, ipv6 bsearch6|trie6)
+#
+# Tables: "10": a covering 198.19.0.0/16 and 2001:db8:8000::/33 and 9
+# more specifics each inside them (the destinations hit all ten); "full":
+# the same plus FULL4 + FULL6 Internet-shaped prefixes and T4 + T6 nested
+# prefixes inside the test ranges (scripts/gen-table.py, over both sinks).
+# Traffic only ever goes to the test ranges, so at full table the
+# destinations spread over the test ranges' prefixes inside a full FIB,
+# not over the whole table: the lookup benchmark covers that case.
+#
+# REPS repetitions of SECS seconds per path, family and table; the paths
+# rotate within each repetition, so a slow phase of the machine hits all.
+# Reported per path: median Mpps received by the sinks, the generator's
+# rate, loss (sent vs received), ratios to the kernel and to fibfwd, and
+# a check that the path measured was the one forwarding (the router's
+# IpForwDatagrams / Ip6OutForwDatagrams against xfib's forwarded_v4/v6).
 # Table on stdout, records in build/bench/fwd.json. Low numbers are
 # reported, never an error.
 #
-# CPUs: the generator is pinned to GEN_CPU (0). The router and the sink
-# are not pinned: a veth schedules its peer's NAPI on the CPU that
-# transmits, so their receive processing runs as NET_RX softirq wherever
-# the frames were sent from, which is the generator's CPU, at the end of
-# each generator batch (or in that CPU's ksoftirqd). In practice the
-# figures are for generator + router + sink sharing one core, and the
-# generator cannot outrun the router (it waits for the softirq), so loss
-# stays near zero and the rate is what the shared core sustains. The
-# per-CPU busy/softirq table printed at the end shows where the work
-# actually ran in this run; the second CPU's load is someone else's.
+# CPUs: the generator is pinned to GEN_CPU (0). A veth runs its peer's
+# receive processing on the CPU that transmits, so router and sinks run
+# as NET_RX softirq on the generator's core, at the end of each generator
+# batch: the generator cannot outrun the router, loss stays near zero and
+# the rate is what one shared core sustains. FWD_CPU=N moves the router
+# to CPU N instead: threaded NAPI on r-gen, its kthread pinned there (the
+# router and the sinks it transmits to then run on N, the generator alone
+# on GEN_CPU). It is off by default: on the 2-core VM, with other work on
+# the second core, the kthread (an ordinary task, unlike a softirq) got
+# too little of it: 0.3-1.3 Mpps at 90%+ loss on every path, against
+# 1-9 Mpps sharing the generator's core. The per-CPU busy/softirq figures
+# in the records show where work ran (host wide: they include anything
+# else running).
 #
-# Environment: SCALE=small (3 x 0.5 s, under a minute) or full (5 x 2 s,
-# default); REPS, SECS override either. NDST (256, at most 65536)
-# destinations; ROUTES=host (one /32 and /128 per destination, default)
-# or prefix (one 198.19.0.0/16 and one 2001:db8:ff00::/64); GEN_CPU (0);
-# OUT (build/bench/fwd.json).
+# Environment: SCALE=full (3 x 2 s; 1M + 250k prefixes, 1000 + 2000 in
+# the test ranges; every algorithm) or small (1 x 0.3 s; 1000 + 1000,
+# 100 + 200; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
+# ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
+# shared core (perf record -C GEN_CPU, flat, by symbol) while the
+# generator runs SECS seconds through fibfwd and through xfib with the
+# last algorithm measured, per family, into
+# build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
+# power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TABLES ("10
+# full"), OUT (build/bench/fwd.json).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/netns.sh
 . "$here/../lib/netns.sh"
+# shellcheck source=tests/bench/common.sh
+. "$here/common.sh"
 
 SCALE=${SCALE:-full}
 case $SCALE in
-full) REPS=${REPS:-5} SECS=${SECS:-2} ;;
-small) REPS=${REPS:-3} SECS=${SECS:-0.5} ;;
+full)
+	REPS=${REPS:-3} SECS=${SECS:-2} NDST=${NDST:-65536}
+	FULL4=${FULL4:-1000000} FULL6=${FULL6:-250000} T4=${T4:-1000} T6=${T6:-2000}
+	ALGOS4=${ALGOS4:-"bsearch4 dir24_8"} ALGOS6=${ALGOS6:-"bsearch6 trie6"}
+	;;
+small)
+	REPS=${REPS:-1} SECS=${SECS:-0.3} NDST=${NDST:-4096}
+	FULL4=${FULL4:-1000} FULL6=${FULL6:-1000} T4=${T4:-100} T6=${T6:-200}
+	ALGOS4=${ALGOS4:-dir24_8} ALGOS6=${ALGOS6:-trie6}
+	;;
 *) echo "fwd.sh: SCALE must be full or small" >&2; exit 2 ;;
 esac
-NDST=${NDST:-256}
-ROUTES=${ROUTES:-host}
 GEN_CPU=${GEN_CPU:-0}
+FWD_CPU=${FWD_CPU:-}
+TABLES=${TABLES:-"10 full"}
 OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 DST4_BASE=198.19.0.0
-DST6_BASE=2001:db8:ff00::
+DST6_BASE=2001:db8:8000::
 WARMUP=20000
 
-if ! [[ $NDST =~ ^[0-9]+$ ]] || ((NDST < 1 || NDST > 65536)); then
-	echo "fwd.sh: NDST must be 1..65536" >&2
+if ! [[ $NDST =~ ^[0-9]+$ ]] || ((NDST < 1 || NDST > 65536 || (NDST & (NDST - 1)) != 0)); then
+	echo "fwd.sh: NDST must be a power of two, 1..65536" >&2
 	exit 2
 fi
 if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1)); then
 	echo "fwd.sh: REPS must be a positive integer" >&2
 	exit 2
 fi
-case $ROUTES in
-host | prefix) ;;
-*) echo "fwd.sh: ROUTES must be host or prefix" >&2; exit 2 ;;
-esac
 [ -x "$FWDBENCH" ] || { echo "fwd.sh: $FWDBENCH not built (make $FWDBENCH)" >&2; exit 1; }
+# Destination i: 198.19.0.0 + i * STRIDE4, and 2001:db8:8000:: plus
+# i * STRIDE6 in bits 32..63: evenly over the /16 and the /33.
+STRIDE4=$((65536 / NDST))
+STRIDE6=$((2147483648 / NDST))
 
 # shellcheck disable=SC2034 # read by topo_create
 XFIB_PIN_PREFIX=xfib-bench
@@ -84,41 +116,33 @@ SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
 NCPU=$(nproc)
 HZ=$(getconf CLK_TCK)
+((GEN_CPU < NCPU)) || GEN_CPU=0
 
 # ---- topology -----------------------------------------------------------
 
 topo_create 0
+topo_add_sink2
+GW4="$SNK4@$R_SNK,$SNK2_4@$R_SNK2"
+GW6="$SNK6@$R_SNK,$SNK2_6@$R_SNK2"
 
-# dst_n FAMILY I: the I-th destination.
-dst_n() {
-	local b=$((198 << 24 | 19 << 16))
-	if [ "$1" = 4 ]; then
-		printf '%d.%d.%d.%d' $(((b + $2) >> 24 & 255)) $(((b + $2) >> 16 & 255)) \
-			$(((b + $2) >> 8 & 255)) $(((b + $2) & 255))
-	else
-		printf '2001:db8:ff00::%x' "$2"
-	fi
-}
-
-# Routes and neighbours exist before xfibd starts: its first dump holds
-# them all. Permanent neighbours: no resolution, no expiry mid-run.
+# Permanent neighbours: no resolution, no expiry mid-run (bpf_fib_lookup
+# without SKIP_NEIGH needs them resolved too).
 ip -n "$RTR" neigh replace "$SNK4" lladdr "$SNK_MAC" dev "$R_SNK" nud permanent
 ip -n "$RTR" -6 neigh replace "$SNK6" lladdr "$SNK_MAC" dev "$R_SNK" nud permanent
-if [ "$ROUTES" = host ]; then
-	NROUTES=$NDST
-	for ((i = 0; i < NDST; i++)); do
-		echo "route add $(dst_n 4 "$i")/32 via $SNK4 dev $R_SNK"
-		echo "route add $(dst_n 6 "$i")/128 via $SNK6 dev $R_SNK"
-	done >"$XFIB_TMP/routes"
-else
-	NROUTES=1
-	{
-		echo "route add 198.19.0.0/16 via $SNK4 dev $R_SNK"
-		echo "route add 2001:db8:ff00::/64 via $SNK6 dev $R_SNK"
-	} >"$XFIB_TMP/routes"
-fi
-ip -n "$RTR" -batch "$XFIB_TMP/routes" || fail "adding $NROUTES routes per family"
-log "$NROUTES route(s) per family to $NDST destinations behind $SNK"
+ip -n "$RTR" neigh replace "$SNK2_4" lladdr "$SNK2_MAC" dev "$R_SNK2" nud permanent
+ip -n "$RTR" -6 neigh replace "$SNK2_6" lladdr "$SNK2_MAC" dev "$R_SNK2" nud permanent
+
+# The ten routes: covering prefixes through sink, nine more specifics
+# inside them through sink2.
+{
+	echo "route add 198.19.0.0/16 via $SNK4 dev $R_SNK"
+	echo "route add 2001:db8:8000::/33 via $SNK6 dev $R_SNK"
+	for k in 1 2 3 4 5 6 7 8 9; do
+		echo "route add 198.19.$((16 * k)).0/20 via $SNK2_4 dev $R_SNK2"
+		printf 'route add 2001:db8:%x::/37 via %s dev %s\n' $((0x8000 + k * 0x800)) "$SNK2_6" "$R_SNK2"
+	done
+} >"$XFIB_TMP/routes10"
+ip -n "$RTR" -batch "$XFIB_TMP/routes10" || fail "adding the ten routes"
 
 # The router's ingress veth gets the generator's frames through
 # ndo_xdp_xmit: without an XDP program (the kernel path) it accepts them
@@ -127,17 +151,60 @@ log "$NROUTES route(s) per family to $NDST destinations behind $SNK"
 ip netns exec "$RTR" ethtool -K "$R_GEN" gro on >/dev/null || fail "gro on $R_GEN"
 
 xfibd_start
+BASE4=$(rctl status -j | jq '.ipv4.routes')
+BASE6=$(rctl status -j | jq '.ipv6.routes')
 resolve_neighbours
 
 SINK_PIN="$PIN-sink"
-XFIB_PIN_DIRS+=("$SINK_PIN")
+SINK2_PIN="$PIN-sink2"
+FIBFWD_PIN="$PIN-fibfwd"
+XFIB_PIN_DIRS+=("$SINK_PIN" "$SINK2_PIN" "$FIBFWD_PIN")
 in_ns "$SNK" "$FWDBENCH" sink-attach --pin-dir "$SINK_PIN" "$SNK_IF" ||
 	fail "sink-attach $SNK/$SNK_IF"
+in_ns "$SNK2" "$FWDBENCH" sink-attach --pin-dir "$SINK2_PIN" "$SNK2_IF" ||
+	fail "sink-attach $SNK2/$SNK2_IF"
 
-# ---- measuring ----------------------------------------------------------
+# ---- CPU placement --------------------------------------------------------
+
+# napi_threads: pids of the kernel threads polling a device named r-gen
+# (any namespace's: ours is told apart by appearing when we ask for it).
+napi_threads() {
+	ps -e -o pid=,comm= | awk -v p="napi/$R_GEN-" 'index($2, p) == 1 { print $1 }' | sort
+}
+
+NAPI_PID=""
+PLACEMENT="generator, router and sink share CPU $GEN_CPU (softirq of the sending CPU)"
+# place_router: threaded NAPI on r-gen, its thread on FWD_CPU. Called
+# again before each measurement: an attach or detach may recreate it.
+place_router() {
+	local before after
+	[ -n "$FWD_CPU" ] || return 0
+	((NCPU > 1 && FWD_CPU < NCPU && FWD_CPU != GEN_CPU)) || return 0
+	if [ -n "$NAPI_PID" ] && [ -d "/proc/$NAPI_PID" ]; then
+		return 0
+	fi
+	before=$(napi_threads)
+	ip netns exec "$RTR" sh -c "echo 0 > /sys/class/net/$R_GEN/threaded; echo 1 > /sys/class/net/$R_GEN/threaded" ||
+		{ log "threaded NAPI not available on $R_GEN"; return 0; }
+	after=$(napi_threads)
+	NAPI_PID=$(comm -13 <(echo "$before") <(echo "$after") | head -n 1)
+	if [ -z "$NAPI_PID" ]; then
+		log "no NAPI thread appeared for $R_GEN: router runs on the generator's CPU"
+		return 0
+	fi
+	taskset -p -c "$FWD_CPU" "$NAPI_PID" >/dev/null || { log "cannot pin NAPI thread $NAPI_PID"; return 0; }
+	PLACEMENT="generator on CPU $GEN_CPU; router and sinks on CPU $FWD_CPU (threaded NAPI of $R_GEN)"
+}
+place_router
+log "$PLACEMENT"
+
+# ---- paths --------------------------------------------------------------
 
 sink_packets() {
-	in_ns "$SNK" "$FWDBENCH" sink-count --pin-dir "$SINK_PIN" | awk '{ print $2 }'
+	local a b
+	a=$(in_ns "$SNK" "$FWDBENCH" sink-count --pin-dir "$SINK_PIN" | awk '{ print $2 }')
+	b=$(in_ns "$SNK2" "$FWDBENCH" sink-count --pin-dir "$SINK2_PIN" | awk '{ print $2 }')
+	echo $((a + b))
 }
 
 kfwd() { if [ "$1" = 4 ]; then kfwd4 "$RTR"; else kfwd6 "$RTR"; fi; }
@@ -150,31 +217,50 @@ cpu_ticks() {
 
 # gen FAMILY ARGS...: the generator, pinned, towards the router.
 gen() {
-	local fam=$1 src=$GEN4 dst=$DST4_BASE
+	local fam=$1 src=$GEN4 dst=$DST4_BASE stride=$STRIDE4
 	shift
-	[ "$fam" = 4 ] || { src=$GEN6; dst=$DST6_BASE; }
+	[ "$fam" = 4 ] || { src=$GEN6; dst=$DST6_BASE; stride=$STRIDE6; }
 	in_ns "$GEN" "$FWDBENCH" gen --cpu "$GEN_CPU" --ifname "$GEN_IF" \
 		--dst-mac "$R_GEN_MAC" --src-mac "$GEN_MAC" --src "$src" \
-		--dst-base "$dst" --ndst "$NDST" --family "$fam" "$@"
+		--dst-base "$dst" --ndst "$NDST" --stride "$stride" --family "$fam" "$@"
 }
 
-ATTACHED=0
+PATH_NOW=kernel
 
+# use_kernel: nothing attached to the router ports.
 use_kernel() {
-	[ "$ATTACHED" = 1 ] || return 0
-	# shellcheck disable=SC2046
-	rctl detach $(router_ports) >/dev/null || fail "xfibctl detach"
-	! xdp_prog_on "$RTR" "$R_GEN" || fail "XDP program still on $R_GEN after detach"
-	ATTACHED=0
+	local p
+	case $PATH_NOW in
+	xfib)
+		# shellcheck disable=SC2046
+		rctl detach $(router_ports) >/dev/null || fail "xfibctl detach"
+		;;
+	fibfwd)
+		in_ns "$RTR" "$FWDBENCH" fibfwd-detach --pin-dir "$FIBFWD_PIN" || fail "fibfwd-detach"
+		;;
+	esac
+	for p in $(router_ports); do
+		! xdp_prog_on "$RTR" "$p" || fail "XDP program still on $RTR/$p"
+	done
+	PATH_NOW=kernel
 }
 
 # xdp_state DEV: the router port's XDP attachment, for messages.
 xdp_state() { ip -n "$RTR" -d -j link show dev "$1" | jq -c '.[0].xdp // "none"'; }
 
-# attach_ports: xfibctl attach on every router port, checked, with a few
+use_fibfwd() {
+	[ "$PATH_NOW" = fibfwd ] && return 0
+	use_kernel
+	# shellcheck disable=SC2046
+	in_ns "$RTR" "$FWDBENCH" fibfwd-attach --pin-dir "$FIBFWD_PIN" $(router_ports) ||
+		fail "fibfwd-attach"
+	PATH_NOW=fibfwd
+}
+
+# attach_xfib: xfibctl attach on every router port, checked, with a few
 # retries: a benchmark should not die of one transient failure, but the
 # failure is logged.
-attach_ports() {
+attach_xfib() {
 	local try p ok
 	for try in 1 2 3; do
 		ok=1
@@ -194,34 +280,42 @@ attach_ports() {
 	fail "xfibctl attach $(router_ports | xargs) failed 3 times"
 }
 
-# use_xfib: attaches the router ports, then waits until a burst per
-# family is forwarded by xfib (the daemon publishes the new ports).
+# use_xfib FAMILY: xfib attached; waits until a burst of FAMILY is
+# forwarded by xfib (the daemon publishes the new ports).
 use_xfib() {
-	local fam x0 x1 deadline
-	[ "$ATTACHED" = 0 ] || return 0
-	attach_ports
-	ATTACHED=1
-	for fam in 4 6; do
-		deadline=$((SECONDS + 5))
-		while :; do
-			x0=$(counter "forwarded_v$fam")
-			gen "$fam" --packets "$WARMUP" >/dev/null
-			x1=$(counter "forwarded_v$fam")
-			((x1 - x0 >= WARMUP * 9 / 10)) && break
-			[ "$SECONDS" -lt "$deadline" ] ||
-				fail "xfib does not forward IPv$fam after attach ($(stats_line))"
-			sleep 0.1
-		done
+	local fam=$1 x0 x1 k0 k1 deadline
+	if [ "$PATH_NOW" != xfib ]; then
+		use_kernel
+		attach_xfib
+		PATH_NOW=xfib
+	fi
+	place_router
+	deadline=$((SECONDS + 10))
+	while :; do
+		x0=$(counter "forwarded_v$fam")
+		k0=$(kfwd "$fam")
+		gen "$fam" --packets "$WARMUP" >/dev/null
+		x1=$(counter "forwarded_v$fam")
+		k1=$(kfwd "$fam")
+		# With the router on its own CPU the generator outruns it and
+		# the veth ring drops the excess: some forwarded by xfib and
+		# none by the kernel is the sign.
+		((x1 - x0 >= WARMUP / 100 && k1 == k0)) && break
+		[ "$SECONDS" -lt "$deadline" ] ||
+			fail "xfib does not forward IPv$fam after attach ($(stats_line))"
+		sleep 0.1
 	done
 }
 
-# measure PATH FAMILY REP: one repetition; appends a JSON line to SAMPLES.
+# measure TABLE ROUTES PATH ALGO FAMILY REP: one repetition; appends a JSON
+# line to SAMPLES.
 measure() {
-	local path=$1 fam=$2 rep=$3 rx0 rx1 k0 k1 x0 x1 c0 c1 out
+	local table=$1 routes=$2 path=$3 algo=$4 fam=$5 rep=$6 rx0 rx1 k0 k1 x0 x1 c0 c1 out
+	place_router
 	# Warm the path (caches, page pool, neighbour entries) outside the
 	# timed run.
 	gen "$fam" --packets "$WARMUP" >/dev/null
-	sleep 0.2
+	sleep 0.05
 	rx0=$(sink_packets)
 	k0=$(kfwd "$fam")
 	x0=$(counter "forwarded_v$fam")
@@ -229,23 +323,25 @@ measure() {
 	out=$(gen "$fam" --duration "$SECS") || fail "generator: $out"
 	c1=$(cpu_ticks)
 	# Let the softirqs still holding frames finish before counting.
-	sleep 0.2
+	sleep 0.1
 	rx1=$(sink_packets)
 	k1=$(kfwd "$fam")
 	x1=$(counter "forwarded_v$fam")
 	# shellcheck disable=SC2086 # out is "sent N seconds S mpps R"
 	set -- $out
-	jq -n -c --arg path "$path" --argjson fam "$fam" --argjson rep "$rep" \
+	jq -n -c --arg table "$table" --argjson routes "$routes" --arg path "$path" \
+		--arg algo "$algo" --argjson fam "$fam" --argjson rep "$rep" \
 		--argjson sent "$2" --argjson secs "$4" \
 		--argjson rx $((rx1 - rx0)) --argjson kfwd $((k1 - k0)) \
 		--argjson xfwd $((x1 - x0)) --argjson hz "$HZ" \
 		--arg c0 "$c0" --arg c1 "$c1" '
 		def ticks: split("\n") | map(split(" ") | map(tonumber));
 		($c0 | ticks) as $a | ($c1 | ticks) as $b |
-		{path: $path, family: $fam, rep: $rep, sent: $sent, seconds: $secs,
+		{table: $table, routes: $routes, path: $path, algorithm: $algo,
+		 family: $fam, rep: $rep, sent: $sent, seconds: $secs,
 		 received: $rx, kernel_forwarded: $kfwd, xfib_forwarded: $xfwd,
 		 rx_mpps: ($rx / $secs / 1e6), tx_mpps: ($sent / $secs / 1e6),
-		 # The sink also counts the odd frame of the router itself
+		 # The sinks also count the odd frame of the router itself
 		 # (IPv6 neighbour discovery, MLD), so received can exceed
 		 # sent by a few: no negative loss.
 		 loss_pct: (if $sent > 0 and $sent > $rx then ($sent - $rx) * 100 / $sent else 0 end),
@@ -253,43 +349,140 @@ measure() {
 			| ($b[$i][0] - $a[$i][0]) * 100 / $hz / $secs],
 		 cpu_softirq_pct: [range($a | length) as $i
 			| ($b[$i][1] - $a[$i][1]) * 100 / $hz / $secs]}' >>"$SAMPLES"
-	log "$(tail -n 1 "$SAMPLES" | jq -r '"\(.path) IPv\(.family) rep \(.rep): "
+	log "$(tail -n 1 "$SAMPLES" | jq -r '"\(.table) \(.path)\(if .algorithm != "" then "/" + .algorithm else "" end) IPv\(.family) rep \(.rep): "
 		+ "rx \(.rx_mpps * 1000 | round / 1000) Mpps, tx \(.tx_mpps * 1000 | round / 1000) Mpps, "
 		+ "loss \(.loss_pct * 100 | round / 100)%, kernel fwd \(.kernel_forwarded), "
 		+ "xfib fwd \(.xfib_forwarded)"')"
 }
 
-log "$REPS repetitions x $SECS s per path and family, $NDST destinations, generator on CPU $GEN_CPU"
-for ((rep = 1; rep <= REPS; rep++)); do
-	# Alternate the order: each repetition toggles the attachment once.
-	if ((rep % 2)); then order="kernel xfib"; else order="xfib kernel"; fi
-	for path in $order; do
-		if [ "$path" = kernel ]; then use_kernel; else use_xfib; fi
-		for fam in 4 6; do
-			measure "$path" "$fam" "$rep"
+algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
+
+# perf_gen FILE FAMILY: perf report of the generator's CPU (which also
+# runs the router and the sinks) while the generator runs SECS seconds.
+perf_gen() {
+	local f=$1 fam=$2 data="$XFIB_TMP/perf.data" pid
+	perf record -q -C "$GEN_CPU" -o "$data" 2>"$XFIB_TMP/perf.err" &
+	pid=$!
+	XFIB_PIDS+=("$pid")
+	sleep 0.2
+	gen "$fam" --duration "$SECS" >/dev/null
+	kill -INT "$pid"
+	wait "$pid" 2>/dev/null || true
+	# Only the generator's process and the CPU's softirq thread, where
+	# router and sinks run: not the idle loop, nor other jobs on the CPU.
+	# Percentages are of what is left.
+	perf report -q -i "$data" --stdio --comms "fwdbench,ksoftirqd/$GEN_CPU" \
+		--percentage relative --sort sym --percent-limit 0.5 2>/dev/null |
+		sed '/^$/d' | head -n 40 >"$f"
+	log "profile: $f"
+}
+
+# profile_table TABLE FITS...: PERF=1 profiles (see the header).
+profile_table() {
+	local table=$1 fa fam algo dir
+	shift
+	command -v perf >/dev/null || { log "PERF=1: perf not installed"; return 0; }
+	dir=$(dirname "$OUT")
+	mkdir -p "$dir"
+	use_fibfwd
+	for fam in 4 6; do
+		gen "$fam" --packets "$WARMUP" >/dev/null
+		perf_gen "$dir/fwd-perf-$table-fibfwd-ipv$fam.txt" "$fam"
+	done
+	for fam in 4 6; do
+		algo=""
+		for fa in "$@"; do [ "${fa%%:*}" != "$fam" ] || algo=${fa#*:}; done
+		[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
+		use_xfib "$fam"
+		perf_gen "$dir/fwd-perf-$table-xfib_$algo-ipv$fam.txt" "$fam"
+	done
+}
+
+# run_table TABLE ROUTES: every path and family, REPS times.
+run_table() {
+	local table=$1 routes=$2 rep fam algo path order fits=()
+	# Which algorithms hold this table (tried once, up front).
+	for fam in 4 6; do
+		for algo in $(algos_of "$fam"); do
+			if force_algo "$fam" "$algo"; then fits+=("$fam:$algo"); fi
 		done
 	done
+	log "table $table: xfib algorithms that hold it: ${fits[*]}"
+	for ((rep = 1; rep <= REPS; rep++)); do
+		# Rotate the order: each path goes first once in a while.
+		case $((rep % 3)) in
+		1) order="kernel fibfwd xfib" ;;
+		2) order="xfib kernel fibfwd" ;;
+		0) order="fibfwd xfib kernel" ;;
+		esac
+		for path in $order; do
+			case $path in
+			kernel)
+				use_kernel
+				for fam in 4 6; do measure "$table" "$routes" kernel "" "$fam" "$rep"; done
+				;;
+			fibfwd)
+				use_fibfwd
+				for fam in 4 6; do measure "$table" "$routes" fibfwd "" "$fam" "$rep"; done
+				;;
+			xfib)
+				for fa in "${fits[@]}"; do
+					fam=${fa%%:*} algo=${fa#*:}
+					force_algo "$fam" "$algo" || continue
+					use_xfib "$fam"
+					measure "$table" "$routes" xfib "$algo" "$fam" "$rep"
+				done
+				;;
+			esac
+		done
+	done
+	[ "${PERF:-0}" != 1 ] || profile_table "$table" "${fits[@]}"
+	use_kernel
+	rctl algo ipv4 auto >/dev/null || true
+	rctl algo ipv6 auto >/dev/null || true
+}
+
+log "$REPS repetitions x $SECS s per path, family and table; $NDST destinations; tables: $TABLES"
+for table in $TABLES; do
+	case $table in
+	10)
+		run_table 10 10
+		;;
+	full)
+		f=$(bench_table "$FULL4" "$FULL6" "$T4" "$T6" "$GW4" "$GW6")
+		log "installing $(wc -l <"$f") routes"
+		t0=$(now_ms)
+		ip -n "$RTR" -batch "$f" || fail "installing $f"
+		log "kernel install: $(($(now_ms) - t0)) ms"
+		wait_routes $((BASE4 + FULL4 + T4)) $((BASE6 + FULL6 + T6))
+		run_table full $((10 + FULL4 + T4))
+		;;
+	*) fail "unknown table '$table' (10, full)" ;;
+	esac
 done
-use_kernel
 in_ns "$SNK" "$FWDBENCH" sink-detach --pin-dir "$SINK_PIN" || true
+in_ns "$SNK2" "$FWDBENCH" sink-detach --pin-dir "$SINK2_PIN" || true
 
 # ---- report -------------------------------------------------------------
 
 mkdir -p "$(dirname "$OUT")"
-jq -s --arg kernel "$(uname -r)" --argjson ncpu "$NCPU" --arg scale "$SCALE" \
+jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 	--argjson reps "$REPS" --argjson secs "$SECS" --argjson ndst "$NDST" \
-	--argjson routes "$NROUTES" --arg rmode "$ROUTES" --argjson gcpu "$GEN_CPU" \
+	--argjson gcpu "$GEN_CPU" --arg placement "$PLACEMENT" \
+	--argjson full "{\"ipv4\": $((FULL4 + T4 + 10)), \"ipv6\": $((FULL6 + T6 + 10))}" \
 	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
 	def median: sort | if length == 0 then null
 		elif length % 2 == 1 then .[length / 2 | floor]
 		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-	def r4: . * 10000 | round / 10000;
+	def r4: if . == null then null else . * 10000 | round / 10000 end;
 	. as $s |
-	# One summary per family and path.
-	[ (4, 6) as $f | ("kernel", "xfib") as $p |
-	  [$s[] | select(.family == $f and .path == $p)] as $x |
+	# One summary per table, family, path and algorithm.
+	[ $s | group_by([.table, .family, .path, .algorithm])[] |
+	  . as $x | $x[0] as $h |
 	  ($x | map(.received) | add) as $rx |
-	  {family: $f, path: $p, n: ($x | length),
+	  {table: $h.table, family: $h.family, path: $h.path, algorithm: $h.algorithm,
+	   routes: (if $h.table == "full" then $full["ipv\($h.family)"] else 10 end),
+	   n: ($x | length),
 	   rx: ($x | map(.rx_mpps) | median), tx: ($x | map(.tx_mpps) | median),
 	   rx_min: ($x | map(.rx_mpps) | min), rx_max: ($x | map(.rx_mpps) | max),
 	   loss: ($x | map(.loss_pct) | median),
@@ -299,53 +492,45 @@ jq -s --arg kernel "$(uname -r)" --argjson ncpu "$NCPU" --arg scale "$SCALE" \
 	   busy: [range($x[0].cpu_busy_pct | length) as $i | $x | map(.cpu_busy_pct[$i]) | median],
 	   si: [range($x[0].cpu_softirq_pct | length) as $i | $x | map(.cpu_softirq_pct[$i]) | median]}
 	] as $sum |
-	($sum | map({key: "\(.family)", value: .}) | map(select(.value.path == "kernel")) | from_entries) as $k |
-	# ratio: of the medians. paired: the median of the ratios of the
-	# two paths in the same repetition, measured seconds apart, which
-	# shifts less when the machine itself speeds up or slows down.
-	$sum | map(.family as $f | . + {
-		ratio: (if $k["\($f)"].rx > 0 then .rx / $k["\($f)"].rx else null end),
-		paired: (if .path == "kernel" then 1 else
-			[$s[] | select(.family == $f and .path == "xfib") as $x |
-			 $s[] | select(.family == $f and .path == "kernel" and
-				       .rep == $x.rep and .rx_mpps > 0) |
-			 $x.rx_mpps / .rx_mpps] | median end),
-	                verified: (if .path == "kernel" then .kpct >= 99 and .xpct == 0
-	                           else .xpct >= 99 and .kpct <= 0.1 end)}) |
+	def base($t; $f; $p): [$sum[] | select(.table == $t and .family == $f and .path == $p)][0].rx;
+	$sum | map(. as $r | . + {
+		ratio_kernel: (base($r.table; $r.family; "kernel") as $b | if $b and $b > 0 then $r.rx / $b else null end),
+		ratio_fibfwd: (base($r.table; $r.family; "fibfwd") as $b | if $b and $b > 0 then $r.rx / $b else null end),
+		verified: (if .path == "kernel" then .kpct >= 99 and .xpct == 0
+		           elif .path == "fibfwd" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
+		           else .xpct >= 99 and .kpct <= 0.1 end)}) |
 	. as $sum |
-	{benchmark: "fwd", date: $date, kernel: $kernel, cpus: $ncpu, scale: $scale,
-	 frame_bytes: 64, seconds_per_repetition: $secs, generator_cpu: $gcpu,
-	 route_mode: $rmode,
+	{benchmark: "fwd", date: $date, machine: $machine, scale: $scale,
+	 frame_bytes: 64, seconds_per_repetition: $secs, repetitions: $reps,
+	 destinations: $ndst, generator_cpu: $gcpu, placement: $placement,
 	 summary: $sum,
 	 records: [ $sum[] as $r |
-		({metric: "rx_mpps", value: ($r.rx | r4), unit: "Mpps", ratio_to_kernel: ($r.ratio | r4), samples: $r.rx_samples},
-		 {metric: "rx_ratio_paired", value: ($r.paired | r4), unit: "x", ratio_to_kernel: null},
-		 {metric: "tx_mpps", value: ($r.tx | r4), unit: "Mpps", ratio_to_kernel: null},
-		 {metric: "loss", value: ($r.loss | r4), unit: "%", ratio_to_kernel: null},
-		 {metric: "forwarded_by_kernel", value: ($r.kpct | r4), unit: "% of received", ratio_to_kernel: null},
-		 {metric: "forwarded_by_xfib", value: ($r.xpct | r4), unit: "% of received", ratio_to_kernel: null},
-		 {metric: "path_verified", value: $r.verified, unit: "bool", ratio_to_kernel: null})
-		| {path: $r.path, family: ("ipv\($r.family)"), routes: $routes, destinations: $ndst}
-		  + . + {repetitions: $r.n} ],
+		({metric: "rx_mpps", value: ($r.rx | r4), unit: "Mpps", samples: $r.rx_samples},
+		 {metric: "tx_mpps", value: ($r.tx | r4), unit: "Mpps"},
+		 {metric: "loss", value: ($r.loss | r4), unit: "%"},
+		 {metric: "path_verified", value: $r.verified, unit: "bool"})
+		| {bench: "fwd", family: "ipv\($r.family)",
+		   algorithm: (if $r.path == "xfib" then $r.algorithm else $r.path end),
+		   path: $r.path, table: $r.table, routes: $r.routes, destinations: $ndst}
+		  + . + {repetitions: $r.n,
+		     ratio_to_kernel: (if .metric == "rx_mpps" then $r.ratio_kernel | r4 else null end),
+		     ratio_to_fibfwd: (if .metric == "rx_mpps" then $r.ratio_fibfwd | r4 else null end)} ],
 	 samples: ($s | map(.family = "ipv\(.family)"))}' "$SAMPLES" >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
 echo
-echo "Forwarding over veth, gen -> router -> sink, 64-byte UDP, $NDST destinations,"
-echo "$NROUTES route(s) per family ($ROUTES), $REPS x ${SECS} s per path, generator on CPU $GEN_CPU, $NCPU CPUs, kernel $(uname -r)"
+echo "Forwarding over veth, gen -> router -> sinks, 64-byte UDP, $NDST destinations,"
+echo "$REPS x ${SECS} s per path; $PLACEMENT; $NCPU CPUs, kernel $(uname -r)"
 echo
-printf '%-5s %-7s %9s %17s %8s %8s %8s %8s  %-26s %s\n' family path "rx Mpps" "min-max" "tx Mpps" loss xfib/k paired "forwarded by (of rx)" check
-jq -r '.summary[] | [.family, .path, .rx, .rx_min, .rx_max, .tx, .loss, .ratio, .paired, .kpct, .xpct, .verified] | @tsv' "$OUT" |
-	while IFS=$'\t' read -r f p rx mn mx tx loss ratio paired kp xp ok; do
-		printf 'IPv%-2s %-7s %9.3f %8.3f-%-8.3f %8.3f %7.2f%% %7.2fx %7.2fx  kernel %5.1f%% xfib %5.1f%%  %s\n' \
-			"$f" "$p" "$rx" "$mn" "$mx" "$tx" "$loss" "$ratio" "$paired" "$kp" "$xp" \
+printf '%-5s %-5s %-16s %9s %17s %8s %8s %8s %8s  %-26s %s\n' table family path "rx Mpps" "min-max" "tx Mpps" loss "/kernel" "/fibfwd" "forwarded by (of rx)" check
+jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm else .path end),
+	.rx, .rx_min, .rx_max, .tx, .loss, (.ratio_kernel // 0), (.ratio_fibfwd // 0), .kpct, .xpct, .verified] | @tsv' "$OUT" |
+	while IFS=$'\t' read -r t f p rx mn mx tx loss rk rf kp xp ok; do
+		printf '%-5s IPv%-2s %-16s %9.3f %8.3f-%-8.3f %8.3f %7.2f%% %7.2fx %7.2fx  kernel %5.1f%% xfib %5.1f%%  %s\n' \
+			"$t" "$f" "$p" "$rx" "$mn" "$mx" "$tx" "$loss" "$rk" "$rf" "$kp" "$xp" \
 			"$([ "$ok" = true ] && echo ok || echo 'NOT this path')"
 	done
 echo
-echo "Median CPU use during the timed runs (busy% / softirq%, per CPU; host-wide, includes anything else running):"
-jq -r '.summary[] | "  IPv\(.family) \(.path | . + " " * (7 - length)) " +
-	([range(.busy | length) as $i | "cpu\($i) \(.busy[$i] | round)/\(.si[$i] | round)"] | join("  "))' "$OUT"
-echo
-echo "rx = received by the sink per second of generator run; loss = 1 - received/sent;"
-echo "xfib/k = ratio of the medians; paired = median of the per-repetition ratios."
+echo "rx = received by the sinks per second of generator run; loss = 1 - received/sent;"
+echo "/kernel, /fibfwd = ratio of the medians to that path's, same table and family."
 echo "Records: $OUT"

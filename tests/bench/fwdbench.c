@@ -5,17 +5,22 @@
  *   fwdbench sink-attach --pin-dir DIR IFNAME
  *   fwdbench sink-count  --pin-dir DIR
  *   fwdbench sink-detach --pin-dir DIR
+ *   fwdbench fibfwd-attach --pin-dir DIR IFNAME...
+ *   fwdbench fibfwd-detach --pin-dir DIR
  *   fwdbench gen --ifname IF --dst-mac MAC --src-mac MAC --src IP
  *                --dst-base IP --ndst N (--packets COUNT | --duration SEC)
- *                [--family 4|6] [--cpu N] [--batch N]
+ *                [--family 4|6] [--stride N] [--cpu N] [--batch N]
  *
  * Every command works on the network namespace it runs in; run it with
  * `nsenter --net=/run/netns/NS` so that bpffs pins stay visible (see
  * tests/lib/netns.sh). The sink is attached through a BPF link pinned in
  * DIR together with its counter map: nothing has to keep running, and
- * removing DIR (or the namespace) detaches it.
+ * removing DIR (or the namespace) detaches it. The baseline forwarder
+ * (tests/bench/fibfwd.bpf.c) is attached the same way, one pinned link
+ * per port, with its port map filled from inside the router's namespace.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -33,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "fwdbench.h"
+#include "fibfwd.skel.h"
 #include "gen.skel.h"
 #include "sink.skel.h"
 
@@ -228,6 +234,96 @@ static int cmd_sink_detach(const char *dir)
 	return err;
 }
 
+/* ---- baseline forwarder -------------------------------------------------- */
+
+/* Removes the pinned links in dir (detaching each: a leftover reference
+ * would otherwise keep the program attached) and dir itself. */
+static int cmd_fibfwd_detach(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int fd, err = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "link-", 5) ||
+		    pin_path(path, sizeof(path), dir, e->d_name))
+			continue;
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			if (bpf_link_detach(fd) && errno != ENOLINK && !err)
+				err = -errno;
+			close(fd);
+		}
+		if (unlink(path) && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
+	if (err)
+		err_msg("fibfwd-detach %s: %s", dir, strerror(-err));
+	return err;
+}
+
+static int cmd_fibfwd_attach(const char *dir, int nifs, char **ifs)
+{
+	struct fibfwd_bpf *skel;
+	struct bpf_link *link;
+	char path[PATH_MAX];
+	int i, err = 0;
+	__u32 idx;
+
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		err_msg("fibfwd-attach: mkdir %s: %s", dir, strerror(errno));
+		return err;
+	}
+	skel = fibfwd_bpf__open_and_load();
+	if (!skel) {
+		err = -errno;
+		err_msg("fibfwd-attach: load: %s", strerror(errno));
+		rmdir(dir);
+		return err;
+	}
+	for (i = 0; i < nifs && !err; i++) {
+		idx = if_nametoindex(ifs[i]);
+		if (!idx) {
+			err_msg("fibfwd-attach %s: no such interface", ifs[i]);
+			err = -ENODEV;
+			break;
+		}
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.fibfwd_ports),
+					&idx, &idx, BPF_ANY)) {
+			err = -errno;
+			err_msg("fibfwd-attach %s: port map: %s", ifs[i],
+				strerror(errno));
+			break;
+		}
+		link = bpf_program__attach_xdp(skel->progs.fibfwd, idx);
+		if (!link) {
+			err = -errno;
+			err_msg("fibfwd-attach %s: %s", ifs[i], strerror(errno));
+			break;
+		}
+		if (snprintf(path, sizeof(path), "%s/link-%s", dir, ifs[i]) >=
+		    (int)sizeof(path))
+			err = -ENAMETOOLONG;
+		else
+			err = bpf_link__pin(link, path);
+		if (err)
+			err_msg("fibfwd-attach %s: pin: %s", ifs[i], strerror(-err));
+		bpf_link__destroy(link);
+	}
+	fibfwd_bpf__destroy(skel);
+	if (err)
+		cmd_fibfwd_detach(dir);
+	return err;
+}
+
 /* ---- generator ---------------------------------------------------------- */
 
 struct gen_opts {
@@ -371,6 +467,7 @@ static int gen_parse(int argc, char **argv, struct gen_opts *g)
 		{ "family", required_argument, NULL, 'f' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "stride", required_argument, NULL, 'T' },
 		{}
 	};
 	const char *src = NULL, *dst = NULL;
@@ -382,6 +479,7 @@ static int gen_parse(int argc, char **argv, struct gen_opts *g)
 	g->cfg.ndst = 1;
 	g->cfg.sport = 9;
 	g->cfg.dport = 9;
+	g->cfg.stride = 1;
 	g->cpu = -1;
 	g->batch = 64;
 	optind = 1;
@@ -431,6 +529,11 @@ static int gen_parse(int argc, char **argv, struct gen_opts *g)
 				goto bad;
 			g->cpu = v;
 			break;
+		case 'T':
+			if (parse_u64(optarg, UINT32_MAX, &v) || !v)
+				goto bad;
+			g->cfg.stride = v;
+			break;
 		case 'b':
 			/* The kernel caps a live-frames batch at 256. */
 			if (parse_u64(optarg, 256, &v) || !v)
@@ -459,7 +562,8 @@ static int gen_parse(int argc, char **argv, struct gen_opts *g)
 		}
 		g->cfg.src4 = s4.s_addr;
 		g->cfg.dst4 = ntohl(d4.s_addr);
-		if ((unsigned long long)g->cfg.dst4 + g->cfg.ndst - 1 > UINT32_MAX) {
+		if ((unsigned long long)g->cfg.dst4 +
+			    (unsigned long long)(g->cfg.ndst - 1) * g->cfg.stride > UINT32_MAX) {
 			err_msg("gen: %s + %u destinations wrap around", dst,
 				g->cfg.ndst);
 			return -EINVAL;
@@ -474,11 +578,17 @@ static int gen_parse(int argc, char **argv, struct gen_opts *g)
 			err_msg("gen: --dst-base %s: not an IPv6 address", dst);
 			return -EINVAL;
 		}
-		memcpy(g->cfg.dst6, &a6, 12);
-		g->cfg.dst6_lo = ntohl(a6.s6_addr32[3]);
-		/* Only the last 32 bits vary, without a carry into the rest. */
-		if ((unsigned long long)g->cfg.dst6_lo + g->cfg.ndst - 1 > UINT32_MAX) {
-			err_msg("gen: %s + %u destinations carry past the last 32 bits",
+		memcpy(g->cfg.dst6, &a6, 16);
+		/* The word that varies: the last one by default; with a
+		 * stride, the second (bits 32..63), which spreads the
+		 * destinations over the prefixes of a /32 rather than the
+		 * hosts of one /64. */
+		g->cfg.dst6_word = g->cfg.stride > 1 ? 1 : 3;
+		g->cfg.dst6_lo = ntohl(a6.s6_addr32[g->cfg.dst6_word]);
+		/* Only that word varies, without a carry into the rest. */
+		if ((unsigned long long)g->cfg.dst6_lo +
+			    (unsigned long long)(g->cfg.ndst - 1) * g->cfg.stride > UINT32_MAX) {
+			err_msg("gen: %s + %u destinations carry past their 32 bits",
 				dst, g->cfg.ndst);
 			return -EINVAL;
 		}
@@ -500,9 +610,14 @@ static void usage(FILE *f)
 		"  sink-detach --pin-dir DIR          detach and remove DIR\n"
 		"  gen --ifname IF --dst-mac MAC --src-mac MAC --src IP --dst-base IP\n"
 		"      --ndst N (--packets COUNT | --duration SEC) [--family 4|6]\n"
-		"      [--cpu N] [--batch N]          send 64-byte UDP frames out of IF\n"
+		"      [--stride N] [--cpu N] [--batch N]\n"
+		"                                     send 64-byte UDP frames out of IF\n"
 		"                                     with BPF_PROG_TEST_RUN live frames;\n"
-		"                                     prints \"sent N seconds S mpps R\"\n");
+		"                                     prints \"sent N seconds S mpps R\";\n"
+		"                                     destination i is base + i * stride\n"
+		"                                     (IPv6 with a stride: in bits 32..63)\n"
+		"  fibfwd-attach --pin-dir DIR IFNAME...  the bpf_fib_lookup forwarder on the ports\n"
+		"  fibfwd-detach --pin-dir DIR        detach it and remove DIR\n");
 }
 
 /* --pin-dir DIR [ARG]: the sink commands' arguments. */
@@ -528,6 +643,29 @@ static int sink_args(int argc, char **argv, const char **dir, int nargs,
 	}
 	if (nargs)
 		*arg = argv[optind];
+	return 0;
+}
+
+/* --pin-dir DIR IFNAME...: one or more arguments after the options. */
+static int sink_args_n(int argc, char **argv, const char **dir)
+{
+	static const struct option opts[] = {
+		{ "pin-dir", required_argument, NULL, 'P' },
+		{}
+	};
+	int c;
+
+	*dir = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'P')
+			return -EINVAL;
+		*dir = optarg;
+	}
+	if (!*dir || optind >= argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -566,6 +704,14 @@ int main(int argc, char **argv)
 		if (sink_args(argc, argv, &dir, 0, NULL))
 			return 2;
 		err = cmd_sink_detach(dir);
+	} else if (!strcmp(cmd, "fibfwd-attach")) {
+		if (sink_args_n(argc, argv, &dir))
+			return 2;
+		err = cmd_fibfwd_attach(dir, argc - optind, argv + optind);
+	} else if (!strcmp(cmd, "fibfwd-detach")) {
+		if (sink_args(argc, argv, &dir, 0, NULL))
+			return 2;
+		err = cmd_fibfwd_detach(dir);
 	} else if (!strcmp(cmd, "gen")) {
 		if (gen_parse(argc, argv, &g))
 			return 2;

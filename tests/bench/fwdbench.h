@@ -21,12 +21,14 @@ struct gen_cfg {
 	__u16 dmac[3];     /* router ingress port */
 	__u16 smac[3];     /* generator port */
 	__u32 family;      /* 4 or 6 */
-	__u32 ndst;        /* destinations: base, base + 1, ..., base + ndst - 1 */
+	__u32 ndst;        /* destinations: base + i * stride, i < ndst */
 	__u32 src4;        /* network order */
 	__u32 dst4;        /* host order: added to before the byte swap */
 	__u32 src6[4];     /* network order */
-	__u32 dst6[3];     /* network order: first 96 bits of every destination */
-	__u32 dst6_lo;     /* host order: last 32 bits of the first destination */
+	__u32 dst6[4];     /* network order: the first destination */
+	__u32 dst6_lo;     /* host order: dst6[dst6_word] of the first destination */
+	__u32 dst6_word;   /* which 32-bit word of the address varies (1 or 3) */
+	__u32 stride;      /* destination i is base + i * stride */
 	__u16 sport;       /* host order */
 	__u16 dport;       /* host order */
 };

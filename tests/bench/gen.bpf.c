@@ -92,7 +92,7 @@ static __always_inline void write_ipv4(struct iphdr *ip, __u32 idx)
 	ip->protocol = IPPROTO_UDP;
 	ip->check = 0;
 	ip->saddr = cfg.src4;
-	ip->daddr = bpf_htonl(cfg.dst4 + idx);
+	ip->daddr = bpf_htonl(cfg.dst4 + idx * cfg.stride);
 	/* Both forwarders drop or pass a frame with a bad header checksum. */
 	ip->check = csum_fold(csum_add16(0, w, IP4_HLEN / 2));
 	/* UDP checksum 0: "none", legal in IPv4. */
@@ -120,7 +120,12 @@ static __always_inline void write_ipv6(struct ipv6hdr *ip6, __u32 idx)
 	d[0] = cfg.dst6[0];
 	d[1] = cfg.dst6[1];
 	d[2] = cfg.dst6[2];
-	d[3] = bpf_htonl(cfg.dst6_lo + idx);
+	d[3] = cfg.dst6[3];
+	/* The varying word; the verifier folds the constant choice. */
+	if (cfg.dst6_word == 1)
+		d[1] = bpf_htonl(cfg.dst6_lo + idx * cfg.stride);
+	else
+		d[3] = bpf_htonl(cfg.dst6_lo + idx * cfg.stride);
 	write_udp(udp, ulen);
 	/* The payload (2 bytes in a 64-byte frame) is covered by the
 	 * checksum, so it is written too. */

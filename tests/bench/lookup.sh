@@ -18,19 +18,26 @@
 # same lookups natively over the same maps mmap()ed, on one CPU. Then the
 # family goes back to automatic selection, whose choice is recorded.
 #
-# Keys: "random" is NKEYS destinations (65536), "hot" NHOT (8). IPv4 keys
-# are uniform over the address space by default (KEYS4=prefixes: inside
-# the table's prefixes); IPv6 keys are random addresses inside random
-# prefixes of the table (uniform IPv6 addresses would almost all miss).
+# Baselines at each size, over the same keys: lpm_trie, the kernel's
+# BPF_MAP_TYPE_LPM_TRIE holding the same generated prefixes, and
+# fib_lookup, bpf_fib_lookup() against the router's kernel FIB holding the
+# same routes (plus its connected ones), entering by the router's r-gen
+# port (forwarding on). lookupbench runs in the router's namespace for it.
+#
+# Keys: "random" is NKEYS destinations (65536), "hot" NHOT (8). Keys are
+# random addresses inside random prefixes of the table, so every lookup
+# finds a route, as a router's traffic does (KEYS4=uniform: IPv4 keys
+# uniform over the address space instead, most of them missing at small
+# sizes; uniform IPv6 addresses would almost all miss).
 #
 # Table on stdout, records in build/bench/lookup.json. Low numbers are
 # reported, never an error.
 #
 # Environment: SCALE=full (IPv4 10, 1000, 100000, 1000000 and IPv6 10,
-# 1000, 100000, 250000 prefixes; 5 repetitions) or small (10 and 1000;
-# 3 repetitions; under two minutes); SIZES4 / SIZES6 (ascending, as many
-# of each) and REPS override. MIN_TIME (0.3 s per measurement), NKEYS,
-# NHOT, KEYS4 (uniform|prefixes), CPU (1, the CPU the measurements run
+# 1000, 100000, 250000 prefixes; 5 repetitions of 0.3 s) or small (1000
+# each; 1 repetition of 0.1 s; under half a minute); SIZES4 / SIZES6
+# (ascending, as many of each), REPS and MIN_TIME override. NKEYS,
+# NHOT, KEYS4 (prefixes|uniform), CPU (1, the CPU the measurements run
 # on), OUT (build/bench/lookup.json).
 set -euo pipefail
 
@@ -46,16 +53,17 @@ full)
 	REPS=${REPS:-5}
 	;;
 small)
-	SIZES4=${SIZES4:-"10 1000"}
-	SIZES6=${SIZES6:-"10 1000"}
-	REPS=${REPS:-3}
+	SIZES4=${SIZES4:-1000}
+	SIZES6=${SIZES6:-1000}
+	REPS=${REPS:-1}
+	MIN_TIME=${MIN_TIME:-0.1}
 	;;
 *) echo "lookup.sh: SCALE must be full or small" >&2; exit 2 ;;
 esac
 MIN_TIME=${MIN_TIME:-0.3}
 NKEYS=${NKEYS:-65536}
 NHOT=${NHOT:-8}
-KEYS4=${KEYS4:-uniform}
+KEYS4=${KEYS4:-prefixes}
 CPU=${CPU:-1}
 OUT=${OUT:-$XFIB_BUILD/bench/lookup.json}
 LOOKUPBENCH=${LOOKUPBENCH:-$XFIB_BUILD/bench/lookupbench}
@@ -154,19 +162,20 @@ force() {
 }
 
 # measure FAMILY ALGO ROUTES: runs lookupbench on the published instance
-# and appends its results, with the instance's status, to SAMPLES.
+# (or, for ALGO lpm_trie or fib_lookup, that baseline) and appends its
+# results, with the instance's status, to SAMPLES.
 measure() {
-	local fam=$1 algo=$2 n=$3 st src=prefixes pfx="$XFIB_TMP/prefixes" out
+	local fam=$1 algo=$2 n=$3 st src=prefixes pfx="$XFIB_TMP/prefixes" out base=()
 	st=$(family_status "$fam")
 	[ "$fam" = 6 ] || src=$KEYS4
-	if [ "$src" = prefixes ]; then
-		head -n "$n" "$XFIB_TMP/v$fam.batch" | awk '{ print $3 }' >"$pfx"
-	else
-		: >"$pfx"
-	fi
-	if ! out=$("$LOOKUPBENCH" --pin-dir "$PIN" --family "$fam" --source "$src" \
+	case $algo in
+	lpm_trie | fib_lookup) base=(--baseline "$algo" --iif "$R_GEN") ;;
+	esac
+	# The prefixes: keys inside them, and the LPM trie's content.
+	head -n "$n" "$XFIB_TMP/v$fam.batch" | awk '{ print $3 }' >"$pfx"
+	if ! out=$(in_ns "$RTR" "$LOOKUPBENCH" --pin-dir "$PIN" --family "$fam" --source "$src" \
 		--nkeys "$NKEYS" --hot "$NHOT" --reps "$REPS" --min-time "$MIN_TIME" \
-		--cpu "$CPU" <"$pfx" 2>"$XFIB_TMP/lookupbench.err"); then
+		--cpu "$CPU" "${base[@]}" <"$pfx" 2>"$XFIB_TMP/lookupbench.err"); then
 		log "IPv$fam $algo $n routes: lookupbench failed: $(tail -n 3 "$XFIB_TMP/lookupbench.err")"
 		return 0
 	fi
@@ -177,7 +186,7 @@ measure() {
 		ranges_or_groups: $st.ranges, build_us: $st.build_us}' <<<"$out" |
 		tee -a "$SAMPLES" | jq -r '"IPv\(.family[3:]) \(.algorithm) \(.routes) routes, \(.keys) keys: "
 			+ "kernel \(.bpf_ns_median * 100 | round / 100) ns, "
-			+ "native \(.native_ns_median * 100 | round / 100) ns, "
+			+ (if .native_ns_median then "native \(.native_ns_median * 100 | round / 100) ns, " else "" end)
 			+ "hits \(.hit_pct)%, sums \(if .check then "agree" else "DIFFER" end)"' |
 		while read -r l; do log "$l"; done
 }
@@ -225,6 +234,9 @@ for ((s = 0; s < ${#S4[@]}; s++)); do
 			fi
 		done
 		rctl algo "ipv$fam" auto >/dev/null || log "IPv$fam: back to automatic selection failed"
+		for algo in lpm_trie fib_lookup; do
+			measure "$fam" "$algo" "$n"
+		done
 		st=$(family_status "$fam")
 		jq -n -c --argjson fam "$fam" --argjson n "$n" --arg fit "$fitted" --argjson st "$st" \
 			'{family: "ipv\($fam)", routes: $n, measured: ($fit | split(" ") | map(select(. != ""))),
@@ -248,6 +260,7 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 	($s | map(. + {
 		bpf_mlps: (.bpf_ns | map(1000 / .) | median),
 		native_mlps: (.native_ns | map(1000 / .) | median)})) as $sum |
+	def nat(r; v): if r.native_ns_median then v else null end;
 	{benchmark: "lookup", date: $date, kernel: $kernel, cpu_model: $cpu_model,
 	 cpus: $ncpu, cpu: $cpu, scale: $scale, ipv4_key_source: $keys4,
 	 router_routes: {ipv4: $base4, ipv6: $base6},
@@ -256,13 +269,14 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 	 summary: $sum,
 	 records: [ $sum[] as $r |
 		({metric: "bpf_ns_per_lookup", value: ($r.bpf_ns_median | r4), unit: "ns",
-		  ratio_to_native: ($r.bpf_ns_median / $r.native_ns_median | r4)},
+		  ratio_to_native: nat($r; $r.bpf_ns_median / $r.native_ns_median | r4)},
 		 {metric: "bpf_mlookups_per_s", value: ($r.bpf_mlps | r4), unit: "Mlookups/s",
-		  ratio_to_native: ($r.bpf_mlps / $r.native_mlps | r4)},
-		 {metric: "native_ns_per_lookup", value: ($r.native_ns_median | r4), unit: "ns",
-		  ratio_to_native: 1},
-		 {metric: "native_mlookups_per_s", value: ($r.native_mlps | r4), unit: "Mlookups/s",
-		  ratio_to_native: 1})
+		  ratio_to_native: nat($r; $r.bpf_mlps / $r.native_mlps | r4)},
+		 (select($r.native_ns_median) |
+		  {metric: "native_ns_per_lookup", value: ($r.native_ns_median | r4), unit: "ns",
+		   ratio_to_native: 1},
+		  {metric: "native_mlookups_per_s", value: ($r.native_mlps | r4), unit: "Mlookups/s",
+		   ratio_to_native: 1}))
 		| {bench: "lookup", family: $r.family, algorithm: $r.algorithm,
 		   routes: $r.routes, keys: $r.keys} + .
 		  + {repetitions: $r.repetitions, key_source: $r.key_source,
@@ -274,12 +288,17 @@ echo "Longest-prefix-match lookups on the live pinned tables, one CPU (cpu$CPU o
 echo "BPF: BPF_PROG_TEST_RUN, $(jq -r '.summary[0].lookups_per_run // 256' "$OUT") lookups per run; native: same code, same maps mmap()ed;"
 echo "medians of $REPS repetitions; keys: random = $NKEYS (IPv4 $KEYS4, IPv6 inside table prefixes), hot = $NHOT"
 echo
-printf '%-4s %-9s %8s %-6s | %9s %10s | %9s %10s | %7s | %6s %s\n' \
+printf '%-4s %-10s %8s %-6s | %9s %10s | %9s %10s | %7s | %6s %s\n' \
 	fam algorithm routes keys "BPF ns" "BPF Ml/s" "native ns" "nat. Ml/s" "BPF/nat" "hits" check
 jq -r '.summary[] | [.family, .algorithm, .routes, .keys, .bpf_ns_median, .bpf_mlps,
-	.native_ns_median, .native_mlps, .hit_pct, .check] | @tsv' "$OUT" |
+	(.native_ns_median // "-"), (.native_mlps // "-"), .hit_pct, .check] | @tsv' "$OUT" |
 	while IFS=$'\t' read -r f a n k bn bm nn nm hit ok; do
-		printf '%-4s %-9s %8s %-6s | %9.2f %10.1f | %9.2f %10.1f | %6.2fx | %5.1f%% %s\n' \
+		if [ "$nn" = - ]; then
+			printf '%-4s %-10s %8s %-6s | %9.2f %10.1f | %9s %10s | %7s | %5.1f%% %s\n' \
+				"v${f#ipv}" "$a" "$n" "$k" "$bn" "$bm" - - - "$hit" baseline
+			continue
+		fi
+		printf '%-4s %-10s %8s %-6s | %9.2f %10.1f | %9.2f %10.1f | %6.2fx | %5.1f%% %s\n' \
 			"v${f#ipv}" "$a" "$n" "$k" "$bn" "$bm" "$nn" "$nm" \
 			"$(jq -n "$bn / $nn")" "$hit" "$([ "$ok" = true ] && echo ok || echo 'SUMS DIFFER')"
 	done

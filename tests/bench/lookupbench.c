@@ -5,7 +5,8 @@
  *
  *   lookupbench --pin-dir DIR --family 4|6 [--keys random,hot]
  *               [--source uniform|prefixes] [--nkeys N] [--hot N]
- *               [--reps N] [--min-time SEC] [--cpu N] [--seed N] [-v]
+ *               [--reps N] [--min-time SEC] [--cpu N] [--seed N]
+ *               [--baseline lpm_trie|fib_lookup [--iif IFNAME]] [-v]
  *
  * Kernel: tests/bench/lookup.bpf.c, loaded with the router's pin directory
  * as pin root so that its maps are the live pinned ones, run with
@@ -31,10 +32,24 @@
  * JSON object per key set is printed on stdout. The process pins itself to
  * --cpu (BPF_PROG_TEST_RUN runs the program on the calling CPU), so both
  * measurements run on the same core.
+ *
+ * --baseline measures, instead of the published instance, what a user
+ * would run instead of xfib, over the same keys (same --seed, --source
+ * and prefixes give the same keys): lpm_trie, a BPF_MAP_TYPE_LPM_TRIE
+ * filled with the prefixes on stdin; fib_lookup, bpf_fib_lookup() against
+ * the kernel FIB of the namespace lookupbench runs in, entering by --iif
+ * (a port with forwarding on). These have no native twin: only the
+ * kernel's time is reported, and instead of a sum check the share of keys
+ * that found a route, to compare with the instance's hit rate.
+ *
+ * Each result also gives the measured program's size after the verifier
+ * (instructions, JITed bytes) and the calls left in it: the helper calls
+ * show which map lookups the verifier could not inline.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -302,7 +317,47 @@ struct opts {
 	double min_time;
 	int cpu;
 	__u64 seed;
+	const char *baseline; /* NULL: the published xfib instance */
+	const char *iif;
 };
+
+/*
+ * The measured program's size after the verifier: instructions, JITed
+ * bytes, and the calls left in it, helpers (map lookups the verifier did
+ * not inline, bpf_fib_lookup) and BPF-to-BPF calls (the bpf_loop body).
+ * Printed with each result: what the per-lookup time is made of.
+ */
+static void print_prog_shape(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), n, i, helpers = 0, subprogs = 0;
+	struct bpf_insn *insns;
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return;
+	n = info.xlated_prog_len / sizeof(*insns);
+	insns = calloc(n, sizeof(*insns));
+	if (!insns)
+		return;
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = n * sizeof(*insns);
+	info.xlated_prog_insns = (__u64)(unsigned long)insns;
+	len = sizeof(info);
+	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+		for (i = 0; i < n; i++) {
+			if (insns[i].code != (BPF_JMP | BPF_CALL))
+				continue;
+			if (insns[i].src_reg == BPF_PSEUDO_CALL)
+				subprogs++;
+			else
+				helpers++;
+		}
+		printf(",\"xlated_insns\":%u,\"jited_bytes\":%u,"
+		       "\"helper_calls\":%u,\"subprog_calls\":%u",
+		       n, info.jited_prog_len, helpers, subprogs);
+	}
+	free(insns);
+}
 
 /* Measures one key set: keys already written, n of them (a power of 2). */
 static int measure(struct bench *b, const struct opts *o, const char *name,
@@ -384,7 +439,62 @@ static int measure(struct bench *b, const struct opts *o, const char *name,
 	       median(bpf_ns, o->reps), median(nat_ns, o->reps));
 	print_list("bpf_ns", bpf_ns, o->reps);
 	print_list("native_ns", nat_ns, o->reps);
+	print_prog_shape(b->prog_fd);
 	printf("}\n");
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * A baseline's key set: kernel runs only. The hit rate comes from the
+ * program's own count over one pass of the keys.
+ */
+static int measure_base(struct bench *b, const struct opts *o,
+			const char *name, unsigned int n)
+{
+	double bpf_ns[REPS_MAX], per_run;
+	unsigned long runs, pass;
+	unsigned int rep;
+
+	b->skel->bss->key_mask = n - 1;
+	pass = n >= b->k ? n / b->k : 1;
+	b->skel->bss->pos = 0;
+	b->skel->bss->acc = 0;
+	per_run = bpf_runs(b, pass);
+	if (per_run < 0)
+		return per_run;
+	b->acc = b->skel->bss->acc;
+
+	per_run = bpf_runs(b, 2000);
+	if (per_run < 0)
+		return per_run;
+	if (per_run < 1)
+		per_run = 1;
+	runs = o->min_time * 1e9 / per_run + 1;
+	if (runs > UINT_MAX)
+		runs = UINT_MAX;
+	for (rep = 0; rep < o->reps; rep++) {
+		double d = bpf_runs(b, runs);
+
+		if (d < 0)
+			return d;
+		bpf_ns[rep] = d / b->k;
+		if (verbose)
+			fprintf(stderr, "%s %s rep %u: kernel %.3f ns\n",
+				o->baseline, name, rep, bpf_ns[rep]);
+	}
+	printf("{\"family\":\"ipv%d\",\"algorithm\":\"%s\",\"baseline\":true,"
+	       "\"keys\":\"%s\",\"key_source\":\"%s\",\"nkeys\":%u,"
+	       "\"hit_pct\":%.2f,\"lookups_per_run\":%u,\"runs\":%lu,"
+	       "\"repetitions\":%u,\"check\":true,\"bpf_ns_median\":%.4f,"
+	       "\"native_ns_median\":null",
+	       b->fam == XFIB_V4 ? 4 : 6, o->baseline, name,
+	       o->in_prefixes ? "prefixes" : "uniform", n,
+	       100.0 * b->acc / ((double)pass * b->k), b->k, runs, o->reps,
+	       median(bpf_ns, o->reps));
+	print_list("bpf_ns", bpf_ns, o->reps);
+	print_prog_shape(b->prog_fd);
+	printf(",\"native_ns\":[]}\n");
 	fflush(stdout);
 	return 0;
 }
@@ -427,18 +537,43 @@ static int open_instance(struct bench *b)
 }
 
 /* Loads the benchmark program over the maps pinned in pin_dir. */
-static int load_prog(const char *pin_dir, struct lookup_bpf **skelp)
+static int load_prog(const char *pin_dir, int fam, const char *baseline,
+		     struct lookup_bpf **skelp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
+	bool v4 = fam == XFIB_V4;
+	struct bpf_program *prog;
 	struct lookup_bpf *skel;
 	int err, fd;
 
 	skel = lookup_bpf__open_opts(&oo);
 	if (!skel)
 		return -errno;
-	/* The forwarder comes with the included source; it is not needed. */
-	bpf_program__set_autoload(skel->progs.xfib_fwd, false);
+	/* Room for every prefix read (the trie allocates per insert). */
+	if (npfx) {
+		bpf_map__set_max_entries(skel->maps.base_lpm4, npfx);
+		bpf_map__set_max_entries(skel->maps.base_lpm6, npfx);
+	}
+	/*
+	 * Only the programs this run can use are loaded: the forwarder
+	 * comes with the included source, and verifying every program
+	 * costs seconds per run.
+	 */
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+	if (!baseline) {
+		bpf_program__set_autoload(v4 ? skel->progs.lookup_bsearch4 :
+					       skel->progs.lookup_bsearch6, true);
+		bpf_program__set_autoload(v4 ? skel->progs.lookup_dir24_8 :
+					       skel->progs.lookup_trie6, true);
+	} else if (!strcmp(baseline, "lpm_trie")) {
+		bpf_program__set_autoload(v4 ? skel->progs.base_lpm_trie4 :
+					       skel->progs.base_lpm_trie6, true);
+	} else {
+		bpf_program__set_autoload(v4 ? skel->progs.base_fib_lookup4 :
+					       skel->progs.base_fib_lookup6, true);
+	}
 	/*
 	 * xfib_tx_ports is pinned by ctl/pin.c, not by libbpf (see
 	 * bpf/lib/maps.h). Nothing here uses it; reusing the pin only
@@ -460,6 +595,55 @@ static int load_prog(const char *pin_dir, struct lookup_bpf **skelp)
 err:
 	lookup_bpf__destroy(skel);
 	return err;
+}
+
+/* Fills the family's LPM_TRIE with the prefixes read, value 1. */
+static int fill_lpm(struct bench *b)
+{
+	int fd = bpf_map__fd(b->fam == XFIB_V4 ? b->skel->maps.base_lpm4 :
+						 b->skel->maps.base_lpm6);
+	struct { __u32 len; __u8 addr[16]; } key;
+	__u32 one = 1;
+	size_t i;
+
+	for (i = 0; i < npfx; i++) {
+		key.len = pfx[i].len;
+		memcpy(key.addr, pfx[i].addr, 16);
+		/* Duplicates in the input only overwrite. */
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Picks the baseline's program and prepares its table. */
+static int open_baseline(struct bench *b, const struct opts *o)
+{
+	bool v4 = b->fam == XFIB_V4;
+	struct bpf_program *prog;
+	int err;
+
+	if (!strcmp(o->baseline, "lpm_trie")) {
+		prog = v4 ? b->skel->progs.base_lpm_trie4 :
+			    b->skel->progs.base_lpm_trie6;
+		err = fill_lpm(b);
+		if (err) {
+			err_msg("filling the LPM trie: %s", strerror(-err));
+			return err;
+		}
+	} else {
+		unsigned int idx = o->iif ? if_nametoindex(o->iif) : 0;
+
+		if (!idx) {
+			err_msg("--baseline fib_lookup needs --iif, a port with forwarding on");
+			return -EINVAL;
+		}
+		prog = v4 ? b->skel->progs.base_fib_lookup4 :
+			    b->skel->progs.base_fib_lookup6;
+		b->skel->bss->fib_iif = idx;
+	}
+	b->prog_fd = bpf_program__fd(prog);
+	return 0;
 }
 
 static void write_keys(struct bench *b, const struct opts *o, unsigned int n)
@@ -485,6 +669,8 @@ static int run_set(struct bench *b, const struct opts *o, const char *name,
 
 	rnd_state = seed;
 	write_keys(b, o, n);
+	if (o->baseline)
+		return measure_base(b, o, name, n);
 	for (tries = 0; tries < 5; tries++) {
 		err = open_instance(b);
 		if (err)
@@ -508,8 +694,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lookupbench --pin-dir DIR --family 4|6 [--keys random,hot]\n"
 		"                   [--source uniform|prefixes] [--nkeys N] [--hot N]\n"
-		"                   [--reps N] [--min-time SEC] [--cpu N] [--seed N] [-v]\n"
-		"  --source prefixes reads ADDR/LEN lines on stdin\n");
+		"                   [--reps N] [--min-time SEC] [--cpu N] [--seed N]\n"
+		"                   [--baseline lpm_trie|fib_lookup [--iif IFNAME]] [-v]\n"
+		"  --source prefixes and --baseline lpm_trie read ADDR/LEN lines on stdin\n");
 	exit(2);
 }
 
@@ -526,6 +713,8 @@ int main(int argc, char **argv)
 		{ "min-time", required_argument, NULL, 't' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "baseline", required_argument, NULL, 'B' },
+		{ "iif", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{}
 	};
@@ -578,6 +767,14 @@ int main(int argc, char **argv)
 		case 'S':
 			o.seed = strtoull(optarg, NULL, 0);
 			break;
+		case 'B':
+			if (strcmp(optarg, "lpm_trie") && strcmp(optarg, "fib_lookup"))
+				usage();
+			o.baseline = optarg;
+			break;
+		case 'I':
+			o.iif = optarg;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -607,7 +804,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (o.in_prefixes) {
+	/* The LPM trie holds the prefixes on stdin, whatever the keys. */
+	if (o.in_prefixes || (o.baseline && !strcmp(o.baseline, "lpm_trie"))) {
 		err = read_prefixes(o.fam);
 		if (err) {
 			err_msg("no IPv%d prefixes on stdin", o.fam == XFIB_V4 ? 4 : 6);
@@ -622,13 +820,18 @@ int main(int argc, char **argv)
 		err_msg("%s: %s", o.pin_dir, strerror(-err));
 		return 1;
 	}
-	err = load_prog(o.pin_dir, &b.skel);
+	err = load_prog(o.pin_dir, o.fam, o.baseline, &b.skel);
 	if (err) {
 		err_msg("loading the lookup programs over %s: %s", o.pin_dir,
 			strerror(-err));
 		goto out;
 	}
 	b.k = b.skel->rodata->lookups_per_run;
+	if (o.baseline) {
+		err = open_baseline(&b, &o);
+		if (err)
+			goto out;
+	}
 	if (o.random)
 		err = run_set(&b, &o, "random", o.nkeys, o.seed);
 	if (!err && o.hot)

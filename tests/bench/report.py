@@ -1,0 +1,506 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Merge the benchmarks' records into results.json, report.md and plots.
+
+  report.py [--dir build/bench]
+
+Reads DIR/lookup.json, DIR/fwd.json and DIR/ctl.json (those present),
+written by tests/bench/{lookup,fwd,ctl}.sh in one `make bench` run, and
+writes in DIR:
+
+  results.json  one record per measurement: bench, family, algorithm (or
+                baseline), routes, metric, value, unit, repetitions, and
+                "speedup": how many times faster than each baseline of
+                the same run (value / baseline for rates, baseline / value
+                for times)
+  report.md     tables, and the targets of issue 5, each met or missed
+                with the gap
+  lookup.png    M lookups/s against table size, per algorithm and
+                baseline, random and hot keys
+  fwd.png       forwarding Mpps per path, at 10 routes and full table
+
+Plots need matplotlib (python3-matplotlib); without it they are skipped
+and the report says so. Numbers are reported, never judged fatal.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+LOOKUP_BASELINES = ("lpm_trie", "fib_lookup")
+FWD_BASELINES = ("kernel", "fibfwd")
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def rnd(v, n=4):
+    return None if v is None else round(v, n)
+
+
+# ---- records ---------------------------------------------------------------
+
+def lookup_records(lk):
+    """Per (family, routes, keys): every algorithm's BPF figure, its native
+    twin, and the baselines; speedups against lpm_trie, fib_lookup and the
+    native loop."""
+    out = []
+    rows = lk["summary"]
+    for r in rows:
+        same = [x for x in rows if x["family"] == r["family"] and
+                x["routes"] == r["routes"] and x["keys"] == r["keys"]]
+        base = {b["algorithm"]: b["bpf_ns_median"] for b in same
+                if b.get("baseline")}
+        ns = r["bpf_ns_median"]
+        sp = {k: rnd(v / ns) for k, v in base.items()}
+        if r.get("native_ns_median"):
+            sp["native"] = rnd(r["native_ns_median"] / ns)
+        common = {"bench": "lookup", "family": r["family"],
+                  "algorithm": r["algorithm"],
+                  "baseline": bool(r.get("baseline")),
+                  "routes": r["routes"], "keys": r["keys"],
+                  "repetitions": r["repetitions"]}
+        out.append(dict(common, path="bpf", metric="ns_per_lookup",
+                        value=rnd(ns), unit="ns", speedup=sp))
+        out.append(dict(common, path="bpf", metric="mlookups_per_s",
+                        value=rnd(1000 / ns), unit="Mlookups/s", speedup=sp))
+        if r.get("native_ns_median"):
+            nn = r["native_ns_median"]
+            nsp = {k: rnd(v / nn) for k, v in base.items()}
+            nsp["native"] = 1.0
+            out.append(dict(common, path="native", metric="ns_per_lookup",
+                            value=rnd(nn), unit="ns", speedup=nsp))
+            out.append(dict(common, path="native", metric="mlookups_per_s",
+                            value=rnd(1000 / nn), unit="Mlookups/s",
+                            speedup=nsp))
+    return out
+
+
+def fwd_records(fw):
+    out = []
+    for r in fw["records"]:
+        rec = {k: r.get(k) for k in ("bench", "family", "algorithm", "path",
+                                     "table", "routes", "metric", "value",
+                                     "unit", "repetitions")}
+        rec["baseline"] = r["path"] in FWD_BASELINES
+        rec["speedup"] = {}
+        if r["metric"] == "rx_mpps":
+            rec["speedup"] = {"kernel": r.get("ratio_to_kernel"),
+                              "fibfwd": r.get("ratio_to_fibfwd")}
+        out.append(rec)
+    return out
+
+
+def ctl_records(ct):
+    out = []
+    kern = next((r["value"] for r in ct["records"]
+                 if r["metric"] == "kernel_install_routes_per_s"), None)
+    for r in ct["records"]:
+        rec = dict(r)
+        rec.setdefault("routes", None)
+        rec["baseline"] = r["metric"].startswith("kernel_")
+        rec["speedup"] = {}
+        if r["metric"] in ("updates_per_s", "updates_per_cpu_s") and kern:
+            rec["speedup"] = {"kernel_install": rnd(r["value"] / kern)}
+        out.append(rec)
+    return out
+
+
+# ---- report ----------------------------------------------------------------
+
+def fmt(v, d=2):
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return "{:,}".format(v)
+    if isinstance(v, float):
+        return ("{:.%df}" % d).format(v)
+    return str(v)
+
+
+def table(head, rows):
+    s = ["| " + " | ".join(head) + " |",
+         "|" + "|".join("---" for _ in head) + "|"]
+    s += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
+    return "\n".join(s)
+
+
+def auto_algo(lk, family, routes):
+    """The algorithm automatic selection ran at the lookup step closest to
+    routes (xfibd chooses by table scale)."""
+    if not lk:
+        return None
+    steps = [s for s in lk.get("steps", []) if s["family"] == family]
+    if not steps:
+        return None
+    return min(steps, key=lambda s: abs(s["routes"] - routes))["auto"]
+
+
+def lookup_section(lk):
+    rows = []
+    for r in lk["summary"]:
+        same = [x for x in lk["summary"] if x["family"] == r["family"] and
+                x["routes"] == r["routes"] and x["keys"] == r["keys"]]
+        base = {b["algorithm"]: b["bpf_ns_median"] for b in same
+                if b.get("baseline")}
+        ns = r["bpf_ns_median"]
+        nat = r.get("native_ns_median")
+        rows.append((r["family"], r["routes"], r["keys"], r["algorithm"],
+                     ns, 1000 / ns, nat,
+                     ns / nat if nat else None,
+                     base["lpm_trie"] / ns if "lpm_trie" in base else None,
+                     base["fib_lookup"] / ns if "fib_lookup" in base else None,
+                     r["hit_pct"]))
+    rows.sort(key=lambda x: (x[0], x[1], x[2] != "random",
+                             x[3] in LOOKUP_BASELINES, x[3]))
+    return table(["family", "routes", "keys", "algorithm", "BPF ns",
+                  "BPF M/s", "native ns", "BPF/native", "x LPM_TRIE",
+                  "x fib_lookup", "hits %"], rows)
+
+
+def shape_section(lk):
+    """The measured programs after the verifier, at the largest size with
+    random keys: what a lookup costs in instructions and calls."""
+    rows = []
+    for r in lk["summary"]:
+        if r["keys"] != "random" or "xlated_insns" not in r:
+            continue
+        top = max(x["routes"] for x in lk["summary"] if x["family"] == r["family"])
+        if r["routes"] != top:
+            continue
+        rows.append((r["family"], r["routes"], r["algorithm"],
+                     r["xlated_insns"], r["jited_bytes"], r["helper_calls"],
+                     r["subprog_calls"]))
+    if not rows:
+        return None
+    return table(["family", "routes", "program", "xlated insns", "JITed bytes",
+                  "helper call sites", "BPF-to-BPF call sites"], rows)
+
+
+def profiles(d):
+    """Flat profiles written with PERF=1 (ctl-perf.txt, fwd-perf-*.txt):
+    the top lines of each."""
+    out = []
+    for name in sorted(os.listdir(d)):
+        if not (name.startswith("ctl-perf") or name.startswith("fwd-perf")) \
+           or not name.endswith(".txt"):
+            continue
+        with open(os.path.join(d, name)) as f:
+            lines = [l.rstrip() for l in f if l.strip()][:12]
+        out += ["`%s`:" % name, "", "```"] + lines + ["```", ""]
+    return out
+
+
+def fwd_section(fw):
+    rows = []
+    for r in fw["summary"]:
+        path = r["path"] + ("/" + r["algorithm"] if r["path"] == "xfib" else "")
+        rows.append((r["table"], r["routes"], "ipv%d" % r["family"], path,
+                     r["rx"], r["rx_min"], r["rx_max"], r["loss"],
+                     r.get("ratio_kernel"), r.get("ratio_fibfwd"),
+                     r["verified"]))
+    rows.sort(key=lambda x: (x[0] != "10", x[2], x[3]))
+    return table(["table", "routes", "family", "path", "Mpps (median)",
+                  "min", "max", "loss %", "x kernel", "x fibfwd",
+                  "path verified"], rows)
+
+
+def ctl_section(ct):
+    rows = []
+    for r in ct["records"]:
+        what = r.get("map") or r.get("instance") or r.get("note") or ""
+        rows.append((r["metric"], r["family"], r["value"], r["unit"], what))
+    return table(["metric", "family", "value", "unit", "detail"], rows)
+
+
+def targets(lk, fw, ct):
+    """Issue 5's targets: (target, measured, met, gap)."""
+    t = []
+
+    def lk_row(fam, algo, keys="random"):
+        rows = [r for r in lk["summary"] if r["family"] == fam and
+                r["algorithm"] == algo and r["keys"] == keys]
+        return max(rows, key=lambda r: r["routes"]) if rows else None
+
+    def lk_base(row, base):
+        b = [r for r in lk["summary"] if r["family"] == row["family"] and
+             r["routes"] == row["routes"] and r["keys"] == row["keys"] and
+             r["algorithm"] == base]
+        return b[0]["bpf_ns_median"] if b else None
+
+    def add(name, value, want, higher=True, unit="x", d=2):
+        if value is None:
+            t.append((name, "not measured", "-", "-"))
+            return
+        met = value >= want if higher else value <= want
+        gap = "-" if met else (("%.*f%s short" % (d, want - value, unit))
+                               if higher else ("%.*f%s over" % (d, value - want, unit)))
+        t.append((name, ("%.*f" % (d, value)) + unit, "met" if met else "missed", gap))
+
+    if lk:
+        d = lk_row("ipv4", "dir24_8")
+        if d:
+            n = d["routes"]
+            add("lookup: dir24_8 at %d routes, random keys, within 1.2x of native" % n,
+                d["bpf_ns_median"] / d["native_ns_median"], 1.2, higher=False)
+            b = lk_base(d, "lpm_trie")
+            add("lookup: dir24_8 at %d routes >= 100x LPM_TRIE" % n,
+                b / d["bpf_ns_median"] if b else None, 100, d=1)
+            b = lk_base(d, "fib_lookup")
+            add("lookup: dir24_8 at %d routes >= 50x bpf_fib_lookup" % n,
+                b / d["bpf_ns_median"] if b else None, 50, d=1)
+        d = lk_row("ipv6", "trie6")
+        if d:
+            b = lk_base(d, "lpm_trie")
+            add("lookup: trie6 at %d routes >= 20x LPM_TRIE" % d["routes"],
+                b / d["bpf_ns_median"] if b else None, 20, d=1)
+    if fw:
+        s = fw["summary"]
+
+        def rx(table_, fam, path, algo=""):
+            r = [x for x in s if x["table"] == table_ and x["family"] == fam
+                 and x["path"] == path and (not algo or x["algorithm"] == algo)]
+            return r[0]["rx"] if r else None
+
+        for fam in (4, 6):
+            fn = "ipv%d" % fam
+            full = [x for x in s if x["table"] == "full" and x["family"] == fam]
+            small = [x for x in s if x["table"] == "10" and x["family"] == fam]
+            a_full = auto_algo(lk, fn, full[0]["routes"] if full else 1e9)
+            a_small = auto_algo(lk, fn, 10)
+            xf = rx("full", fam, "xfib", a_full) if a_full else None
+            xs = rx("10", fam, "xfib", a_small) if a_small else None
+            k, f = rx("full", fam, "kernel"), rx("full", fam, "fibfwd")
+            if full:
+                add("forwarding %s, full table: xfib (%s) >= 5x kernel stack" % (fn, a_full),
+                    xf / k if xf and k else None, 5)
+                add("forwarding %s, full table: xfib (%s) >= 3x bpf_fib_lookup forwarder" % (fn, a_full),
+                    xf / f if xf and f else None, 3)
+            f10 = rx("10", fam, "fibfwd")
+            if small:
+                add("forwarding %s, 10 routes: xfib (%s) >= 1.0x bpf_fib_lookup forwarder" % (fn, a_small),
+                    xs / f10 if xs and f10 else None, 1.0)
+            if full and small:
+                add("forwarding %s: xfib at full table (%s) >= 80%% of xfib at 10 routes (%s)" % (fn, a_full, a_small),
+                    100 * xf / xs if xf and xs else None, 80, unit="%", d=0)
+    if ct:
+        def cv(metric, fam="all"):
+            r = [x for x in ct["records"] if x["metric"] == metric and x["family"] == fam]
+            return r[0]["value"] if r else None
+        add("control plane: cold start on the full table <= 5 s",
+            (cv("cold_start_ms") or 0) / 1000 if cv("cold_start_ms") is not None else None,
+            5, higher=False, unit=" s", d=1)
+        for fam in ("ipv4", "ipv6"):
+            add("control plane: single change to dataplane p99 <= 50 ms (%s)" % fam,
+                cv("change_latency_p99_ms", fam), 50, higher=False, unit=" ms", d=1)
+        v = cv("mirror_lag_ms")
+        add("control plane: mirror lag after a full-table install <= 1 s",
+            v / 1000 if v is not None else None, 1, higher=False, unit=" s", d=1)
+    return t
+
+
+def machine_of(*docs):
+    for d in docs:
+        if d and d.get("machine"):
+            return d["machine"]
+    for d in docs:
+        if d and d.get("kernel"):
+            return {"kernel": d["kernel"], "cpus": d.get("cpus"),
+                    "cpu_model": d.get("cpu_model", "")}
+    return {}
+
+
+# ---- plots -----------------------------------------------------------------
+
+def plots(lk, fw, outdir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    if lk:
+        fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+        for i, fam in enumerate(("ipv4", "ipv6")):
+            for j, keys in enumerate(("random", "hot")):
+                ax = axes[i][j]
+                rows = [r for r in lk["summary"] if r["family"] == fam and
+                        r["keys"] == keys]
+                for algo in sorted({r["algorithm"] for r in rows}):
+                    pts = sorted((r["routes"], 1000 / r["bpf_ns_median"])
+                                 for r in rows if r["algorithm"] == algo)
+                    style = "--" if algo in LOOKUP_BASELINES else "-"
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                            marker="o", label=algo + (" (kernel baseline)" if style == "--" else " (BPF)"))
+                    nat = sorted((r["routes"], 1000 / r["native_ns_median"])
+                                 for r in rows if r["algorithm"] == algo and
+                                 r.get("native_ns_median"))
+                    if nat:
+                        ax.plot([p[0] for p in nat], [p[1] for p in nat], ":",
+                                marker=".", label=algo + " (native C)")
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_xlabel("prefixes in the table")
+                ax.set_ylabel("M lookups/s (one CPU)")
+                ax.set_title("%s, %s keys" % (fam, keys))
+                ax.grid(True, which="both", alpha=0.3)
+                ax.legend(fontsize=7)
+        fig.tight_layout()
+        p = os.path.join(outdir, "lookup.png")
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        made.append("lookup.png")
+    if fw:
+        s = fw["summary"]
+        groups = sorted({(r["table"], r["family"]) for r in s},
+                        key=lambda g: (g[0] != "10", g[1]))
+        fig, ax = plt.subplots(figsize=(12, 5))
+        x = 0
+        ticks, labels = [], []
+        colours = {"kernel": "tab:gray", "fibfwd": "tab:orange"}
+        for g in groups:
+            rows = sorted([r for r in s if (r["table"], r["family"]) == g],
+                          key=lambda r: (r["path"] != "kernel", r["path"] != "fibfwd", r["algorithm"]))
+            start = x
+            for r in rows:
+                name = r["path"] if r["path"] != "xfib" else "xfib/" + r["algorithm"]
+                ax.bar(x, r["rx"], color=colours.get(r["path"], "tab:blue"),
+                       yerr=[[r["rx"] - r["rx_min"]], [r["rx_max"] - r["rx"]]],
+                       capsize=3)
+                ax.text(x, 0.05, name, rotation=90, ha="center", va="bottom",
+                        fontsize=7, color="white")
+                x += 1
+            ticks.append((start + x - 1) / 2)
+            labels.append("ipv%d, %s" % (g[1], "10 routes" if g[0] == "10" else "full table"))
+            x += 1
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(labels)
+        ax.set_ylabel("Mpps at the sinks (median, min-max)")
+        ax.set_title("Forwarding, 64-byte UDP over veth (kernel stack, "
+                     "bpf_fib_lookup forwarder, xfib per algorithm)")
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "fwd.png"), dpi=100)
+        plt.close(fig)
+        made.append("fwd.png")
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dir", default="build/bench")
+    args = ap.parse_args()
+    d = args.dir
+    lk = load(os.path.join(d, "lookup.json"))
+    fw = load(os.path.join(d, "fwd.json"))
+    ct = load(os.path.join(d, "ctl.json"))
+    if not (lk or fw or ct):
+        sys.exit("report.py: no lookup.json, fwd.json or ctl.json in %s" % d)
+
+    records = []
+    if lk:
+        records += lookup_records(lk)
+    if fw:
+        records += fwd_records(fw)
+    if ct:
+        records += ctl_records(ct)
+    m = machine_of(fw, ct, lk)
+    scales = sorted({x["scale"] for x in (lk, fw, ct) if x})
+    with open(os.path.join(d, "results.json"), "w") as f:
+        json.dump({"machine": m, "scale": "/".join(scales),
+                   "dates": {x["benchmark"]: x["date"] for x in (lk, fw, ct) if x},
+                   "records": records}, f, indent=1)
+
+    made = plots(lk, fw, d)
+    md = ["# xfib benchmark report", ""]
+    md.append("Machine: %s CPUs, %s, kernel %s. Scale: %s. Generated by "
+              "`make bench` (tests/bench/report.py) from %s." % (
+                  m.get("cpus", "?"), m.get("cpu_model", "?") or "?",
+                  m.get("kernel", "?"), "/".join(scales),
+                  ", ".join("%s.json (%s)" % (x["benchmark"], x["date"])
+                            for x in (lk, fw, ct) if x)))
+    md.append("")
+    md.append("The machine is shared and noisy: compare ratios within this "
+              "run, not absolute numbers across runs. Every figure is a "
+              "median of the repetitions stated in the records "
+              "(build/bench/results.json).")
+    md.append("")
+    md.append("## Targets")
+    md.append("")
+    md.append(table(["target", "measured", "status", "gap"], targets(lk, fw, ct)))
+    md.append("")
+    if lk:
+        md += ["## Lookup", "",
+               "Longest-prefix-match lookups in a BPF program run by "
+               "BPF_PROG_TEST_RUN (%d per run, bpf_loop), on one CPU, "
+               "over the router's live maps; native = the same lookup "
+               "code in C over the same maps mmap()ed. Baselines over "
+               "the same keys: `lpm_trie` (BPF_MAP_TYPE_LPM_TRIE holding "
+               "the same prefixes) and `fib_lookup` (bpf_fib_lookup, "
+               "SKIP_NEIGH, against the kernel FIB holding the same "
+               "routes). Keys: random = 65536 addresses inside random "
+               "prefixes of the table, hot = 8. x LPM_TRIE / x "
+               "fib_lookup = times faster than that baseline."
+               % (lk["summary"][0].get("lookups_per_run", 256)), "",
+               lookup_section(lk), ""]
+        md += ["Automatic selection: " + "; ".join(
+            "%s %d prefixes: %s" % (s["family"], s["routes"], s["auto"])
+            for s in lk.get("steps", [])), ""]
+        sh = shape_section(lk)
+        if sh:
+            md += ["Programs measured, after the verifier (the bpf_loop "
+                   "body does 16 lookups; helper call sites are map "
+                   "lookups the verifier did not inline, or the "
+                   "bpf_fib_lookup helper):", "", sh, ""]
+        if "lookup.png" in made:
+            md += ["![lookups per second](lookup.png)", ""]
+    if fw:
+        md += ["## Forwarding", "",
+               "64-byte UDP, gen -> router -> two sinks over veth, %d "
+               "destinations spread over 198.19.0.0/16 and "
+               "2001:db8:8000::/33; %d x %s s per path; %s. Paths: "
+               "`kernel` (no XDP), `fibfwd` (bpf_fib_lookup XDP "
+               "forwarder, tests/bench/fibfwd.bpf.c), `xfib/ALGO`. "
+               "Tables: `10` routes, `full` = Internet-shaped table plus "
+               "prefixes nested in the test ranges. x kernel / x fibfwd: "
+               "ratio of the medians, same table and family. Path "
+               "verified: the router's forwarding counters show the "
+               "path measured did the forwarding." % (
+                   fw["destinations"], fw["repetitions"],
+                   fw["seconds_per_repetition"], fw["placement"]), "",
+               fwd_section(fw), ""]
+        if "fwd.png" in made:
+            md += ["![forwarding Mpps](fwd.png)", ""]
+    if ct:
+        md += ["## Control plane", "",
+               "xfibd mirroring the router's kernel FIB "
+               "(tests/bench/ctl.sh; change latency by "
+               "tests/bench/ctlprobe.c polling the live maps).", "",
+               ctl_section(ct), ""]
+    prof = profiles(d)
+    if prof:
+        md += ["## Profiles", "",
+               "Flat perf profiles by symbol (PERF=1 tests/bench/ctl.sh: "
+               "xfibd while it mirrors the full-table install; PERF=1 "
+               "tests/bench/fwd.sh: the core running generator, router "
+               "and sinks). Top lines only; the files are in "
+               "build/bench/.", ""] + prof
+    if not made:
+        md += ["(Plots skipped: python3-matplotlib is not installed.)", ""]
+    with open(os.path.join(d, "report.md"), "w") as f:
+        f.write("\n".join(md))
+    print("wrote %s: results.json (%d records), report.md%s" % (
+        d, len(records), "".join(", " + p for p in made)))
+
+
+if __name__ == "__main__":
+    main()
