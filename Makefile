@@ -182,7 +182,7 @@ bench-fwd: deps
 # lookup.bpf.c includes the forwarder's source, lookupbench.c dplookup.c.
 $(BENCH_DIR)/lookup.bpf.o: bpf/xfib_fwd.bpf.c $(HDRS)
 
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c ctl/dplookup.c $(BENCH_DIR)/lookup.skel.h $(BUILD)/ctl/pin.o $(HDRS) | $(BENCH_DIR)
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c ctl/dplookup.c $(BENCH_DIR)/lookup.skel.h $(BUILD)/ctl/pin.o $(HDRS) $(BENCH_HDRS) | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $< $(BUILD)/ctl/pin.o -o $@ -lbpf -lelf -lz
 

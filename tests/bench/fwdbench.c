@@ -45,34 +45,7 @@
 #define SINK_LINK "link"
 #define SINK_COUNT "count"
 
-static int verbose;
-
-static void err_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fwdbench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "benchutil.h"
 
 static int parse_mac(const char *s, __u16 out[3])
 {

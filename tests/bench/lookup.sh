@@ -44,6 +44,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/netns.sh
 . "$here/../lib/netns.sh"
+# shellcheck source=tests/bench/common.sh
+. "$here/common.sh"
 
 SCALE=${SCALE:-full}
 case $SCALE in
@@ -103,19 +105,9 @@ topo_add_sink2
 GW4="$SNK4@$R_SNK,$SNK2_4@$R_SNK2"
 GW6="$SNK6@$R_SNK,$SNK2_6@$R_SNK2"
 
-# The generated table depends only on its parameters: keep it between
-# runs (same name scheme as tests/net/test_scale.sh, which can share it).
 MAX4=${S4[-1]}
 MAX6=${S6[-1]}
-tables="$XFIB_BUILD/tables"
-mkdir -p "$tables"
-table="$tables/v4-$MAX4-v6-$MAX6-t0-0-${GW4//[@:\/,]/_}-${GW6//[@:\/,]/_}.batch"
-if [ ! -s "$table" ]; then
-	log "generating $table"
-	python3 "$XFIB_TOP/scripts/gen-table.py" --v4 "$MAX4" --v6 "$MAX6" \
-		--gw4 "$GW4" --gw6 "$GW6" >"$table.tmp.$$"
-	mv "$table.tmp.$$" "$table"
-fi
+table=$(bench_table "$MAX4" "$MAX6" 0 0 "$GW4" "$GW6")
 # One file per family: the IPv6 lines are those with a colon.
 grep -v : "$table" >"$XFIB_TMP/v4.batch" || true
 grep : "$table" >"$XFIB_TMP/v6.batch" || true
@@ -134,32 +126,6 @@ fam_name() { echo "ipv$1"; }
 
 # family_status FAMILY: the family's object of xfibctl status -j.
 family_status() { rctl status -j | jq -c ".ipv$1"; }
-
-# force FAMILY ALGO: publishes ALGO for FAMILY. False (and says why) if
-# the algorithm cannot hold the table.
-force() {
-	local fam=$1 algo=$2 out st deadline
-	if out=$(rctl algo "ipv$fam" "$algo" 2>&1 >/dev/null); then
-		return 0
-	fi
-	if grep -q "cannot hold" <<<"$out"; then
-		log "IPv$fam $algo: $out"
-		return 1
-	fi
-	# xfibctl waits a few seconds only; a big build can take longer.
-	deadline=$((SECONDS + 120))
-	while ((SECONDS < deadline)); do
-		st=$(family_status "$fam")
-		[ "$(jq -r '.algorithm' <<<"$st")" = "$algo" ] && return 0
-		if [ "$(jq -r '.fallback' <<<"$st")" != none ]; then
-			log "IPv$fam $algo: cannot hold the table ($(jq -c . <<<"$st"))"
-			return 1
-		fi
-		sleep 0.2
-	done
-	log "IPv$fam $algo: not published after 120 s: $out"
-	return 1
-}
 
 # measure FAMILY ALGO ROUTES: runs lookupbench on the published instance
 # (or, for ALGO lpm_trie or fib_lookup, that baseline) and appends its
@@ -228,7 +194,7 @@ for ((s = 0; s < ${#S4[@]}; s++)); do
 		if [ "$fam" = 4 ]; then n=$n4 algos="bsearch4 dir24_8"; else n=$n6 algos="bsearch6 trie6"; fi
 		fitted=""
 		for algo in $algos; do
-			if force "$fam" "$algo"; then
+			if force_algo "$fam" "$algo"; then
 				measure "$fam" "$algo" "$n"
 				fitted="$fitted $algo"
 			fi

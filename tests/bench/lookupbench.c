@@ -69,34 +69,7 @@
 
 #define REPS_MAX 99
 
-static int verbose;
-
-static void err_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "lookupbench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "benchutil.h"
 
 /* splitmix64: reproducible keys for a given --seed. */
 static __u64 rnd_state;
@@ -417,11 +390,11 @@ static int measure(struct bench *b, const struct opts *o, const char *name,
 		if (d < 0)
 			return d;
 		bpf_ns[rep] = d / b->k;
-		t0 = now_ns();
+		t0 = now_s() * 1e9;
 		err = native_runs(b, runs);
 		if (err)
 			return err;
-		nat_ns[rep] = (now_ns() - t0) / ((double)runs * b->k);
+		nat_ns[rep] = (now_s() * 1e9 - t0) / ((double)runs * b->k);
 		if (verbose)
 			fprintf(stderr, "%s %s rep %u: kernel %.3f ns, native %.3f ns\n",
 				algo_name(b->algo), name, rep, bpf_ns[rep],
