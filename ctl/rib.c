@@ -371,7 +371,9 @@ static struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
 	if (!g)
 		goto err;
 	if (idx_alloc(r->grp_free, &r->grp_nfree, &gidx)) {
-		pr_warn("multipath group table full (%u groups)", XFIB_GROUP_MAX);
+		if (!r->nh_fallbacks)
+			pr_warn("multipath group table full (%u groups)",
+				XFIB_GROUP_MAX);
 		goto err;
 	}
 	g->key = *k;
@@ -618,6 +620,11 @@ void rib_commit(struct rib *r)
 {
 	struct rib_prefix *p, *next;
 
+	if (r->nh_fallbacks > 1)
+		pr_warn("and %u more routes without a nexthop: the kernel forwards to them",
+			r->nh_fallbacks - 1);
+	r->nh_fallbacks = 0;
+
 	for (p = r->dirty_prefixes; p; p = next) {
 		struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
 		__u32 nh, old;
@@ -702,7 +709,8 @@ static int variant_find(const struct rib_route *rt, const struct rib_route_msg *
 }
 
 /* The nexthop m's route uses, with a reference. */
-static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_msg *m)
+static struct rib_nexthop *route_nexthop_of(struct rib *r,
+					     const struct rib_route_msg *m)
 {
 	struct rib_nh_key k;
 
@@ -724,6 +732,28 @@ static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_m
 			return paths_nexthop(r, m->path, m->npath);
 	}
 	route_nh_key(m, &k);
+	return nexthop_get(r, &k);
+}
+
+/*
+ * As route_nexthop_of(), but a route whose nexthop or group cannot be
+ * had (a full table, no memory) goes to the kernel: left out, a covering
+ * route would forward its packets elsewhere.
+ */
+static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_msg *m)
+{
+	struct rib_nh_key k = { .kind = XFIB_NH_UNSUPPORTED };
+	struct rib_nexthop *nh = route_nexthop_of(r, m);
+	char a[INET6_ADDRSTRLEN];
+
+	if (nh)
+		return nh;
+	/* One line per batch: the rest are counted (rib_commit). */
+	if (!r->nh_fallbacks++)
+		pr_warn("no nexthop for route %s/%u: the kernel forwards to it",
+			inet_ntop(m->key.family, m->key.dst, a, sizeof(a)),
+			m->key.plen);
+	rib_nh_unsupported(r); /* kept referenced: found, not allocated */
 	return nexthop_get(r, &k);
 }
 

@@ -261,6 +261,8 @@ struct rib {
 	struct rib_family_state fam[XFIB_FAMILIES];
 	bool resync_wanted;
 	bool nhid_waiting;   /* routes name nexthop objects not known yet */
+	__u32 nh_fallbacks;  /* routes sent to the kernel for want of a
+			      * nexthop or group, since the last commit */
 	bool rules_changed;  /* re-read the policy rules */
 	struct rib_nexthop *nh_unsupported;
 };
