@@ -195,29 +195,34 @@ static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
 
 /* ---- routes -------------------------------------------------------------- */
 
-static void parse_gateway(const struct nlattr *gw, const struct nlattr *via,
-			  int family, struct rib_route_msg *m)
+/*
+ * The gateway of a route or nexthop into gw_family (0: none) and gw.
+ * False for an RTA_VIA of a family xfib does not know.
+ */
+static bool parse_gateway(const struct nlattr *gw, const struct nlattr *via,
+			  int family, __u8 *gw_family, __u8 *addr)
 {
 	size_t alen = family == AF_INET ? 4 : 16;
 
 	if (gw && mnl_attr_get_payload_len(gw) == alen) {
-		m->gw_family = family;
-		memcpy(m->gw, mnl_attr_get_payload(gw), alen);
+		*gw_family = family;
+		memcpy(addr, mnl_attr_get_payload(gw), alen);
 	} else if (via && mnl_attr_get_payload_len(via) >= sizeof(struct rtvia)) {
 		/* IPv4 route via an IPv6 gateway (RFC 5549). */
 		const struct rtvia *v = mnl_attr_get_payload(via);
 		size_t vlen = mnl_attr_get_payload_len(via) - sizeof(*v);
 
 		if (v->rtvia_family == AF_INET6 && vlen == 16) {
-			m->gw_family = AF_INET6;
-			memcpy(m->gw, v->rtvia_addr, 16);
+			*gw_family = AF_INET6;
+			memcpy(addr, v->rtvia_addr, 16);
 		} else if (v->rtvia_family == AF_INET && vlen == 4) {
-			m->gw_family = AF_INET;
-			memcpy(m->gw, v->rtvia_addr, 4);
+			*gw_family = AF_INET;
+			memcpy(addr, v->rtvia_addr, 4);
 		} else {
-			m->unsupported = true;
+			return false;
 		}
 	}
+	return true;
 }
 
 /*
@@ -237,8 +242,9 @@ static void parse_multipath(const struct nlattr *mp, int family,
 	       rtnh->rtnh_len <= len) {
 		const struct nlattr *tb[RTA_MAX + 1] = { 0 };
 		struct attr_tb t = { tb, RTA_MAX };
-		struct rib_route_msg pm = { .type = RTN_UNICAST };
 		struct rib_path *p;
+		__u8 gw_family = 0;
+		bool ok;
 
 		m->paths++;
 		if (m->npath == XFIB_GROUP_MEMBERS) {
@@ -247,17 +253,18 @@ static void parse_multipath(const struct nlattr *mp, int family,
 			mnl_attr_parse_payload(RTNH_DATA(rtnh),
 					       rtnh->rtnh_len - sizeof(*rtnh),
 					       attr_collect, &t);
-			parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], family, &pm);
 			p = &m->path[m->npath++];
 			memset(p, 0, sizeof(*p));
-			if (pm.unsupported || rtnh->rtnh_ifindex <= 0 || tb[RTA_ENCAP]) {
+			ok = parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], family,
+					   &gw_family, p->key.gw);
+			if (!ok || rtnh->rtnh_ifindex <= 0 || tb[RTA_ENCAP]) {
+				memset(&p->key, 0, sizeof(p->key));
 				p->key.kind = XFIB_NH_UNSUPPORTED;
 			} else {
-				p->key.kind = pm.gw_family ? XFIB_NH_GATEWAY :
-							     XFIB_NH_CONNECTED;
-				p->key.family = pm.gw_family ? pm.gw_family : family;
+				p->key.kind = gw_family ? XFIB_NH_GATEWAY :
+							  XFIB_NH_CONNECTED;
+				p->key.family = gw_family ? gw_family : family;
 				p->key.ifindex = rtnh->rtnh_ifindex;
-				memcpy(p->key.gw, pm.gw, 16);
 			}
 			p->weight = rtnh->rtnh_hops + 1;
 		}
@@ -303,7 +310,9 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 	m.paths = 1;
 	if (!attr_u32(tb[RTA_OIF], &v))
 		m.oif = v;
-	parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], rtm->rtm_family, &m);
+	if (!parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], rtm->rtm_family,
+			   &m.gw_family, m.gw))
+		m.unsupported = true;
 	if (tb[RTA_ENCAP])
 		m.unsupported = true; /* lightweight tunnels: the kernel's */
 	if (tb[RTA_METRICS]) {
@@ -380,13 +389,13 @@ static void parse_nexthop(struct nl *nl, const struct nlmsghdr *nlh)
 		   (nhm->nh_flags & RTNH_F_DEAD)) {
 		p->key.kind = XFIB_NH_UNSUPPORTED;
 	} else {
-		struct rib_route_msg rm = { 0 };
+		__u8 gw_family = 0;
 
-		parse_gateway(tb[NHA_GATEWAY], NULL, nhm->nh_family, &rm);
-		p->key.kind = rm.gw_family ? XFIB_NH_GATEWAY : XFIB_NH_CONNECTED;
-		p->key.family = rm.gw_family ? rm.gw_family : nhm->nh_family;
+		parse_gateway(tb[NHA_GATEWAY], NULL, nhm->nh_family, &gw_family,
+			      p->key.gw);
+		p->key.kind = gw_family ? XFIB_NH_GATEWAY : XFIB_NH_CONNECTED;
+		p->key.family = gw_family ? gw_family : nhm->nh_family;
 		p->key.ifindex = v;
-		memcpy(p->key.gw, rm.gw, 16);
 	}
 	rib_nhobj_set(nl->rib, &m);
 }
