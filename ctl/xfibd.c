@@ -113,6 +113,7 @@ static int full_sync(struct daemon *d, const char *why)
 	__u64 t0 = now_ms();
 	int err;
 
+	d->last_resync_ms = t0; /* a failed one is retried a second later */
 	rib_mark_stale(&d->rib);
 	err = nl_dump_all(&d->nl);
 	if (err) {
@@ -126,7 +127,7 @@ static int full_sync(struct daemon *d, const char *why)
 	if (err)
 		return err;
 	d->last_sync = time(NULL);
-	d->last_resync_ms = now_ms();
+	d->last_resync_ms = now_ms(); /* the next one a second after this */
 	pr_info("sync (%s) done in %llu ms: %zu links, %u ipv4 routes, %u ipv6 routes, %zu neighbours, %zu nexthops",
 		why, (unsigned long long)(now_ms() - t0), d->rib.links.count,
 		d->rib.fam[XFIB_V4].routes, d->rib.fam[XFIB_V6].routes,
@@ -159,8 +160,17 @@ static int run(struct daemon *d)
 		t = fib_timeout(&d->fib, now);
 		if (t >= 0 && t < timeout)
 			timeout = t;
-		if (d->rib.resync_wanted || d->rib.rules_changed)
+		if (d->rib.rules_changed)
 			timeout = 0;
+		if (d->rib.resync_wanted) {
+			/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
+			 * failed ones too: wait for the next, do not spin. */
+			__u64 next = d->last_resync_ms + RESYNC_MIN_INTERVAL_MS;
+
+			t = next > now ? (int)(next - now) : 0;
+			if (t < timeout)
+				timeout = t;
+		}
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (stop_signal)
