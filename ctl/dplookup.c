@@ -299,7 +299,7 @@ static void follow(struct dpl *d, struct dpl_result *r)
 		r->group = true;
 		r->group_nh_idx = r->nh_idx;
 		r->group_nh = r->nh;
-		r->members = dpl_group_members(d, &r->nh, m);
+		r->members = dpl_group_members(d->grp, &r->nh, m, NULL);
 		hash = xfib_flow_hash(zero, (const __u32 *)r->addr,
 				      r->fam == XFIB_V4 ? 1 : 4, 0, 0);
 		r->nh_idx = r->nh.group < XFIB_GROUP_MAX ?
@@ -399,18 +399,28 @@ const char *dpl_kind_name(unsigned int kind)
 	return kind < XFIB_NH_KIND_COUNT ? names[kind] : "invalid";
 }
 
-size_t dpl_group_members(const struct dpl *d, const struct xfib_nexthop *nh,
-			 __u32 *out)
+size_t dpl_group_members(const struct xfib_nh_group *grp,
+			 const struct xfib_nexthop *nh, __u32 *out,
+			 __u32 *buckets)
 {
 	const __u32 *b;
 	size_t i, n = 0;
 
 	if (nh->kind != XFIB_NH_GROUP || nh->group >= XFIB_GROUP_MAX)
 		return 0;
-	b = d->grp[nh->group].nh;
-	for (i = 0; i < XFIB_GROUP_BUCKETS; i++)
-		if (b[i] && (!n || out[n - 1] != b[i]))
+	b = grp[nh->group].nh;
+	/* A member's buckets are one run (rib.c group_write()). */
+	for (i = 0; i < XFIB_GROUP_BUCKETS; i++) {
+		if (!b[i])
+			continue;
+		if (!n || out[n - 1] != b[i]) {
+			if (buckets)
+				buckets[n] = 0;
 			out[n++] = b[i];
+		}
+		if (buckets)
+			buckets[n - 1]++;
+	}
 	return n;
 }
 

@@ -132,8 +132,11 @@ typedef int (*dpl_walk_fn)(dpl_addr start, __u32 nh_idx, void *arg);
 int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg);
 
 /* The distinct member nexthop indexes of group nexthop nh, in bucket
- * order, into out[XFIB_GROUP_BUCKETS]; returns how many. */
-size_t dpl_group_members(const struct dpl *d, const struct xfib_nexthop *nh,
-			 __u32 *out);
+ * order, into out[XFIB_GROUP_BUCKETS], and, unless NULL, how many
+ * buckets each has into buckets[]; grp is the mmap()ed xfib_nh_groups.
+ * Returns how many members. */
+size_t dpl_group_members(const struct xfib_nh_group *grp,
+			 const struct xfib_nexthop *nh, __u32 *out,
+			 __u32 *buckets);
 
 #endif /* XFIB_DPLOOKUP_H */

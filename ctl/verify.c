@@ -632,7 +632,7 @@ enum verify_outcome verify_compare(const struct dpl *d, int fam,
 
 	if (!ready || nh->kind != XFIB_NH_GROUP)
 		return compare_one(fam, addr, ready, nh, k);
-	n = dpl_group_members(d, nh, m);
+	n = dpl_group_members(d->grp, nh, m, NULL);
 	for (i = 0; i < n && best != VERIFY_MATCH; i++) {
 		dpl_nexthop(d, m[i], &mnh);
 		o = compare_one(fam, addr, ready, &mnh, k);

@@ -1428,25 +1428,18 @@ static void idx_arrays_unmap(struct idx_arrays *a)
 
 /* A group's members in bucket order, as "nexthop:buckets" (text) or
  * objects (JSON). */
-static void print_group_members(const struct idx_arrays *a, __u32 gidx, bool json)
+static void print_group_members(const struct idx_arrays *a,
+				const struct xfib_nexthop *nh, bool json)
 {
-	const __u32 *b;
-	__u32 i, run = 0, n = 0;
+	__u32 m[XFIB_GROUP_BUCKETS], b[XFIB_GROUP_BUCKETS];
+	size_t i, n = dpl_group_members(a->grp, nh, m, b);
 
-	if (gidx >= XFIB_GROUP_MAX)
-		return;
-	b = a->grp[gidx].nh;
-	for (i = 0; i < XFIB_GROUP_BUCKETS; i++) {
-		run++;
-		if (i + 1 < XFIB_GROUP_BUCKETS && b[i + 1] == b[i])
-			continue;
+	for (i = 0; i < n; i++) {
 		if (json)
-			printf("%s{\"nexthop\":%u,\"buckets\":%u}", n ? "," : "",
-			       b[i], run);
+			printf("%s{\"nexthop\":%u,\"buckets\":%u}", i ? "," : "",
+			       m[i], b[i]);
 		else
-			printf(" %u:%u", b[i], run);
-		n++;
-		run = 0;
+			printf(" %u:%u", m[i], b[i]);
 	}
 }
 
@@ -1590,7 +1583,7 @@ static int cmd_nexthops(struct ctl *c, int argc, char **argv)
 				printf("null");
 			if (e.kind == XFIB_NH_GROUP) {
 				printf(",\"group\":{\"index\":%u,\"members\":[", e.group);
-				print_group_members(&arr, e.group, true);
+				print_group_members(&arr, &e, true);
 				printf("]}");
 			}
 			printf("}");
@@ -1603,7 +1596,7 @@ static int cmd_nexthops(struct ctl *c, int argc, char **argv)
 				printf(" %s dev %s", fam_name(af_fam(e.family)), dev);
 			if (e.kind == XFIB_NH_GROUP) {
 				printf(" index %u buckets", e.group);
-				print_group_members(&arr, e.group, false);
+				print_group_members(&arr, &e, false);
 			}
 			if (e.mtu)
 				printf(" mtu %u", e.mtu);
