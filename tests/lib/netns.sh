@@ -427,6 +427,17 @@ deltas() {
 
 # ---- traffic ------------------------------------------------------------
 
+# check_flowing WHAT: over the next second, traffic already running from
+# gen (40 packets or more per family) is forwarded by xfib and none by the
+# router kernel.
+check_flowing() {
+	snapshot
+	sleep 1
+	deltas
+	((D_X4 >= 40 && D_X6 >= 40)) || fail "$1: traffic not XDP-forwarded (v4 +$D_X4, v6 +$D_X6 in 1 s)"
+	((D_K4 == 0 && D_K6 == 0)) || fail "$1: router kernel forwarded v4 +$D_K4 v6 +$D_K6"
+}
+
 # nping NS ARGS...: ping from NS, waiting at most 1 s for an answer (ARGS
 # may override -W). Not quiet: ICMP errors are printed per packet.
 nping() {
