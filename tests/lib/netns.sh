@@ -215,6 +215,26 @@ host_if() {
 		"net.ipv4.conf.$dev.rp_filter=0"
 }
 
+# wait_ipv6_ready NS...: waits until no address in these namespaces is
+# still tentative (duplicate address detection takes about 2 s after a
+# link comes up). Until then a router cannot resolve an IPv6 next hop:
+# the kernel sends a neighbour solicitation for a forwarded packet only
+# from a usable link-local address, and the next try comes a second
+# later, after ping -W 1 has given up.
+wait_ipv6_ready() {
+	local deadline=$((SECONDS + 10)) ns busy
+	while :; do
+		busy=""
+		for ns in "$@"; do
+			[ -z "$(ip -n "$ns" -6 addr show tentative)" ] || busy="$busy $ns"
+		done
+		[ -n "$busy" ] || return 0
+		((SECONDS < deadline)) ||
+			fail "IPv6 addresses still tentative after 10 s in:$busy"
+		sleep 0.1
+	done
+}
+
 # shellcheck disable=SC2034 # the variables are for the tests
 # topo_create [ID]: builds gen -- router -- sink and sets, for that
 # topology: GEN RTR SNK (namespaces), GEN_IF R_GEN R_SNK SNK_IF (ports),
@@ -249,6 +269,8 @@ topo_create() {
 	host_if "$GEN" "$GEN_IF" "$NET4_G" "$NET6_G"
 	host_if "$SNK" "$SNK_IF" "$NET4_S" "$NET6_S"
 
+	wait_ipv6_ready "$GEN" "$RTR" "$SNK"
+
 	GEN_MAC=$(mac_of "$GEN" "$GEN_IF")
 	SNK_MAC=$(mac_of "$SNK" "$SNK_IF")
 	R_GEN_MAC=$(mac_of "$RTR" "$R_GEN")
@@ -275,6 +297,7 @@ topo_add_sink2() {
 	ip -n "$RTR" addr add "$R_SNK2_4/24" dev "$R_SNK2"
 	ip -n "$RTR" addr add "$R_SNK2_6/64" dev "$R_SNK2" nodad
 	host_if "$SNK2" "$SNK2_IF" "$NET4_S2" "$NET6_S2"
+	wait_ipv6_ready "$RTR" "$SNK2"
 	SNK2_MAC=$(mac_of "$SNK2" "$SNK2_IF")
 	R_SNK2_MAC=$(mac_of "$RTR" "$R_SNK2")
 }

@@ -33,6 +33,7 @@ router_sysctls "$RTR" "$R_SNK3"
 ip -n "$RTR" addr add "198.18.$n4.1/24" dev "$R_SNK3"
 ip -n "$RTR" addr add "2001:db8:$n4::1/64" dev "$R_SNK3" nodad
 host_if "$SNK3" sink0 "198.18.$n4" "2001:db8:$n4"
+wait_ipv6_ready "$RTR" "$SNK3"
 
 xfibd_start
 attach_all
