@@ -16,7 +16,10 @@ ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -Werror -Wno-unused-parameter -std=gnu11 \
-              -D_GNU_SOURCE -Iinclude -Ictl -I$(BUILD)
+              -D_GNU_SOURCE -Iinclude -Ictl/lib -I$(BUILD)
+# Every object also writes a .d file listing the headers it read, so a
+# header change rebuilds exactly what includes it.
+DEPFLAGS   = -MMD -MP
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror -Wno-unused-parameter \
               -Iinclude -Ibpf -I$(ARCH_INC)
 LDLIBS     := -lxdp -lbpf -lmnl -lelf -lz -lm
@@ -36,47 +39,73 @@ endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-HDRS      := $(wildcard include/xfib/*.h ctl/*.h bpf/lib/*.h tests/unit/ref/*.h)
 
-CTL_LIB   := log pin htab ptree rib dir24 trie6 fib netlink dplookup verify
-CTL_LIB_OBJS := $(patsubst %,$(BUILD)/ctl/%.o,$(CTL_LIB))
+# ctl/ holds one folder per program and one they share:
+#   ctl/lib      pin directory, logging, the dataplane's lookup, names
+#   ctl/xfibd    the daemon: netlink, RIB, table builders, selection
+#   ctl/xfibctl  the CLI
+# A program's objects see ctl/lib and their own folder. ctl/lib is an
+# archive, so each binary links only the shared objects it calls.
+CTL_LIB_SRCS := $(wildcard ctl/lib/*.c)
+XFIBD_SRCS   := $(wildcard ctl/xfibd/*.c)
+XFIBCTL_SRCS := $(wildcard ctl/xfibctl/*.c)
+ctl_objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
+CTL_LIB_OBJS := $(call ctl_objs,$(CTL_LIB_SRCS))
+XFIBD_OBJS   := $(call ctl_objs,$(XFIBD_SRCS))
+XFIBCTL_OBJS := $(call ctl_objs,$(XFIBCTL_SRCS))
+CTL_LIB_A    := $(BUILD)/ctl/libxfib.a
 
 all: $(BUILD)/xfibd $(BUILD)/xfibctl
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(BUILD)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(BUILD)/ctl/%.o: ctl/%.c $(HDRS) $(BPF_SKELS) | $(BUILD)/ctl
+# The skeletons are generated headers: built before any C file that may
+# include them; the .d files then record who really does.
+$(BUILD)/ctl/%.o: ctl/%.c | $(BPF_SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Ictl/$(firstword $(subst /, ,$*)) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/xfibd: $(BUILD)/ctl/xfibd.o $(CTL_LIB_OBJS)
+$(CTL_LIB_A): $(CTL_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/xfibctl: $(BUILD)/ctl/xfibctl.o $(CTL_LIB_OBJS)
+$(BUILD)/xfibctl: $(XFIBCTL_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD) $(BUILD)/ctl $(BUILD)/tests:
+$(BUILD) $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
 # ---- tests --------------------------------------------------------------
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all
 
-$(BUILD)/tests/unit_%: tests/unit/%.c tests/unit/ref/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c $(HDRS) | $(BUILD)/tests
+# The unit tests link the daemon's table code, built again sanitized.
+UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
+                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c)
+$(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref $< tests/unit/ref/ranges.c ctl/dir24.c ctl/trie6.c ctl/ptree.c -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref -Ictl/xfibd $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/tests/prog_%: tests/prog/%.c $(BPF_SKELS) $(HDRS) | $(BUILD)/tests
+$(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
+
+$(BUILD)/tests/prog_%: tests/prog/%.c | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDLIBS)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
@@ -147,7 +176,6 @@ uninstall:
 BENCH_DIR     := $(BUILD)/bench
 BENCH_BPF_OBJS := $(patsubst tests/bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard tests/bench/*.bpf.c))
 BENCH_SKELS   := $(BENCH_BPF_OBJS:.bpf.o=.skel.h)
-BENCH_HDRS    := $(wildcard tests/bench/*.h)
 
 .PHONY: bench-fwd
 
@@ -155,17 +183,17 @@ $(BENCH_DIR):
 	$(Q)mkdir -p $@
 
 # Shorter stems than the $(BUILD)/%... rules above, so make picks these.
-$(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c $(BENCH_HDRS) | $(BENCH_DIR)
+$(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c | $(BENCH_DIR)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bench -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@
 
 $(BENCH_DIR)/%.skel.h: $(BENCH_DIR)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c $(BENCH_SKELS) $(BENCH_HDRS) | $(BENCH_DIR)
+$(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c | $(BENCH_SKELS) $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $< -o $@ -lbpf -lelf -lz
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
 
 bench-fwd: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench
@@ -179,12 +207,10 @@ bench-fwd: deps
 # of under two minutes.
 .PHONY: bench-lookup
 
-# lookup.bpf.c includes the forwarder's source, lookupbench.c dplookup.c.
-$(BENCH_DIR)/lookup.bpf.o: bpf/xfib_fwd.bpf.c $(HDRS)
-
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c ctl/dplookup.c $(BENCH_DIR)/lookup.skel.h $(BUILD)/ctl/pin.o $(HDRS) $(BENCH_HDRS) | $(BENCH_DIR)
+# lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BUILD)/ctl/lib/pin.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $< $(BUILD)/ctl/pin.o -o $@ -lbpf -lelf -lz
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BUILD)/ctl/lib/pin.o -o $@ -lbpf -lelf -lz
 
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench
@@ -208,10 +234,13 @@ bench: deps
 # $(BUILD)/bench/ctl.json.
 .PHONY: bench-ctl
 
-$(BENCH_DIR)/ctlprobe: tests/bench/ctlprobe.c $(BUILD)/ctl/dplookup.o $(BUILD)/ctl/pin.o $(BUILD)/ctl/log.o $(HDRS) | $(BENCH_DIR)
+$(BENCH_DIR)/ctlprobe: tests/bench/ctlprobe.c $(CTL_LIB_A) | $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/ctl/dplookup.o $(BUILD)/ctl/pin.o $(BUILD)/ctl/log.o -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
 
 bench-ctl: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe
 	$(Q)tests/bench/ctl.sh
+
+# Header dependencies recorded by the compilers (-MMD).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -31,7 +31,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-#include "../ctl/verify.h"
+#include "xfib/verify.h"
 
 #ifndef AF_INET
 #define AF_INET 2

@@ -176,7 +176,7 @@ struct {
 
 /*
  * ifindex -> egress port; an entry exists iff xfibctl attached the port.
- * Pinned by the loader (ctl/pin.c), not by libbpf: the kernel adds
+ * Pinned by the loader (ctl/lib/pin.c), not by libbpf: the kernel adds
  * BPF_F_RDONLY_PROG to every devmap, which libbpf 1.1 then takes for a
  * definition mismatch and refuses to reuse the pin.
  */

@@ -9,7 +9,7 @@
  * visible). Each change replaces the route to PREFIX, alternating between
  * the two gateways, with one rtnetlink request (what `ip route replace`
  * sends), then polls the live dataplane maps, through the lookup code the
- * XDP program runs (ctl/dplookup.c, the tables mmap()ed), until the
+ * XDP program runs (ctl/lib/dplookup.c, the tables mmap()ed), until the
  * prefix's address resolves to a gateway nexthop leaving by the new
  * gateway's port. The latency of a change is from just before the request
  * is sent to the first poll that sees the new egress: the kernel's work,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of dir24_8: the update side (ctl/dir24.c) together with the
+ * Unit test of dir24_8: the update side (ctl/xfibd/dir24.c) together with the
  * lookup the dataplane runs (include/xfib/lookup_dir24.h).
  *
  * The reference is a prefix set kept twice: a hash of (first address,
@@ -8,7 +8,7 @@
  * an array sorted by (first address, length) to find the prefixes inside
  * a span. From it the test derives what an update must write: the new
  * ranges of the span a changed prefix covers (the prefixes inside it plus
- * the longest one around it, compiled by ctl/ranges.c and cut to the
+ * the longest one around it, compiled by tests/unit/ref/ranges.c and cut to the
  * span), exactly what the daemon writes.
  *
  * Checks:
@@ -38,7 +38,7 @@
  *    are caught by chance, not always: the rest is deterministic.
  *
  * The lookup reads the tables the way the BPF program does: as __u64
- * values holding two entries, low half first, while ctl/dir24.c writes
+ * values holding two entries, low half first, while ctl/xfibd/dir24.c writes
  * them as __u32 arrays. So the packing is under test too.
  *
  * Usage: unit_test_dir24 [seed]. The seed is printed first; passing it

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the control-plane prefix tree (ctl/ptree.c), checked
+ * Unit test of the control-plane prefix tree (ctl/xfibd/ptree.c), checked
  * against references that know nothing about tries: a plain list of
  * prefixes with a linear longest-prefix match for small tables, one hash
  * probe per prefix length present for large ones (the two cross-checked
  * on every small table), and, for span walks over large tables, the range
- * builder of ctl/ranges.c run on the same prefix set, clipped to the span.
+ * builder of tests/unit/ref/ranges.c run on the same prefix set, clipped to the span.
  *
  * A span walk over a small table is checked for its shape (covers exactly
  * the span, ascending, contiguous, neighbours differ) and then at the
@@ -31,7 +31,7 @@
  * without sanitizers:
  *
  *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ictl -Itests/unit/ref \
- *       tests/unit/test_ptree.c ctl/ptree.c tests/unit/ref/ranges.c \
+ *       tests/unit/test_ptree.c ctl/xfibd/ptree.c tests/unit/ref/ranges.c \
  *       -o /tmp/ptree_bench
  *   /tmp/ptree_bench 0 --bench
  *
@@ -448,7 +448,7 @@ static void check_walk_naive(const struct ptree *t, const struct ref *r,
 	free(o.v);
 }
 
-/* The full table as ranges, from ctl/ranges.c: the walk's big reference. */
+/* The full table as ranges, from tests/unit/ref/ranges.c: the walk's big reference. */
 struct granges {
 	u128 *start;
 	__u32 *nh;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the range builder (ctl/ranges.c) together with the lookup
+ * Unit test of the range builder (tests/unit/ref/ranges.c) together with the lookup
  * the dataplane runs (include/xfib/lookup_bsearch.h), checked against
  * reference longest-prefix matchers that know nothing about ranges: a
  * linear scan over the prefix list for small tables, and one hash probe

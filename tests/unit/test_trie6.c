@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the trie6 update side (ctl/trie6.c) together with the
+ * Unit test of the trie6 update side (ctl/xfibd/trie6.c) together with the
  * lookup the dataplane runs (include/xfib/lookup_trie6.h).
  *
- * The reference is the range list of ctl/ranges.c (tested on its own by
+ * The reference is the range list of tests/unit/ref/ranges.c (tested on its own by
  * test_ranges) searched with a plain binary search, cross-checked on small
  * tables against a linear longest-prefix scan. A table is checked on:
  *  - addresses: ::, the last address, both sides of every range start

@@ -21,13 +21,13 @@
 
 #ifndef XFIB_U128_DEFINED
 #define XFIB_U128_DEFINED
-/* C11 allows the same typedef twice (ctl/ptree.h has it too). */
+/* C11 allows the same typedef twice (ctl/xfibd/ptree.h has it too). */
 typedef unsigned __int128 xfib_u128;
 #endif
 
 /*
  * Defined here so callers can embed it; the fields other than the three
- * tables are private to ctl/trie6.c (tests look at them).
+ * tables are private to ctl/xfibd/trie6.c (tests look at them).
  */
 struct trie6 {
 	__u32 *tbl24;    /* XFIB_TRIE6_TBL24_ENTRIES entries */

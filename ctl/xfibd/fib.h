@@ -41,9 +41,7 @@ struct fib_scale {
 };
 
 struct fib_algo {
-	const char *name;
-	enum xfib_algo id;
-	int fam; /* XFIB_V4 or XFIB_V6 */
+	enum xfib_algo id; /* its name and family: algo_names.h */
 	/* 0..255, higher is better; 0: cannot hold this table. */
 	unsigned int (*preference)(const struct fib_scale *s);
 	/* Allocates the instance's tables in in->slot and fills them with
@@ -116,12 +114,6 @@ int fib_flush(struct fib *f, __u64 now_ms);
 bool fib_poll_control(struct fib *f);
 /* Milliseconds until fib_flush has timed work (selection, retries), or -1. */
 int fib_timeout(const struct fib *f, __u64 now_ms);
-
-const char *fib_algo_name(unsigned int id);
-/* XFIB_V4 or XFIB_V6 for an algorithm, -1 if unknown. */
-int fib_algo_family(unsigned int id);
-/* enum xfib_algo of a name ("bsearch4", "dir24_8", ...), or -1. */
-int fib_algo_by_name(const char *name);
 
 /* The merged answer over a prefix's span (local table first). */
 int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,

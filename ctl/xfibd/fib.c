@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "algo_names.h"
 #include "fib.h"
 #include "log.h"
 #include "pin.h"
@@ -457,17 +458,17 @@ static void trie6_algo_destroy(struct fib *f, struct fib_inst *in)
 
 static const struct fib_algo fib_algos[] = {
 	{
-		.name = "bsearch4", .id = XFIB_ALGO_BSEARCH4, .fam = XFIB_V4,
+		.id = XFIB_ALGO_BSEARCH4,
 		.preference = bs4_preference, .build = bs4_build,
 		.destroy = bs_destroy,
 	},
 	{
-		.name = "bsearch6", .id = XFIB_ALGO_BSEARCH6, .fam = XFIB_V6,
+		.id = XFIB_ALGO_BSEARCH6,
 		.preference = bs6_preference, .build = bs6_build,
 		.destroy = bs_destroy,
 	},
 	{
-		.name = "dir24_8", .id = XFIB_ALGO_DIR24_8, .fam = XFIB_V4,
+		.id = XFIB_ALGO_DIR24_8,
 		.preference = table_preference, .build = dir24_algo_build,
 		.update = dir24_algo_update,
 		.reclaim = dir24_algo_reclaim,
@@ -475,7 +476,7 @@ static const struct fib_algo fib_algos[] = {
 		.destroy = dir24_algo_destroy,
 	},
 	{
-		.name = "trie6", .id = XFIB_ALGO_TRIE6, .fam = XFIB_V6,
+		.id = XFIB_ALGO_TRIE6,
 		.preference = table_preference, .build = trie6_algo_build,
 		.update = trie6_algo_update,
 		.reclaim = trie6_algo_reclaim,
@@ -494,30 +495,6 @@ static const struct fib_algo *algo_by_id(unsigned int id)
 		if (fib_algos[i].id == id)
 			return &fib_algos[i];
 	return NULL;
-}
-
-const char *fib_algo_name(unsigned int id)
-{
-	const struct fib_algo *a = algo_by_id(id);
-
-	return a ? a->name : id == XFIB_ALGO_NONE ? "none" : "unknown";
-}
-
-int fib_algo_family(unsigned int id)
-{
-	const struct fib_algo *a = algo_by_id(id);
-
-	return a ? a->fam : -1;
-}
-
-int fib_algo_by_name(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < NALGOS; i++)
-		if (!strcmp(fib_algos[i].name, name))
-			return fib_algos[i].id;
-	return -1;
 }
 
 static bool map_backed(const struct fib_algo *a)
@@ -677,7 +654,7 @@ static int build(struct fib *f, int fam, const struct fib_algo *a)
 	 * pool or a first build is worth a line at the default level. */
 	log_msg(prev == a && !map_backed(a) ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
 		"%s: published %s (generation %u): %zu prefixes, %zu ranges, %llu bytes, built in %llu us",
-		fam_name(fam), a->name, ff->generation,
+		fam_name(fam), xfib_algo_name(a->id), ff->generation,
 		ptree_count(&f->rib->tree[fam][0]) + ptree_count(&f->rib->tree[fam][1]),
 		n, (unsigned long long)in.mem_bytes,
 		(unsigned long long)ff->build_us);
@@ -731,7 +708,7 @@ static const struct fib_algo *best_algo(struct fib *f, int fam)
 	size_t i;
 
 	for (i = 0; i < NALGOS; i++) {
-		if (fib_algos[i].fam != fam || !f->fam[fam].pref[fib_algos[i].id])
+		if (xfib_algo_family(fib_algos[i].id) != fam || !f->fam[fam].pref[fib_algos[i].id])
 			continue;
 		if (!best || f->fam[fam].pref[fib_algos[i].id] > f->fam[fam].pref[best->id])
 			best = &fib_algos[i];
@@ -750,7 +727,7 @@ static void compute_prefs(struct fib *f, int fam)
 	size_t i;
 
 	for (i = 0; i < NALGOS; i++)
-		if (fib_algos[i].fam == fam)
+		if (xfib_algo_family(fib_algos[i].id) == fam)
 			f->fam[fam].pref[fib_algos[i].id] = fib_algos[i].preference(&s);
 }
 
@@ -779,7 +756,7 @@ static const struct fib_algo *select_algo(struct fib *f, int fam, __u64 now)
 	if (best && best != ff->cur.algo &&
 	    ff->pref[best->id] * 100 > ff->pref[ff->cur.algo->id] * 105) {
 		pr_info("%s: switching %s -> %s (preference %u -> %u)",
-			fam_name(fam), ff->cur.algo->name, best->name,
+			fam_name(fam), xfib_algo_name(ff->cur.algo->id), xfib_algo_name(best->id),
 			ff->pref[ff->cur.algo->id], ff->pref[best->id]);
 		return best;
 	}
@@ -824,7 +801,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 			/* Pool exhausted: rebuild with a larger one and swap. */
 			ff->grow_groups = ff->cur.ngroups * 2;
 			pr_info("%s: %s group pool full (%u): rebuilding with %u",
-				fam_name(fam), want->name, ff->cur.ngroups,
+				fam_name(fam), xfib_algo_name(want->id), ff->cur.ngroups,
 				ff->grow_groups);
 		}
 	}
@@ -841,8 +818,8 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 		ff->retry_at_ms = now + ff->backoff_ms;
 		ff->build_error = -err;
 		pr_warn("%s: building %s failed: %s; %s keeps serving, retrying in %u ms",
-			fam_name(fam), want->name, strerror(-err),
-			ff->cur.algo ? ff->cur.algo->name : "the kernel",
+			fam_name(fam), xfib_algo_name(want->id), strerror(-err),
+			ff->cur.algo ? xfib_algo_name(ff->cur.algo->id) : "the kernel",
 			ff->backoff_ms);
 		write_info(f, fam);
 		return err;
@@ -906,13 +883,13 @@ bool fib_poll_control(struct fib *f)
 					&fam, &c) || c.seq == ff->ctl_seq)
 			continue;
 		ff->ctl_seq = c.seq;
-		if (c.algo && (!algo_by_id(c.algo) || algo_by_id(c.algo)->fam != (int)fam)) {
+		if (c.algo && (!algo_by_id(c.algo) || xfib_algo_family(c.algo) != (int)fam)) {
 			pr_warn("%s: ignoring request for algorithm %u", fam_name(fam), c.algo);
 			continue;
 		}
 		if (c.algo != ff->forced)
 			pr_info("%s: algorithm %s by operator request", fam_name(fam),
-				c.algo ? fib_algo_name(c.algo) : "automatic");
+				c.algo ? xfib_algo_name(c.algo) : "automatic");
 		ff->forced = c.algo;
 		/* Automatic again: evaluate at once. */
 		ff->changes_since_eval = f->eval_changes;

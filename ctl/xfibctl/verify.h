@@ -4,37 +4,14 @@
  * xfib's answer (dplookup.h: the live instance, with the dataplane's code)
  * against the kernel's own (bpf_fib_lookup(), run in batches by
  * bpf/xfib_verify.bpf.c). Used by `xfibctl verify` and `xfibctl lookup`.
- *
- * The first part of this header is shared with bpf/xfib_verify.bpf.c and
- * holds only fixed-width types.
  */
 #ifndef XFIB_VERIFY_H
 #define XFIB_VERIFY_H
 
-#include <linux/types.h>
-
-/*
- * Queries per BPF_PROG_TEST_RUN. Thousands amortise the syscall; the run
- * is not preemptible, so a batch is kept to a few milliseconds of FIB
- * lookups.
- */
-#define XV_BATCH 4096
-
-struct xv_query {
-	__u8 family;   /* in: AF_INET or AF_INET6; out: family of addr */
-	__u8 pad[3];
-	__s32 ret;     /* out: BPF_FIB_LKUP_RET_* (>= 0) or -errno */
-	__u32 ifindex; /* out: egress device */
-	__u32 pad2;
-	__u8 addr[16]; /* in: destination; out: gateway on success, if any */
-};
-_Static_assert(sizeof(struct xv_query) == 32, "xv_query size");
-
-#ifndef __bpf__
-
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "xfib/verify.h"
 #include "dplookup.h"
 
 struct xfib_fwd_bpf;
@@ -138,5 +115,4 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	       struct verify_report *rep);
 void verify_report_free(struct verify_report *rep);
 
-#endif /* !__bpf__ */
 #endif /* XFIB_VERIFY_H */

@@ -25,7 +25,7 @@
 
 #include "log.h"
 #include "pin.h"
-#include "fib.h"
+#include "algo_names.h"
 #include "verify.h"
 #include "xfib/counters.h"
 #include "xfib/maps.h"
@@ -412,7 +412,7 @@ static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info 
 		       "\"bytes_per_prefix\":%.1f,\"fallback\":\"%s\","
 		       "\"build_error\":\"%s\","
 		       "\"preferences\":{",
-		       fam_name(fam), fib_algo_name(fi->algo),
+		       fam_name(fam), xfib_algo_name(fi->algo),
 		       fi->forced ? "true" : "false", fi->routes, fi->ranges,
 		       fi->capacity, fi->generation,
 		       (unsigned long long)fi->swaps,
@@ -424,9 +424,9 @@ static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info 
 		       fallback_name(fi->fallback),
 		       fi->build_error ? strerror(fi->build_error) : "");
 		for (a = 1; a < XFIB_ALGO_COUNT; a++) {
-			if (fib_algo_family(a) != (int)fam)
+			if (xfib_algo_family(a) != (int)fam)
 				continue;
-			printf("%s\"%s\":%u", first ? "" : ",", fib_algo_name(a),
+			printf("%s\"%s\":%u", first ? "" : ",", xfib_algo_name(a),
 			       fi->pref[a]);
 			first = false;
 		}
@@ -434,7 +434,7 @@ static void print_fib_info(struct ctl *c, __u32 fam, const struct xfib_fib_info 
 		return;
 	}
 	printf("%s:        %s%s, %u prefixes, generation %u, %llu swaps (last %s)\n",
-	       fam_name(fam), fib_algo_name(fi->algo),
+	       fam_name(fam), xfib_algo_name(fi->algo),
 	       fi->forced ? " (forced)" : "", fi->routes, fi->generation,
 	       (unsigned long long)fi->swaps, when);
 	if (fi->algo)
@@ -563,8 +563,8 @@ static int algo_check(struct ctl *c, int argc, char **argv)
 		}
 	}
 	if (argc == 2) {
-		want = strcmp(argv[1], "auto") ? fib_algo_by_name(argv[1]) : XFIB_ALGO_NONE;
-		if (want < 0 || (want && fib_algo_family(want) != fam)) {
+		want = strcmp(argv[1], "auto") ? xfib_algo_by_name(argv[1]) : XFIB_ALGO_NONE;
+		if (want < 0 || (want && xfib_algo_family(want) != fam)) {
 			err_cmd("%s: not an %s algorithm (%s, auto)", argv[1],
 				fam_name(fam), fam == XFIB_V4 ? "bsearch4, dir24_8" :
 								"bsearch6, trie6");
@@ -626,7 +626,7 @@ static int cmd_algo(struct ctl *c, int argc, char **argv)
 			err = -fi.build_error;
 			err_cmd("%s: building %s failed: %s; xfibd retries with backoff, %s keeps serving",
 				fam_name(fam), argv[1], strerror(fi.build_error),
-				fib_algo_name(fi.algo));
+				xfib_algo_name(fi.algo));
 			goto out;
 		}
 		if (want && fi.algo != (__u32)want) {
@@ -649,8 +649,8 @@ static int cmd_algo(struct ctl *c, int argc, char **argv)
 
 			printf("             preferences:");
 			for (a = 1; a < XFIB_ALGO_COUNT; a++)
-				if (fib_algo_family(a) == (int)key)
-					printf(" %s %u%s", fib_algo_name(a), fi.pref[a],
+				if (xfib_algo_family(a) == (int)key)
+					printf(" %s %u%s", xfib_algo_name(a), fi.pref[a],
 					       a == fi.algo ? " (current)" : "");
 			printf("\n");
 		}
@@ -875,7 +875,7 @@ static void stats_prometheus(struct xfib_fwd_bpf *skel, const struct xfib_counte
 		  "Lookup algorithm of the published instance (none: every packet goes to the kernel).");
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		printf("xfib_algorithm_info{family=\"%s\",algorithm=", fam_name(fam));
-		prom_label(fib_algo_name(fi[fam].algo));
+		prom_label(xfib_algo_name(fi[fam].algo));
 		printf("} 1\n");
 	}
 	prom_head("xfib_generation", "gauge", "Generation of the published lookup instance.");
@@ -1122,7 +1122,7 @@ static void print_lookup(struct ctl *c, const struct dpl_result *r,
 		printf("{\"address\":\"%s\",\"family\":\"%s\",\"algorithm\":\"%s\","
 		       "\"generation\":%u,\"nexthop\":{\"index\":%u,\"kind\":\"%s\",\"mtu\":%u},",
 		       addr_str(af, r->addr, a, sizeof(a)), fam_name(r->fam),
-		       fib_algo_name(r->act.algo), r->act.generation, r->nh_idx,
+		       xfib_algo_name(r->act.algo), r->act.generation, r->nh_idx,
 		       dpl_kind_name(r->nh.kind), r->nh.mtu);
 		if (r->group)
 			printf("\"group\":{\"nexthop\":%u,\"index\":%u,\"members\":%u},",
@@ -1178,7 +1178,7 @@ static void print_lookup(struct ctl *c, const struct dpl_result *r,
 	}
 
 	printf("address:    %s (%s)\n", addr_str(af, r->addr, a, sizeof(a)), fam_name(r->fam));
-	printf("instance:   %s, generation %u\n", fib_algo_name(r->act.algo),
+	printf("instance:   %s, generation %u\n", xfib_algo_name(r->act.algo),
 	       r->act.generation);
 	if (r->ready && r->group)
 		printf("multipath:  nexthop %u, group %u of %u members; a flow with no\n"
@@ -1334,7 +1334,7 @@ static int cmd_verify(struct ctl *c, int argc, char **argv)
 			printf(",\"%s\":{\"algorithm\":\"%s\",\"generation\":%u,"
 			       "\"prefixes\":%zu,\"checked\":%lu,\"matched\":%lu,"
 			       "\"deferred\":%lu,\"mismatched\":%lu,\"rechecked\":%lu}",
-			       fam_name(fam), fib_algo_name(f->act.algo),
+			       fam_name(fam), xfib_algo_name(f->act.algo),
 			       f->act.generation, f->prefixes, f->checked, f->matched,
 			       f->deferred, f->mismatched, f->rechecked);
 		}
@@ -1369,7 +1369,7 @@ static int cmd_verify(struct ctl *c, int argc, char **argv)
 
 			printf("%s: %s generation %u, %zu prefixes: %lu checked, %lu matched, "
 			       "%lu deferred to the kernel, %lu mismatched\n",
-			       fam_name(fam), fib_algo_name(f->act.algo),
+			       fam_name(fam), xfib_algo_name(f->act.algo),
 			       f->act.generation, f->prefixes, f->checked, f->matched,
 			       f->deferred, f->mismatched);
 		}
