@@ -6,8 +6,16 @@
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
 #   make clean
-# V=1 shows the full commands.
+# V=1 shows the full commands. SAN=1 builds xfibd, xfibctl and the tests
+# with ASan, UBSan and LSan into build/asan, and the test runner then fails
+# a test on any sanitizer report (make test SAN=1, or make test-san for
+# the mirror tests CI runs that way). TESTS="net/test_ecmp ..." runs only
+# those tests (or suites).
 
+SAN        ?= 0
+ifeq ($(SAN),1)
+BUILD      ?= build/asan
+endif
 BUILD      ?= build
 CC         ?= gcc
 CLANG      ?= clang
@@ -23,6 +31,11 @@ DEPFLAGS   = -MMD -MP
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Wextra -Werror -Wno-unused-parameter \
               -Iinclude -Ibpf -I$(ARCH_INC)
 LDLIBS     := -lxdp -lbpf -lmnl -lelf -lz -lm
+SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=all
+ifeq ($(SAN),1)
+CFLAGS     += $(SAN_FLAGS)
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -34,7 +47,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-unit test-prog test-net test-doc demo clean
+.PHONY: all deps test test-san test-unit test-prog test-net test-doc demo clean
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -88,8 +101,6 @@ $(BUILD) $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
 # ---- tests --------------------------------------------------------------
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
-             -fno-sanitize-recover=all
 
 # The unit tests link the daemon's table code, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
@@ -113,18 +124,31 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 deps:
 	$(Q)scripts/install-deps.sh
 
+# The runner finds the binaries and records sanitizer reports by these.
+RUN_TESTS = BUILD=$(abspath $(BUILD)) XFIB_SAN=$(SAN) tests/run.sh
+
+# The tests of the mirror: what xfibd does with every kind of netlink
+# input. CI runs them sanitized too (make test-san).
+MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
+                net/test_group_full net/test_links net/test_neigh_states \
+                net/test_neigh_change net/test_overrun net/test_dump_intr \
+                net/test_torture net/test_restart net/test_kill9
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS)
-	$(Q)tests/run.sh
+	$(Q)$(RUN_TESTS) $(TESTS)
+
+test-san:
+	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(MIRROR_TESTS)"
 
 test-unit: $(UNIT_TESTS)
-	$(Q)tests/run.sh unit
+	$(Q)$(RUN_TESTS) unit
 test-prog: all $(PROG_TESTS)
-	$(Q)tests/run.sh prog
+	$(Q)$(RUN_TESTS) prog
 test-net: all
-	$(Q)tests/run.sh net
+	$(Q)$(RUN_TESTS) net
 test-doc: all
-	$(Q)tests/run.sh doc
+	$(Q)$(RUN_TESTS) doc
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -1167,7 +1167,7 @@ void rib_nhobj_del(struct rib *r, __u32 id)
 	struct rib_nhobj *o = htab_find(&r->nhobjs, &id);
 	struct rib_route *rt;
 	size_t b, i, n;
-	__u32 *ids;
+	__u32 *ids = NULL;
 	int v;
 
 	if (!o)
@@ -1193,8 +1193,7 @@ void rib_nhobj_del(struct rib *r, __u32 id)
 		else
 			rib_nhobj_del(r, g->id);
 	}
-	if (n)
-		free(ids);
+	free(ids);
 	if (o->group)
 		nexthop_put(r, o->group->nh);
 	free(o->grp);

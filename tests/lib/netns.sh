@@ -67,8 +67,9 @@ xfib_cleanup() {
 		kill -TERM "$pid" 2>/dev/null
 	done
 	for pid in "${live[@]}"; do
-		# Give xfibd a moment to exit cleanly, then insist.
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
+		# Give xfibd a moment to exit cleanly (a sanitized one checks
+		# for leaks on the way out), then insist.
+		for _ in $(seq 50); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
