@@ -150,6 +150,14 @@ test-net: all
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
 
+# make soak (root; not CI): tests/soak/soak.sh, SOAK_MINUTES (default 30)
+# of churn, restarts and steady traffic, sampled every minute; the report
+# and plot go to $(BUILD)/soak/ (docs/SOAK.md is one such run).
+.PHONY: soak
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(abspath $(BUILD)) tests/soak/soak.sh
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
