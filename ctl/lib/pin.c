@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -94,6 +96,83 @@ int xfib_check_bpffs(const char *dir)
 	return st.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
 }
 
+int xfib_pin_dir_safe(const char *dir, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return errno == ENOENT ? 0 : -errno;
+	/* Whoever can write here can swap the maps or the program the
+	 * dataplane runs, and with them what it forwards. */
+	if (!S_ISDIR(st.st_mode))
+		snprintf(why, len, "not a directory");
+	else if (st.st_uid != 0)
+		snprintf(why, len, "owned by uid %u, not root", st.st_uid);
+	else if ((st.st_mode & 07777) != 0700)
+		snprintf(why, len, "mode %04o, not 0700", st.st_mode & 07777);
+	else
+		return 0;
+	return -EPERM;
+}
+
+/* The pid holding a flock() on dev:ino, from /proc/locks; 0 if unknown. */
+static int flock_holder(dev_t dev, ino_t ino)
+{
+	unsigned int maj, min;
+	unsigned long long i;
+	char line[256], kind[16];
+	int pid, found = 0;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		/* "1: FLOCK  ADVISORY  WRITE 1234 00:1f:5678 0 EOF"; waiting
+		 * lockers have "->" before the kind and do not match. */
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%llu", kind, &pid,
+			   &maj, &min, &i) == 5 &&
+		    !strcmp(kind, "FLOCK") && makedev(maj, min) == dev && i == ino)
+			found = pid;
+	fclose(f);
+	return found;
+}
+
+int xfib_pin_lock(const char *dir, int *holder)
+{
+	struct stat st;
+	int fd, err;
+
+	*holder = 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		return fd;
+	err = -errno;
+	if (err == -EWOULDBLOCK && !fstat(fd, &st))
+		*holder = flock_holder(st.st_dev, st.st_ino);
+	close(fd);
+	return err;
+}
+
+int xfib_pin_dir_create(const char *dir)
+{
+	char why[64];
+	int err;
+
+	err = xfib_check_bpffs(dir);
+	if (err)
+		return err;
+	if (mkdir(dir, 0700) == 0) {
+		/* Whatever the umask took away: exactly 0700. */
+		if (chmod(dir, 0700))
+			return -errno;
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	return xfib_pin_dir_safe(dir, why, sizeof(why));
+}
+
 static int xfib_open_once(const char *pin_dir, unsigned int flags,
 			  struct xfib_fwd_bpf **skelp)
 {
@@ -107,8 +186,9 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 		return err;
 	if (!(flags & XFIB_OPEN_CREATE) && access(pin_dir, F_OK))
 		return -errno;
-	if (mkdir(pin_dir, 0700) && errno != EEXIST)
-		return -errno;
+	err = xfib_pin_dir_create(pin_dir);
+	if (err)
+		return err;
 
 	skel = xfib_fwd_bpf__open_opts(&opts);
 	if (!skel)

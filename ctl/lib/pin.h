@@ -21,6 +21,26 @@ int xfib_pin_dir(const char *override, char *buf, size_t len);
 /* 0 if dir (or, if it does not exist, its parent) is on a bpffs. */
 int xfib_check_bpffs(const char *dir);
 
+/*
+ * Only root may change what the dataplane runs: a pin directory that
+ * exists must be root's, mode 0700, and not a symlink. Returns 0 (also
+ * when it does not exist), -EPERM with why (e.g. "mode 0755, not 0700")
+ * filled in, or -errno.
+ */
+int xfib_pin_dir_safe(const char *dir, char *why, size_t len);
+
+/* Creates the pin directory (root's, mode 0700) if missing; 0, -EPERM
+ * if it exists and is not safe, -ENOTSUP if not on a bpffs, or -errno. */
+int xfib_pin_dir_create(const char *dir);
+
+/*
+ * The daemon's exclusive lock on a pin directory: returns a file
+ * descriptor holding it until closed (or the process exits), or
+ * -EWOULDBLOCK with *holder set to the pid holding it (0 if unknown), or
+ * -errno.
+ */
+int xfib_pin_lock(const char *dir, int *holder);
+
 enum xfib_open_flags {
 	XFIB_OPEN_PROG = 1 << 0,   /* load the XDP program too */
 	XFIB_OPEN_CREATE = 1 << 1, /* create the pin directory if missing */
@@ -31,8 +51,9 @@ enum xfib_open_flags {
  * exist there are reused, missing ones are created and pinned. Without
  * XFIB_OPEN_PROG only the maps are loaded (the daemon needs no program).
  * Without XFIB_OPEN_CREATE a missing pin directory is -ENOENT, so that
- * looking at a router does not set one up. Returns 0 or -errno; *skel is set
- * on success.
+ * looking at a router does not set one up. A pin directory that is not
+ * safe (xfib_pin_dir_safe) is -EPERM, and nothing in it is touched.
+ * Returns 0 or -errno; *skel is set on success.
  */
 int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skel);
 

@@ -104,13 +104,17 @@ static int open_dataplane(struct ctl *c, unsigned int flags,
 			  struct xfib_fwd_bpf **skel)
 {
 	int err = xfib_pin_dir(c->pin_opt, c->pin_dir, sizeof(c->pin_dir));
+	char why[64];
 
 	if (err) {
 		err_cmd("%s: %s", "pin directory", strerror(-err));
 		return err;
 	}
 	err = xfib_open(c->pin_dir, flags, skel);
-	if (err == -ENOENT)
+	if (err == -EPERM && xfib_pin_dir_safe(c->pin_dir, why, sizeof(why)) == -EPERM)
+		err_cmd("%s: refusing a pin directory that others could change: %s "
+			"(make it root's with mode 0700, or remove it)", c->pin_dir, why);
+	else if (err == -ENOENT)
 		err_cmd("%s: no xfib dataplane here (attach a port or start xfibd)",
 			c->pin_dir);
 	else if (err == -ENOTSUP)

@@ -7,12 +7,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 
@@ -228,6 +231,69 @@ static int run(struct daemon *d)
 	return 0;
 }
 
+/*
+ * What xfibd needs is CAP_BPF (maps) and CAP_NET_ADMIN (the devmap,
+ * netlink's SO_RCVBUFFORCE, neighbour probes), not uid 0: the systemd
+ * unit runs it with those two alone. Lists the missing ones in why;
+ * returns true if any is.
+ */
+static bool missing_caps(char *why, size_t len)
+{
+	static const struct {
+		int cap;
+		const char *name;
+	} need[] = { { CAP_BPF, "CAP_BPF" }, { CAP_NET_ADMIN, "CAP_NET_ADMIN" } };
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	size_t i, off = 0;
+
+	*why = '\0';
+	if (syscall(SYS_capget, &hdr, data)) {
+		snprintf(why, len, "capget: %s", strerror(errno));
+		return true;
+	}
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!(data[need[i].cap / 32].effective & (1U << (need[i].cap % 32))))
+			off += snprintf(why + off, off < len ? len - off : 0, "%s%s",
+					off ? " " : "", need[i].name);
+	return *why;
+}
+
+/*
+ * Creates or checks the pin directory and takes the daemon's lock on it,
+ * before anything in it is adopted: two xfibd on one dataplane would hand
+ * out the same nexthop and neighbour indexes. Returns the lock's fd, or
+ * -1 after saying why.
+ */
+static int open_pin_dir(const char *pin_dir)
+{
+	char why[64];
+	int err, holder;
+
+	err = xfib_pin_dir_create(pin_dir);
+	if (err == -ENOTSUP) {
+		pr_warn("%s: not on a BPF filesystem (mount -t bpf -o mode=0700 bpf /sys/fs/bpf)",
+			pin_dir);
+		return -1;
+	} else if (err == -EPERM && xfib_pin_dir_safe(pin_dir, why, sizeof(why)) == -EPERM) {
+		pr_warn("%s: refusing a pin directory that others could change: %s "
+			"(make it root's with mode 0700, or remove it)", pin_dir, why);
+		return -1;
+	} else if (err) {
+		pr_warn("%s: %s", pin_dir, strerror(-err));
+		return -1;
+	}
+	err = xfib_pin_lock(pin_dir, &holder);
+	if (err == -EWOULDBLOCK && holder)
+		pr_warn("%s: another xfibd (pid %d) is running on this pin directory",
+			pin_dir, holder);
+	else if (err == -EWOULDBLOCK)
+		pr_warn("%s: another xfibd is running on this pin directory", pin_dir);
+	else if (err < 0)
+		pr_warn("%s: lock: %s", pin_dir, strerror(-err));
+	return err < 0 ? -1 : err;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -252,7 +318,8 @@ int main(int argc, char **argv)
 	int rcvbuf = DEFAULT_RCVBUF, use_syslog = 0, verbose = 0;
 	unsigned long table = RT_TABLE_MAIN;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int c, err, pid;
+	char why[64];
+	int c, err, lock_fd;
 
 	while ((c = getopt_long(argc, argv, "p:t:b:r:c:e:svh", opts, NULL)) != -1) {
 		switch (c) {
@@ -317,8 +384,8 @@ int main(int argc, char **argv)
 	log_init("xfibd", XLOG_DAEMON | (use_syslog ? XLOG_SYSLOG : 0));
 	log_setup_libbpf();
 
-	if (geteuid() != 0) {
-		pr_warn("must run as root (needs CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)");
+	if (missing_caps(why, sizeof(why))) {
+		pr_warn("missing capabilities: %s (run as root, or grant them)", why);
 		return 1;
 	}
 	err = xfib_pin_dir(pin_opt, pin_dir, sizeof(pin_dir));
@@ -326,18 +393,13 @@ int main(int argc, char **argv)
 		pr_warn("pin directory: %s", strerror(-err));
 		return 1;
 	}
+	lock_fd = open_pin_dir(pin_dir);
+	if (lock_fd < 0)
+		return 1;
 	err = xfib_open(pin_dir, XFIB_OPEN_CREATE, &d.skel);
-	if (err == -ENOTSUP) {
-		pr_warn("%s: not on a BPF filesystem (mount -t bpf bpf /sys/fs/bpf)", pin_dir);
-		return 1;
-	} else if (err) {
+	if (err) {
 		pr_warn("%s: cannot create or reuse the pinned maps: %s", pin_dir, strerror(-err));
-		return 1;
-	}
-	pid = xfib_daemon_pid(d.skel);
-	if (pid && pid != getpid()) {
-		pr_warn("%s: xfibd already running (pid %d)", pin_dir, pid);
-		xfib_fwd_bpf__destroy(d.skel);
+		close(lock_fd);
 		return 1;
 	}
 
@@ -376,6 +438,7 @@ out:
 	fib_fini(&d.fib);
 	rib_fini(&d.rib);
 	xfib_fwd_bpf__destroy(d.skel);
+	close(lock_fd);
 	log_flush_repeats(1);
 	return err ? 1 : 0;
 }

@@ -125,7 +125,7 @@ xfib_init() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	if ! mountpoint -q /sys/fs/bpf; then
-		mount -t bpf bpf /sys/fs/bpf || skip "cannot mount bpffs on /sys/fs/bpf"
+		mount -t bpf -o mode=0700 bpf /sys/fs/bpf || skip "cannot mount bpffs on /sys/fs/bpf"
 	fi
 	XFIB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/xfib-test.XXXXXX")
 	XFIB_TAG="xfib-$$"

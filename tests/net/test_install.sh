@@ -31,13 +31,21 @@ grep -q "ExecStart=$root/usr/libexec/xfib/xfib-service run" "$root/usr/lib/syste
 	fail "unit does not point at the installed helper"
 "$root/usr/sbin/xfibctl" -h >/dev/null || fail "installed xfibctl does not run"
 "$root/usr/sbin/xfibd" -h >/dev/null || fail "installed xfibd does not run"
-if command -v systemd-analyze >/dev/null; then
-	# Documentation= is checked with man(1), which a minimal system may
-	# lack; the man pages themselves are tested in tests/doc.
-	out=$(MANPATH="$root/usr/share/man" systemd-analyze verify \
-		"$root/usr/lib/systemd/system/xfibd.service" 2>&1 | grep -v "Command 'man " || true)
-	[ -z "$out" ] || fail "systemd rejects the unit: $out"
-fi
+unit="$root/usr/lib/systemd/system/xfibd.service"
+command -v systemd-analyze >/dev/null || fail "no systemd-analyze (scripts/install-deps.sh installs systemd)"
+# Documentation= is checked with man(1), which a minimal system may
+# lack; the man pages themselves are tested in tests/doc.
+out=$(MANPATH="$root/usr/share/man" systemd-analyze verify "$unit" 2>&1 |
+	grep -v "Command 'man " || true)
+[ -z "$out" ] || fail "systemd rejects the unit: $out"
+# The hardened unit: the daemon's exposure as systemd scores it, offline.
+out=$(systemd-analyze security --offline=true "$unit" 2>&1) || true
+score=$(sed -n 's/.*Overall exposure level for xfibd.service: \([0-9.]*\).*/\1/p' <<<"$out")
+[ -n "$score" ] || fail "no exposure score: $(tail -n 3 <<<"$out")"
+awk -v s="$score" 'BEGIN { exit !(s <= 3.0) }' || fail "unit exposure $score, above 3.0"
+grep -qx "CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN" "$unit" ||
+	fail "unit capability set is not CAP_BPF CAP_NET_ADMIN"
+log "unit exposure $score (systemd-analyze security, offline)"
 # An existing configuration survives a reinstall.
 echo "# local change" >>"$root/etc/xfib/xfibd.conf"
 mk install >/dev/null

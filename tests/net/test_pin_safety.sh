@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# One daemon per pin directory, pins only root can change, capabilities
+# instead of uid 0:
+#  - two xfibd started at the same moment on one pin directory, 20 times:
+#    each time exactly one runs and syncs, the other exits 1 naming the
+#    first one's pid, and verify stays clean;
+#  - a pin directory owned by another user, or root's with a mode other
+#    than 0700, is refused by xfibd and by xfibctl attach, with a clear
+#    error, and nothing in it is touched;
+#  - xfibd runs and forwards with only CAP_BPF and CAP_NET_ADMIN (the
+#    systemd unit's set) and no new privileges, and without CAP_BPF it
+#    exits 1 naming what is missing.
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+xfib_init
+command -v setpriv >/dev/null || skip "missing tool: setpriv (util-linux)"
+
+topo_create 0
+attach_all
+resolve_neighbours
+
+# start_daemon LOG: xfibd of this router in the background; sets STARTED
+# (nsenter execs xfibd: the same pid).
+start_daemon() {
+	nsenter --net="/run/netns/$RTR" -- "$XFIBD" -v --pin-dir "$PIN" >"$1" 2>&1 &
+	STARTED=$!
+	XFIB_PIDS+=("$STARTED")
+}
+
+# ---- two at once --------------------------------------------------------
+for round in $(seq 20); do
+	start_daemon "$XFIB_TMP/a.log"
+	a=$STARTED
+	start_daemon "$XFIB_TMP/b.log"
+	b=$STARTED
+	# The loser exits at once; the winner keeps running.
+	deadline=$((SECONDS + 10))
+	while kill -0 "$a" 2>/dev/null && kill -0 "$b" 2>/dev/null; do
+		((SECONDS < deadline)) || fail "round $round: both xfibd still running after 10 s"
+		sleep 0.05
+	done
+	if kill -0 "$a" 2>/dev/null; then
+		win=$a lose=$b lose_log=$XFIB_TMP/b.log
+	else
+		win=$b lose=$a lose_log=$XFIB_TMP/a.log
+	fi
+	rc=0
+	wait "$lose" || rc=$?
+	[ "$rc" = 1 ] || fail "round $round: the second xfibd exited $rc, not 1: $(cat "$lose_log")"
+	grep -q "another xfibd (pid $win) is running on this pin directory" "$lose_log" ||
+		fail "round $round: the refusal does not name pid $win: $(cat "$lose_log")"
+	xfibd_wait_synced "$RTR" "$PIN" 10 "$win" || fail "round $round: xfibd $win not synced"
+	kill -0 "$win" || fail "round $round: xfibd $win died"
+	verify_clean "round $round"
+	kill -TERM "$win"
+	wait "$win" || fail "round $round: xfibd $win did not exit cleanly"
+done
+log "20 rounds: exactly one xfibd ran each time, the other exited 1 naming it"
+
+# ---- unsafe pin directories ---------------------------------------------
+BAD="/sys/fs/bpf/xfib-test-$$-bad"
+XFIB_PIN_DIRS+=("$BAD")
+# refused WHAT PATTERN CMD...: CMD exits 1 with a message matching
+# PATTERN, and the pin directory is still empty.
+refused() {
+	local what=$1 pattern=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	[ "$rc" = 1 ] || fail "$what: exit $rc, not 1: $out"
+	grep -qE "$pattern" <<<"$out" || fail "$what: unexpected message: $out"
+	[ -z "$(ls -A "$BAD")" ] || fail "$what: the pin directory was touched: $(ls -A "$BAD")"
+	log "$what: refused: $(grep -E "$pattern" <<<"$out" | head -n 1)"
+}
+mkdir "$BAD"
+chown 65534:65534 "$BAD"
+chmod 0700 "$BAD"
+refused "xfibd, pin dir owned by uid 65534" \
+	"$BAD: refusing a pin directory that others could change: owned by uid 65534, not root" \
+	in_ns "$RTR" "$XFIBD" --pin-dir "$BAD"
+chown 0:0 "$BAD"
+chmod 0755 "$BAD"
+refused "xfibd, pin dir mode 0755" \
+	"$BAD: refusing a pin directory that others could change: mode 0755, not 0700" \
+	in_ns "$RTR" "$XFIBD" --pin-dir "$BAD"
+# A port of its own, not attached to the test's dataplane.
+ip -n "$RTR" link add r-spare type veth peer name r-spare-peer
+ip -n "$RTR" link set r-spare up
+ip -n "$RTR" link set r-spare-peer up
+refused "xfibctl attach, pin dir mode 0755" \
+	"^xfibctl: attach $BAD: refusing a pin directory that others could change: mode 0755" \
+	in_ns "$RTR" "$XFIBCTL" --pin-dir "$BAD" attach r-spare
+xdp_prog_on "$RTR" r-spare && fail "r-spare got an XDP program from a refused attach"
+
+# ---- capabilities, not uid 0 --------------------------------------------
+# caps_xfibd CAPS ARGS...: xfibd with only CAPS in its bounding set (as
+# systemd's CapabilityBoundingSet= does) and no new privileges.
+caps_xfibd() {
+	local caps=$1
+	shift
+	in_ns "$RTR" setpriv --bounding-set="-all,$caps" --inh-caps=-all \
+		--no-new-privs "$XFIBD" "$@"
+}
+out=$(caps_xfibd +net_admin --pin-dir "$PIN" 2>&1) && fail "xfibd ran without CAP_BPF: $out"
+grep -q "missing capabilities: CAP_BPF (run as root, or grant them)" <<<"$out" ||
+	fail "without CAP_BPF: unexpected message: $out"
+nsenter --net="/run/netns/$RTR" -- setpriv --bounding-set=-all,+bpf,+net_admin \
+	--inh-caps=-all --no-new-privs "$XFIBD" -v --pin-dir "$PIN" >>"$XFIBD_LOG" 2>&1 &
+XFIBD_PID=$!
+XFIB_PIDS+=("$XFIBD_PID")
+xfibd_wait_synced "$RTR" "$PIN" 10 "$XFIBD_PID" ||
+	fail "xfibd with CAP_BPF and CAP_NET_ADMIN only did not sync: $(tail -n 5 "$XFIBD_LOG")"
+expect_xdp 4 "$SNK4"
+expect_xdp 6 "$SNK6"
+verify_clean "xfibd with two capabilities"
+log "PASS: one daemon per pin directory, unsafe pin directories refused, xfibd on two capabilities"
