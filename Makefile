@@ -80,9 +80,10 @@ $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# json-c builds xfibctl's JSON output; only xfibctl links it.
 $(BUILD)/xfibctl: $(XFIBCTL_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(BUILD) $(BUILD)/tests:
 	$(Q)mkdir -p $@
