@@ -93,22 +93,25 @@ $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# json-c builds xfibctl's JSON output; only xfibctl links it.
 $(BUILD)/xfibctl: $(XFIBCTL_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(BUILD) $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code, built again sanitized.
+# The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
+# built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c)
+                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c \
+                   ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref -Ictl/xfibd $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref -Ictl/xfibd -Ictl/xfibctl $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
