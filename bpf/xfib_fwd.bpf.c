@@ -43,13 +43,7 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
 #include "xfib/flow_hash.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
+#include "xfib/decide.h"
 
 #define ETH_P_8021Q_ 0x8100
 
@@ -68,60 +62,9 @@ static __always_inline int count(__u32 reason, __u32 len, int verdict)
 
 #define PASS(reason) count(XFIB_##reason, pkt.len, XDP_PASS)
 
-/* Addresses the kernel never forwards as plain unicast: hand them over. */
-static __always_inline int ipv4_special(__u32 saddr, __u32 daddr)
-{
-	__u8 s = saddr >> 24, d = daddr >> 24;
-
-	return d == 0 || d == 127 || d >= 224 || s == 0 || s == 127 ||
-	       s >= 224;
-}
-
-static __always_inline int ipv6_special(__u64 shi, __u64 slo, __u64 dhi,
-					__u64 dlo)
-{
-	/* multicast ff00::/8, link-local fe80::/10 */
-	if ((dhi >> 56) == 0xff || (dhi >> 54) == (0xfe80ull >> 6))
-		return 1;
-	if ((shi >> 56) == 0xff || (shi >> 54) == (0xfe80ull >> 6))
-		return 1;
-	/* ::/80, which holds the unspecified and loopback addresses, the
-	 * deprecated IPv4-compatible ::/96 and the IPv4-mapped ::ffff:0:0/96
-	 * that never appear on the wire: the kernel decides. */
-	if (dhi == 0 && (dlo >> 32) <= 0xffff)
-		return 1;
-	if (shi == 0 && (slo >> 32) <= 0xffff)
-		return 1;
-	return 0;
-}
-
 static __always_inline __u64 load_be64(const void *p)
 {
 	return bpf_be64_to_cpu(*(const __u64 *)p);
-}
-
-/* Finds the neighbour for nexthop nh and destination addr. */
-static __always_inline struct xfib_neigh *
-resolve_neigh(const struct xfib_nexthop *nh, __u8 family, const void *daddr)
-{
-	struct xfib_neigh_key key = {};
-	__u32 *idx, nidx;
-
-	if (nh->kind == XFIB_NH_GATEWAY) {
-		nidx = nh->neigh;
-	} else {
-		key.ifindex = nh->ifindex;
-		key.family = family;
-		if (family == AF_INET)
-			__builtin_memcpy(key.addr, daddr, 4);
-		else
-			__builtin_memcpy(key.addr, daddr, 16);
-		idx = bpf_map_lookup_elem(&xfib_neigh_hosts, &key);
-		if (!idx)
-			return NULL;
-		nidx = *idx;
-	}
-	return bpf_map_lookup_elem(&xfib_neighs, &nidx);
 }
 
 /* Source and destination ports of a TCP or UDP packet whose transport
@@ -163,19 +106,65 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 	}
 }
 
+/* ---- the maps behind include/xfib/decide.h ------------------------------ */
+
+struct xfib_env {
+	const struct xfib_pkt *pkt;
+};
+
+static __always_inline const struct xfib_nexthop *
+xfib_env_nexthop(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_nexthops, &idx);
+}
+
+static __always_inline const struct xfib_nh_group *
+xfib_env_group(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_nh_groups, &idx);
+}
+
+static __always_inline __u32 xfib_env_flow_hash(struct xfib_env *env)
+{
+	return pkt_flow_hash(env->pkt);
+}
+
+static __always_inline const struct xfib_iface *
+xfib_env_iface(struct xfib_env *env, __u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
+}
+
+static __always_inline const __u32 *
+xfib_env_neigh_host(struct xfib_env *env, const struct xfib_neigh_key *key)
+{
+	return bpf_map_lookup_elem(&xfib_neigh_hosts, key);
+}
+
+static __always_inline const struct xfib_neigh *
+xfib_env_neigh(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_neighs, &idx);
+}
+
+static __always_inline int xfib_env_tx_port(struct xfib_env *env,
+					    __u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xfib_tx_ports, &ifindex) != NULL;
+}
+
 SEC("xdp")
 int xfib_fwd(struct xdp_md *ctx)
 {
 	struct xfib_pkt pkt = {};
-	struct xfib_iface *in, *out;
+	struct xfib_env env = { .pkt = &pkt };
+	struct xfib_fwd_query q = {};
+	struct xfib_fwd_path path = {};
+	struct xfib_iface *in;
 	struct xfib_active act;
-	struct xfib_nexthop *nh;
-	struct xfib_neigh *nb;
 	struct ethhdr *eth;
-	__u64 *actp, dword, sword;
-	__u32 fam, nh_idx, ifindex, in_ifindex, l3len, mtu;
-	__u8 family;
-	const void *daddr;
+	__u64 *actp;
+	__u32 fam, nh_idx, in_ifindex, l3len, r;
 
 	pkt.data = (void *)(long)ctx->data;
 	pkt.data_end = (void *)(long)ctx->data_end;
@@ -231,7 +220,7 @@ int xfib_fwd(struct xdp_md *ctx)
 			return PASS(PASS_RP_FILTER);
 		saddr = bpf_ntohl(iph->saddr);
 		dst = bpf_ntohl(iph->daddr);
-		if (ipv4_special(saddr, dst))
+		if (xfib_ipv4_special(dst) || xfib_ipv4_special(saddr))
 			return PASS(PASS_SPECIAL_ADDR);
 		if (iph->ttl <= 1)
 			return PASS(PASS_TTL);
@@ -255,8 +244,8 @@ int xfib_fwd(struct xdp_md *ctx)
 		} else {
 			return PASS(PASS_NO_FIB);
 		}
-		family = AF_INET;
-		daddr = &iph->daddr;
+		q.af = XFIB_AF_INET;
+		q.daddr = &iph->daddr;
 	} else {
 		struct ipv6hdr *ip6h = pkt.l3;
 		__u64 dhi, dlo;
@@ -278,8 +267,9 @@ int xfib_fwd(struct xdp_md *ctx)
 			return PASS(PASS_FWD_DISABLED);
 		dhi = load_be64(&ip6h->daddr.s6_addr[0]);
 		dlo = load_be64(&ip6h->daddr.s6_addr[8]);
-		if (ipv6_special(load_be64(&ip6h->saddr.s6_addr[0]),
-				 load_be64(&ip6h->saddr.s6_addr[8]), dhi, dlo))
+		if (xfib_ipv6_special(dhi, dlo) ||
+		    xfib_ipv6_special(load_be64(&ip6h->saddr.s6_addr[0]),
+				      load_be64(&ip6h->saddr.s6_addr[8])))
 			return PASS(PASS_SPECIAL_ADDR);
 		if (ip6h->hop_limit <= 1)
 			return PASS(PASS_TTL);
@@ -302,64 +292,16 @@ int xfib_fwd(struct xdp_md *ctx)
 		} else {
 			return PASS(PASS_NO_FIB);
 		}
-		family = AF_INET6;
-		daddr = &ip6h->daddr;
+		q.af = XFIB_AF_INET6;
+		q.daddr = &ip6h->daddr;
 	}
 
-	nh = bpf_map_lookup_elem(&xfib_nexthops, &nh_idx);
-	if (!nh)
-		return PASS(PASS_NO_ROUTE);
-	if (nh->kind == XFIB_NH_GROUP) {
-		__u32 gidx = nh->group;
-		struct xfib_nh_group *g = bpf_map_lookup_elem(&xfib_nh_groups, &gidx);
-
-		if (!g)
-			return PASS(PASS_NO_ROUTE);
-		nh_idx = g->nh[xfib_flow_bucket(pkt_flow_hash(&pkt))];
-		nh = bpf_map_lookup_elem(&xfib_nexthops, &nh_idx);
-		if (!nh)
-			return PASS(PASS_NO_ROUTE);
-		/* A member is never a group: that falls to the default. */
-	}
-	switch (nh->kind) {
-	case XFIB_NH_GATEWAY:
-	case XFIB_NH_CONNECTED:
-		break;
-	case XFIB_NH_BLACKHOLE:
-		return count(XFIB_DROP_BLACKHOLE, pkt.len, XDP_DROP);
-	case XFIB_NH_LOCAL:
-		return PASS(PASS_LOCAL);
-	case XFIB_NH_UNREACHABLE:
-		return PASS(PASS_UNREACHABLE);
-	case XFIB_NH_UNSUPPORTED:
-		return PASS(PASS_UNSUPPORTED);
-	default:
-		return PASS(PASS_NO_ROUTE);
-	}
-
-	ifindex = nh->ifindex;
-	if (ifindex == in_ifindex)
-		return PASS(PASS_HAIRPIN);
-	out = bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
-	if (!out || !(out->flags & XFIB_IF_UP))
-		return PASS(PASS_EGRESS_DOWN);
-	/* A route MTU can only lower the device's: frames above the device
-	 * MTU would be dropped by the egress driver. */
-	mtu = nh->mtu && nh->mtu < out->mtu ? nh->mtu : out->mtu;
-	if (l3len > mtu)
-		return PASS(PASS_MTU);
-
-	nb = resolve_neigh(nh, family, daddr);
-	if (!nb)
-		return PASS(PASS_NEIGH);
-	/* Each word read once: a concurrent MAC change is seen whole. */
-	dword = *(volatile __u64 *)nb;
-	sword = *(volatile __u64 *)((__u8 *)nb + 8);
-	if (((struct xfib_neigh *)&dword)->state != XFIB_NEIGH_VALID ||
-	    nb->ifindex != ifindex)
-		return PASS(PASS_NEIGH);
-	if (!bpf_map_lookup_elem(&xfib_tx_ports, &ifindex))
-		return PASS(PASS_EGRESS_NOT_ATTACHED);
+	q.in_ifindex = in_ifindex;
+	q.l3len = l3len;
+	r = xfib_after_lookup(&env, &q, nh_idx, &path);
+	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
+		return count(r, pkt.len,
+			     r == XFIB_DROP_BLACKHOLE ? XDP_DROP : XDP_PASS);
 
 	/* Past this point the packet is ours. Strip a priority tag first, as
 	 * the kernel would: the Ethernet header written below then covers the
@@ -375,7 +317,7 @@ int xfib_fwd(struct xdp_md *ctx)
 		pkt.l3 = eth + 1;
 		eth->h_proto = bpf_htons(pkt.proto);
 	}
-	if (family == AF_INET) {
+	if (r == XFIB_FWD_V4) {
 		struct iphdr *iph = pkt.l3;
 
 		if ((void *)(iph + 1) > pkt.data_end)
@@ -388,12 +330,12 @@ int xfib_fwd(struct xdp_md *ctx)
 			return XDP_DROP;
 		ip6h->hop_limit--;
 	}
-	__builtin_memcpy(eth->h_dest, &dword, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, &sword, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, &path.neigh_w0, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, &path.neigh_w1, ETH_ALEN);
 
-	count(family == AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6, pkt.len, 0);
+	count(r, pkt.len, 0);
 	/* The port was in the devmap a moment ago; should it have been
 	 * detached since, drop: the frame is already rewritten, and the
 	 * kernel would forward it a second time. */
-	return bpf_redirect_map(&xfib_tx_ports, ifindex, XDP_DROP);
+	return bpf_redirect_map(&xfib_tx_ports, path.ifindex, XDP_DROP);
 }
