@@ -67,6 +67,7 @@
 #include "xfib/counters.h"
 #include "xfib/flow_hash.h"
 #include "xfib_fwd.skel.h"
+#include "dplookup.h"
 
 #define SKIP 77
 #define FRAME_MAX 2048
@@ -1156,6 +1157,100 @@ static struct frame build(const struct pkt_desc *p)
 	return other(mac_in, p->tci, p->proto);
 }
 
+/* ---- the same question to xfibctl's lookup ------------------------------ */
+
+/*
+ * xfibctl lookup and verify answer from ctl/lib/dplookup.c, which runs the
+ * program's decision code (include/xfib/decide.h) over the same maps from
+ * userspace, for a destination rather than a packet. For every case whose
+ * outcome the destination alone decides, its answer must be the counter
+ * the program moved: the two cannot drift apart, whatever the map
+ * accessors of either side do.
+ */
+static struct dpl dpl[XFIB_FAMILIES];
+static int nlookups;
+
+static bool destination_decides(const struct fwd_case *c)
+{
+	if (!c->pkt.ip || c->from_peer ||
+	    strcmp(c->pkt.src, c->pkt.ip == 4 ? SRC4 : SRC6))
+		return false;
+	switch (c->reason) {
+	case XFIB_FWD_V4:
+	case XFIB_FWD_V6:
+	case XFIB_DROP_BLACKHOLE:
+	case XFIB_PASS_SPECIAL_ADDR:
+	case XFIB_PASS_NO_FIB:
+	case XFIB_PASS_NO_ROUTE:
+	case XFIB_PASS_LOCAL:
+	case XFIB_PASS_UNREACHABLE:
+	case XFIB_PASS_UNSUPPORTED:
+	case XFIB_PASS_NEIGH:
+	case XFIB_PASS_EGRESS_DOWN:
+	case XFIB_PASS_EGRESS_NOT_ATTACHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void check_lookup(const struct fwd_case *c)
+{
+	int fam = c->pkt.ip == 4 ? XFIB_V4 : XFIB_V6;
+	struct dpl_result r;
+	__u8 addr[16] = { 0 };
+	int err;
+
+	if (!destination_decides(c))
+		return;
+	if (fam == XFIB_V4)
+		memcpy(addr, &(__be32){ addr4(c->pkt.dst) }, 4);
+	else
+		addr6(c->pkt.dst, addr);
+	nlookups++;
+	err = dpl_resolve(&dpl[fam], addr, &r);
+	if (!err && (int)r.action == c->reason)
+		return;
+	ncases++;
+	nfailed++;
+	if (err)
+		printf("FAIL %s\n    xfibctl lookup of %s: %s\n", c->name,
+		       c->pkt.dst, strerror(-err));
+	else
+		printf("FAIL %s\n    xfibctl lookup of %s says %s, the program counted %s\n",
+		       c->name, c->pkt.dst, reason_name[r.action],
+		       reason_name[c->reason]);
+}
+
+static void lookup_open(void)
+{
+	int fam, err;
+
+	for (fam = XFIB_V4; fam < XFIB_FAMILIES; fam++) {
+		err = dpl_open(&dpl[fam], skel, fam);
+		if (err)
+			die("open the userspace lookup: %s", strerror(-err));
+	}
+}
+
+/* The comparison must have happened, or it proves nothing. */
+static void lookup_close(void)
+{
+	int fam;
+
+	for (fam = XFIB_V4; fam < XFIB_FAMILIES; fam++)
+		dpl_close(&dpl[fam]);
+	ncases++;
+	if (nlookups < 50) {
+		nfailed++;
+		printf("FAIL only %d cases compared with xfibctl lookup\n",
+		       nlookups);
+	} else {
+		printf("ok   xfibctl lookup gives the program's outcome for all %d destination cases\n",
+		       nlookups);
+	}
+}
+
 static void run_case(const struct fwd_case *c)
 {
 	struct frame f = build(&c->pkt), want;
@@ -1169,6 +1264,7 @@ static void run_case(const struct fwd_case *c)
 	check(c->name, &f, f.len, c->from_peer ? if_peer : if_in,
 	      V(c->verdict), c->reason,
 	      c->verdict == XDP_REDIRECT ? &want : NULL);
+	check_lookup(c);
 }
 
 static void run_cases(const struct fwd_case *c, size_t n)
@@ -1756,6 +1852,7 @@ int main(void)
 		die("libbpf_num_possible_cpus: %d", ncpus);
 	load();
 	fill_maps();
+	lookup_open();
 
 	self_check();
 	run_cases(forward_cases, ARRAY_SIZE(forward_cases));
@@ -1765,6 +1862,7 @@ int main(void)
 	run_cases(l2_cases, ARRAY_SIZE(l2_cases));
 	run_cases(l3_cases, ARRAY_SIZE(l3_cases));
 	cases_truncated();
+	lookup_close();
 
 	xfib_fwd_bpf__destroy(skel);
 	printf("\n%d cases, %d failed\n", ncases, nfailed);
