@@ -202,6 +202,12 @@ xfib_nh_neigh(struct xfib_env *env, const struct xfib_nexthop *nh,
 	return xfib_env_neigh(env, *idx);
 }
 
+/* The state byte of a neighbour's first word, as read into w0. */
+XFIB_INLINE __u8 xfib_neigh_w0_state(const __u64 *w0)
+{
+	return ((const __u8 *)w0)[__builtin_offsetof(struct xfib_neigh, state)];
+}
+
 /* The neighbour is resolved and on the egress port; its MACs go into
  * path for the rewrite. */
 XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
@@ -218,8 +224,7 @@ XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
 	/* Each word read once: a concurrent MAC change is seen whole. */
 	path->neigh_w0 = *(const volatile __u64 *)nb;
 	path->neigh_w1 = *(const volatile __u64 *)((const __u8 *)nb + 8);
-	if (((const __u8 *)&path->neigh_w0)[__builtin_offsetof(
-		    struct xfib_neigh, state)] != XFIB_NEIGH_VALID ||
+	if (xfib_neigh_w0_state(&path->neigh_w0) != XFIB_NEIGH_VALID ||
 	    nb->ifindex != path->ifindex)
 		return XFIB_PASS_NEIGH;
 	return XFIB_NEXT;
