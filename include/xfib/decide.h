@@ -67,7 +67,8 @@ XFIB_INLINE const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
 /* Non-zero if ifindex is in xfib_tx_ports (attached to xfib). */
 XFIB_INLINE int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex);
 
-/* What the chain needs to know about the packet. */
+/* What the chain needs to know about the packet (each caller's own, not
+ * a map value: no fixed layout needed). */
 struct xfib_fwd_query {
 	const void *daddr; /* destination, network order (4 or 16 bytes) */
 	__u32 in_ifindex;  /* ingress port; XFIB_IFINDEX_NONE without a packet */
