@@ -117,9 +117,11 @@ $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/t
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
 
-$(BUILD)/tests/prog_%: tests/prog/%.c | $(BPF_SKELS) $(BUILD)/tests
+# Packet tests link ctl/lib too: they put the program's questions to the
+# userspace lookup xfibctl answers with.
+$(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< $(CTL_LIB_A) -o $@ $(LDLIBS)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
