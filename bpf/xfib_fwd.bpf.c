@@ -19,6 +19,9 @@
  *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
  *                   multipath member, nexthop kind, egress port, MTU,
  *                   neighbour, attached port
+ *   ct_gate         the host's netfilter rules: forward, hand to the
+ *                   kernel, or forward only established flows
+ *                   (lib/ctgate.h)
  *   forward         strip the tag, TTL, MACs, redirect
  */
 #include <linux/bpf.h>
@@ -56,6 +59,7 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #include "xfib/lookup_trie6.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
+#include "lib/ctgate.h"
 
 #define ETH_P_8021Q_ 0x8100
 
@@ -412,7 +416,7 @@ int xfib_fwd(struct xdp_md *ctx)
 	struct xfib_fwd_query q = { .in_ifindex = ctx->ingress_ifindex };
 	struct xfib_fwd_path path = {};
 	const struct xfib_iface *in;
-	__u32 r, nh_idx;
+	__u32 r, nf, nh_idx;
 
 	r = parse_eth(ctx, &pkt);
 	if (r != XFIB_NEXT)
@@ -429,5 +433,8 @@ int xfib_fwd(struct xdp_md *ctx)
 	r = xfib_after_lookup(&env, &q, nh_idx, &path);
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
 		return stop(r, &pkt);
+	nf = ct_gate(ctx, &pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6);
+	if (nf != XFIB_NEXT)
+		return stop(nf, &pkt);
 	return forward(ctx, &pkt, &path, r);
 }

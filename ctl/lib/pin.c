@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
@@ -173,10 +174,26 @@ int xfib_pin_dir_create(const char *dir)
 	return xfib_pin_dir_safe(dir, why, sizeof(why));
 }
 
+const char *xfib_kconfig(void)
+{
+	struct utsname u;
+	char path[128];
+
+	if (!access("/proc/config.gz", R_OK))
+		return NULL;
+	if (!uname(&u)) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		if (!access(path, R_OK))
+			return NULL;
+	}
+	return "CONFIG_HZ=1000\n";
+}
+
 static int xfib_open_once(const char *pin_dir, unsigned int flags,
 			  struct xfib_fwd_bpf **skelp)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
+		    .kconfig = xfib_kconfig());
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
 	struct xfib_fwd_bpf *skel;
 	int err, tx_fd;

@@ -41,6 +41,15 @@ int xfib_pin_dir_create(const char *dir);
  */
 int xfib_pin_lock(const char *dir, int *holder);
 
+/*
+ * The kernel configuration values the program reads (CONFIG_HZ) for
+ * libbpf when it cannot read the kernel's config itself (no
+ * /proc/config.gz, no /boot/config-<release>): NULL if it can. The
+ * fallback HZ 1000 is the largest in use, with which the program only
+ * refreshes conntrack timeouts more often than it needs to.
+ */
+const char *xfib_kconfig(void);
+
 enum xfib_open_flags {
 	XFIB_OPEN_PROG = 1 << 0,   /* load the XDP program too */
 	XFIB_OPEN_CREATE = 1 << 1, /* create the pin directory if missing */

@@ -43,7 +43,21 @@
 	  "to kernel: egress port not attached to xfib")                       \
 	X(PASS_HAIRPIN, "pass_hairpin",                                        \
 	  "to kernel: egress is the ingress port (ICMP redirect)")             \
-	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")
+	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")          \
+	X(PASS_NETFILTER, "pass_netfilter",                                    \
+	  "to kernel: forward-path netfilter rules the conntrack gate cannot decide") \
+	X(PASS_CT_NEW, "pass_ct_new",                                          \
+	  "to kernel: flow not established both ways in conntrack")           \
+	X(PASS_CT_TCP_FLAGS, "pass_ct_tcp_flags",                              \
+	  "to kernel: TCP SYN, FIN or RST")                                    \
+	X(PASS_CT_INVALID, "pass_ct_invalid",                                  \
+	  "to kernel: TCP/UDP header conntrack would mark invalid")            \
+	X(PASS_CT_NAT, "pass_ct_nat",                                          \
+	  "to kernel: flow NATed, sequence-adjusted or with a conntrack helper") \
+	X(PASS_CT_PROTO, "pass_ct_proto",                                      \
+	  "to kernel: fragment, extension header, ICMP other than echo, other protocol") \
+	X(PASS_CT_LEARN, "pass_ct_learn",                                      \
+	  "to kernel: established flow xfibd has not yet prepared for XDP")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,
