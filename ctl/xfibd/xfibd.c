@@ -25,6 +25,7 @@
 #include "netlink.h"
 #include "pin.h"
 #include "fib.h"
+#include "nfgate.h"
 #include "rib.h"
 
 #define DEFAULT_BATCH_MS 10
@@ -38,6 +39,7 @@ struct daemon {
 	struct rib rib;
 	struct fib fib;
 	struct nl nl;
+	struct nfgate nf;
 	int batch_ms;
 	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
@@ -74,6 +76,10 @@ static void usage(FILE *f)
 		"  -c, --eval-changes N  re-evaluate the lookup algorithm after N prefix\n"
 		"                        changes (default: %d) ...\n"
 		"  -e, --eval-ms MS      ... or MS milliseconds after the first change (default: %d)\n"
+		"  -n, --netfilter MODE  while the forward path has netfilter rules: conntrack\n"
+		"                        (forward established flows the rules accept in XDP,\n"
+		"                        the rest by the kernel; default), pass (all by the\n"
+		"                        kernel) or ignore (forward as if there were none)\n"
 		"  -s, --syslog          log to syslog instead of stderr\n"
 		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
 		"  -h, --help            this help\n",
@@ -143,7 +149,8 @@ static int full_sync(struct daemon *d, const char *why)
 
 static int run(struct daemon *d)
 {
-	struct pollfd pfd = { .fd = nl_event_fd(&d->nl), .events = POLLIN };
+	struct pollfd pfd[3] = { { .fd = nl_event_fd(&d->nl), .events = POLLIN } };
+	int npfd = 1 + nfgate_fds(&d->nf, pfd + 1);
 	__u64 first_change = 0, last_info = 0;
 	/* Why the next resync: ours (an overrun), else the RIB's request. */
 	const char *resync_why = NULL;
@@ -167,6 +174,9 @@ static int run(struct daemon *d)
 			timeout = t;
 		if (d->rib.rules_changed)
 			timeout = 0;
+		t = nfgate_timeout(&d->nf, now);
+		if (t < timeout)
+			timeout = t;
 		if (d->rib.resync_wanted) {
 			/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
 			 * failed ones too: wait for the next, do not spin. */
@@ -176,7 +186,7 @@ static int run(struct daemon *d)
 			if (t < timeout)
 				timeout = t;
 		}
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (stop_signal)
 			break;
@@ -190,6 +200,7 @@ static int run(struct daemon *d)
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
+		nfgate_run(&d->nf, now_ms());
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
@@ -237,6 +248,7 @@ static int run(struct daemon *d)
 struct options {
 	const char *pin_dir;
 	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms;
+	int netfilter; /* enum xfib_nf_option */
 	bool syslog;
 	int verbose;
 };
@@ -275,6 +287,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "rcvbuf", required_argument, NULL, 'r' },
 		{ "eval-changes", required_argument, NULL, 'c' },
 		{ "eval-ms", required_argument, NULL, 'e' },
+		{ "netfilter", required_argument, NULL, 'n' },
 		{ "syslog", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -282,7 +295,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c, err = 0;
 
-	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:svh", opts, NULL)) != -1) {
+	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pin_dir = optarg;
@@ -306,6 +319,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'e':
 			err = opt_number("eval-ms", optarg, "a number of milliseconds",
 					 0, UINT32_MAX, &o->eval_ms);
+			break;
+		case 'n':
+			o->netfilter = nfgate_option(optarg);
+			if (o->netfilter < 0) {
+				fprintf(stderr, "xfibd: --netfilter '%s': not conntrack, pass or ignore\n",
+					optarg);
+				err = -EINVAL;
+			}
 			break;
 		case 's':
 			o->syslog = true;
@@ -439,6 +460,13 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		pr_warn("initialise: %s", strerror(-err));
 		goto out;
 	}
+	/* The netfilter modes are published before anything the dataplane
+	 * forwards by (interfaces, routes). */
+	err = nfgate_init(&d->nf, d->skel, o->netfilter);
+	if (err) {
+		pr_warn("netfilter: %s", strerror(-err));
+		goto out;
+	}
 	/* Subscribe before dumping: a change made during the dump is then
 	 * seen at least once, as a notification. */
 	err = nl_open(&d->nl, &d->rib, o->rcvbuf);
@@ -455,6 +483,7 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		err = run(d);
 out:
 	clear_daemon_info(d);
+	nfgate_fini(&d->nf);
 	nl_close(&d->nl);
 	fib_fini(&d->fib);
 	rib_fini(&d->rib);
