@@ -68,9 +68,12 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	st->pin_dir = pin_dir;
 	st->pid = xfib_daemon_pid(skel);
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &st->daemon);
-	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_fib_info), &fam,
 				    &st->fi[fam]);
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_nf_info), &fam,
+				    &st->nf[fam]);
+	}
 	ports_attached(&st->ports, &st->nports);
 }
 
@@ -200,6 +203,7 @@ static void status_text(const struct status *st)
 	printf("%s\n", st->nports ? "" : "none");
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		fib_info_text(fam, &st->fi[fam]);
+	nf_status_text(st);
 }
 
 static json_object *status_json(const struct status *st)
@@ -223,6 +227,7 @@ static json_object *status_json(const struct status *st)
 	js_set(o, "interfaces", ifs);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		js_set(o, fam_name(fam), fib_info_json(fam, &st->fi[fam]));
+	js_set(o, "netfilter", nf_status_json(st));
 	return o;
 }
 

@@ -23,6 +23,7 @@
 #include "pin.h"
 #include "xfib/counters.h"
 #include "xfib/maps.h"
+#include "xfib/netfilter.h"
 
 #define XFIB_PROG_NAME "xfib_fwd"
 
@@ -126,11 +127,16 @@ struct status {
 	struct port *ports;     /* attached ports */
 	size_t nports;
 	struct xfib_fib_info fi[XFIB_FAMILIES];
+	struct xfib_nf_info nf[XFIB_FAMILIES];
 };
 
 void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 		 struct status *st);
 void status_free(struct status *st);
+
+/* nfstatus.c: the netfilter part of status. */
+void nf_status_text(const struct status *st);
+struct json_object *nf_status_json(const struct status *st);
 
 /* stats.c: the counters' names ("forwarded_v4") and help lines. */
 const char *reason_name(enum xfib_reason r);

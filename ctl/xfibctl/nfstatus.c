@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * status: what xfibd found on the host's netfilter forward path and what
+ * the dataplane does about it, per family (xfib_nf_info).
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "output.h"
+#include "xfibctl.h"
+
+static const char *option_name(__u8 o)
+{
+	switch (o) {
+	case XFIB_NF_OPT_CONNTRACK:
+		return "conntrack";
+	case XFIB_NF_OPT_PASS:
+		return "pass";
+	case XFIB_NF_OPT_IGNORE:
+		return "ignore";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *mode_name_nf(__u8 m)
+{
+	switch (m) {
+	case XFIB_NF_OFF:
+		return "forward";
+	case XFIB_NF_GATE:
+		return "gate";
+	case XFIB_NF_PASS:
+		return "pass";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *mode_text(const struct xfib_nf_info *in)
+{
+	switch (in->mode) {
+	case XFIB_NF_GATE:
+		return "conntrack gate";
+	case XFIB_NF_PASS:
+		return "all to the kernel";
+	default:
+		return in->sources && in->option == XFIB_NF_OPT_IGNORE ?
+			       "forward, rules ignored" : "forward";
+	}
+}
+
+/* "nftables, iptables-legacy" */
+static void sources_text(__u8 s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", s & XFIB_NF_SRC_NFT ? "nftables" : "",
+		 (s & XFIB_NF_SRC_NFT) && (s & XFIB_NF_SRC_LEGACY) ? ", " : "",
+		 s & XFIB_NF_SRC_LEGACY ? "iptables-legacy" : "",
+		 s & XFIB_NF_SRC_ERROR ? "unreadable" : "");
+}
+
+void nf_status_text(const struct status *st)
+{
+	char when[32] = "never", src[64];
+	time_t t = st->nf[0].checked;
+	__u32 fam;
+
+	if (!t) {
+		printf("netfilter:   not checked yet\n");
+		return;
+	}
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	printf("netfilter:   --netfilter=%s, checked %s\n", option_name(st->nf[0].option),
+	       when);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		const struct xfib_nf_info *in = &st->nf[fam];
+
+		sources_text(in->sources, src, sizeof(src));
+		printf("             %s: %s", fam_name(fam), mode_text(in));
+		if (in->sources & (XFIB_NF_SRC_NFT | XFIB_NF_SRC_LEGACY))
+			printf(" (rules: %s, %u chain%s)", src, in->chains,
+			       in->chains == 1 ? "" : "s");
+		else if (in->sources & XFIB_NF_SRC_ERROR)
+			printf(" (rules: %s)", src);
+		else
+			printf(" (no rules on the forward path)");
+		if (in->why[0])
+			printf(": %.*s", (int)sizeof(in->why), in->why);
+		printf("\n");
+		if (in->mode == XFIB_NF_GATE || in->learned || in->learn_errors)
+			printf("             %s: %llu flows prepared for XDP, %llu failed, %llu changes\n",
+			       fam_name(fam), (unsigned long long)in->learned,
+			       (unsigned long long)in->learn_errors,
+			       (unsigned long long)in->changes);
+	}
+}
+
+json_object *nf_status_json(const struct status *st)
+{
+	json_object *o = json_object_new_object();
+	__u32 fam;
+
+	js_set(o, "option", js_str(option_name(st->nf[0].option)));
+	js_set(o, "checked", js_u64(st->nf[0].checked));
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		const struct xfib_nf_info *in = &st->nf[fam];
+		json_object *f = json_object_new_object(), *src = json_object_new_array();
+		char why[XFIB_NF_WHY_MAX + 1];
+
+		snprintf(why, sizeof(why), "%.*s", (int)sizeof(in->why), in->why);
+		if (src && (in->sources & XFIB_NF_SRC_NFT))
+			json_object_array_add(src, js_str("nftables"));
+		if (src && (in->sources & XFIB_NF_SRC_LEGACY))
+			json_object_array_add(src, js_str("iptables-legacy"));
+		if (src && (in->sources & XFIB_NF_SRC_ERROR))
+			json_object_array_add(src, js_str("unreadable"));
+		js_set(f, "mode", js_str(mode_name_nf(in->mode)));
+		js_set(f, "rules", js_bool(in->sources != 0));
+		js_set(f, "sources", src);
+		js_set(f, "chains", js_u64(in->chains));
+		js_set(f, "reason", js_str(why));
+		js_set(f, "changes", js_u64(in->changes));
+		js_set(f, "flows_prepared", js_u64(in->learned));
+		js_set(f, "prepare_errors", js_u64(in->learn_errors));
+		js_set(o, fam_name(fam), f);
+	}
+	return o;
+}
