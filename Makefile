@@ -93,7 +93,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 # The unit tests link the daemon's table code, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c)
+                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
+                   ctl/xfibd/ptree.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
