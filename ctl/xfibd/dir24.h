@@ -38,11 +38,10 @@ struct dir24 {
  * yet. Returns 0, -EINVAL or -ENOMEM.
  */
 int dir24_init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups);
-/* The same for tables known to be all zero already (new BPF array maps
- * are zeroed by the kernel): skips clearing, and with it touching every
- * page of a pool that is mostly unused. */
+/* The same for tables known to be all zero already: no clearing (see
+ * grpool_init()). */
 int dir24_init_zeroed(struct dir24 *d, __u32 *tbl24, __u32 *tbl8,
-		   __u32 ngroups);
+		      __u32 ngroups);
 
 /* Frees the allocator state only; the tables belong to the caller. */
 void dir24_fini(struct dir24 *d);

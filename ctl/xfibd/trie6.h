@@ -43,11 +43,10 @@ struct trie6 {
  * (ngroups above XFIB_TRIE6_GROUPS_MAX, missing table) or -ENOMEM.
  */
 int trie6_init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups);
-/* The same for tables known to be all zero already (new BPF array maps
- * are zeroed by the kernel): skips clearing, and with it touching every
- * page of a pool that is mostly unused. */
+/* The same for tables known to be all zero already: no clearing (see
+ * grpool_init()). */
 int trie6_init_zeroed(struct trie6 *t, __u32 *tbl24, __u32 *tbl8,
-		   __u32 ngroups);
+		      __u32 ngroups);
 /* Frees the allocator state; the tables stay the caller's. */
 void trie6_fini(struct trie6 *t);
 
