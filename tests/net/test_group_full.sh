@@ -61,18 +61,11 @@ log "group table full: $groups groups, later routes deferred to the kernel, veri
 head -n 200 "$batch" | sed 's/^route add/route del/; s/ nexthop.*//' >"$XFIB_TMP/del.batch"
 ip -n "$RTR" -batch "$XFIB_TMP/del.batch"
 # Freed groups are reused after a grace period, at the next update.
-deadline=$((SECONDS + 10))
-until (($(rctl status -j | jq '.daemon.groups') < 4096)); do
-	((SECONDS < deadline)) || fail "deleting routes freed no group"
-	sleep 0.2
-done
+wait_until 10 status_is '.daemon.groups < 4096' || fail "deleting routes freed no group"
 sleep 1
 ip -n "$RTR" route add 198.18.250.0/24 nexthop via "$NET4_S.200" dev "$R_SNK" onlink \
 	nexthop via "$NET4_S.201" dev "$R_SNK" onlink
-deadline=$((SECONDS + 10))
-until rctl lookup -j 198.18.250.1 2>/dev/null | jq -e '.group.members == 2' >/dev/null; do
-	((SECONDS < deadline)) || fail "a new multipath route got no group after groups were freed: $(rctl lookup -j 198.18.250.1)"
-	sleep 0.2
-done
+wait_until 10 lookup_is 198.18.250.1 '.group.members == 2' ||
+	fail "a new multipath route got no group after groups were freed: $(rctl lookup -j 198.18.250.1)"
 out=$(rctl verify --random 20000 2>&1) || fail "verify after freeing groups: $(tail -n 20 <<<"$out")"
 log "PASS: routes beyond the group table go to the kernel; freed groups are reused"

@@ -67,11 +67,8 @@ svc run >>"$XFIBD_LOG" 2>&1 &
 XFIB_PIDS+=("$!")
 # The step runs in a subshell, which then execs down to xfibd: ask the
 # maps which pid it is.
-deadline=$((SECONDS + 10))
-until rctl status -j 2>/dev/null | jq -e '.daemon.running and .daemon.synced' >/dev/null; do
-	((SECONDS < deadline)) || fail "the service's xfibd did not sync: $(tail -n 5 "$XFIBD_LOG")"
-	sleep 0.1
-done
+wait_until 10 status_is '.daemon.running and .daemon.synced' ||
+	fail "the service's xfibd did not sync: $(tail -n 5 "$XFIBD_LOG")"
 XFIBD_PID=$(rctl status -j | jq '.daemon.pid')
 svc post-start
 st=$(rctl status -j)
