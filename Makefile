@@ -253,25 +253,30 @@ bench-lookup: deps
 # tests/bench/report.py: $(BUILD)/bench/results.json, report.md, *.png.
 # SCALE=small: a smoke run of under two minutes (CI).
 .PHONY: bench
-BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe
+BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
+              $(BENCH_DIR)/ctlwatch
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)tests/bench/run.sh
 
 # ---- bench: control plane -------------------------------------------------
-# make bench-ctl (root): builds tests/bench/ctlprobe and runs
-# tests/bench/ctl.sh: cold start, mirror lag during a full-table install,
-# single change latency, updates per second, memory; writes
-# $(BUILD)/bench/ctl.json.
+# make bench-ctl (root): builds tests/bench/ctlprobe and ctlwatch and runs
+# tests/bench/ctl.sh: cold start, mirror lag during a full-table install
+# by `ip -batch` and by FRR, single change latency, updates per second,
+# memory; writes $(BUILD)/bench/ctl.json.
 .PHONY: bench-ctl
 
 $(BENCH_DIR)/ctlprobe: tests/bench/ctlprobe.c $(CTL_LIB_A) | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BENCH_DIR)/ctlwatch: tests/bench/ctlwatch.c $(CTL_LIB_A) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
+
 bench-ctl: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe $(BENCH_DIR)/ctlwatch
 	$(Q)tests/bench/ctl.sh
 
 # Header dependencies recorded by the compilers (-MMD).
