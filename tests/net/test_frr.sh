@@ -327,6 +327,7 @@ vty "$RTR" -c "configure terminal" \
 wait_lookup "$ONE4" ".group.members == 1 and .gateway == \"$SNK2_4\""
 wait_lookup "$ONE6" ".group.members == 1 and .gateway == \"$SNK2_6\""
 wait_counts 2 2 "$NA" "$NB"
+verify_clean "static routes moved"
 flows 4 "$ONE4" sink2 "static ipv4 moved to sink2"
 flows 6 "$ONE6" sink2 "static ipv6 moved to sink2"
 
