@@ -93,30 +93,35 @@ $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+# json-c builds xfibctl's JSON output; only xfibctl links it.
 $(BUILD)/xfibctl: $(XFIBCTL_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(BUILD) $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code, built again sanitized.
+# The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
+# built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c)
+                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c \
+                   ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref -Ictl/xfibd $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit/ref -Ictl/xfibd -Ictl/xfibctl $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
 
-$(BUILD)/tests/prog_%: tests/prog/%.c | $(BPF_SKELS) $(BUILD)/tests
+# Packet tests link ctl/lib too: they put the program's questions to the
+# userspace lookup xfibctl answers with.
+$(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< $(CTL_LIB_A) -o $@ $(LDLIBS)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))

@@ -8,6 +8,18 @@
  * Rule: whatever the kernel would treat specially (local delivery, ICMP
  * errors, neighbour resolution, fragmentation, options, policy) goes to
  * the kernel with XDP_PASS and a counted reason. When in doubt, pass.
+ *
+ * xfib_fwd() at the bottom runs the steps in order; each returns XFIB_NEXT
+ * or the reason (enum xfib_reason) that stops the packet:
+ *
+ *   parse_eth       Ethernet and a priority tag
+ *   check_ingress   the ingress port is xfib's and the frame is for it
+ *   route4/route6   the IP header, the port's settings, address classes,
+ *                   TTL, then the lookup (lookup4/lookup6)
+ *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
+ *                   multipath member, nexthop kind, egress port, MTU,
+ *                   neighbour, attached port
+ *   forward         strip the tag, TTL, MACs, redirect
  */
 #include <linux/bpf.h>
 #include <linux/in.h>
@@ -43,13 +55,7 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
 #include "xfib/flow_hash.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
+#include "xfib/decide.h"
 
 #define ETH_P_8021Q_ 0x8100
 
@@ -66,62 +72,17 @@ static __always_inline int count(__u32 reason, __u32 len, int verdict)
 	return verdict;
 }
 
-#define PASS(reason) count(XFIB_##reason, pkt.len, XDP_PASS)
-
-/* Addresses the kernel never forwards as plain unicast: hand them over. */
-static __always_inline int ipv4_special(__u32 saddr, __u32 daddr)
+/* Counts a packet a step stopped for reason, and lets it go: to the
+ * kernel, or dropped for the reasons that drop. */
+static __always_inline int stop(__u32 reason, const struct xfib_pkt *pkt)
 {
-	__u8 s = saddr >> 24, d = daddr >> 24;
-
-	return d == 0 || d == 127 || d >= 224 || s == 0 || s == 127 ||
-	       s >= 224;
-}
-
-static __always_inline int ipv6_special(__u64 shi, __u64 slo, __u64 dhi,
-					__u64 dlo)
-{
-	/* multicast ff00::/8, link-local fe80::/10 */
-	if ((dhi >> 56) == 0xff || (dhi >> 54) == (0xfe80ull >> 6))
-		return 1;
-	if ((shi >> 56) == 0xff || (shi >> 54) == (0xfe80ull >> 6))
-		return 1;
-	/* ::/80, which holds the unspecified and loopback addresses, the
-	 * deprecated IPv4-compatible ::/96 and the IPv4-mapped ::ffff:0:0/96
-	 * that never appear on the wire: the kernel decides. */
-	if (dhi == 0 && (dlo >> 32) <= 0xffff)
-		return 1;
-	if (shi == 0 && (slo >> 32) <= 0xffff)
-		return 1;
-	return 0;
+	return count(reason, pkt->len,
+		     reason == XFIB_DROP_BLACKHOLE ? XDP_DROP : XDP_PASS);
 }
 
 static __always_inline __u64 load_be64(const void *p)
 {
 	return bpf_be64_to_cpu(*(const __u64 *)p);
-}
-
-/* Finds the neighbour for nexthop nh and destination addr. */
-static __always_inline struct xfib_neigh *
-resolve_neigh(const struct xfib_nexthop *nh, __u8 family, const void *daddr)
-{
-	struct xfib_neigh_key key = {};
-	__u32 *idx, nidx;
-
-	if (nh->kind == XFIB_NH_GATEWAY) {
-		nidx = nh->neigh;
-	} else {
-		key.ifindex = nh->ifindex;
-		key.family = family;
-		if (family == AF_INET)
-			__builtin_memcpy(key.addr, daddr, 4);
-		else
-			__builtin_memcpy(key.addr, daddr, 16);
-		idx = bpf_map_lookup_elem(&xfib_neigh_hosts, &key);
-		if (!idx)
-			return NULL;
-		nidx = *idx;
-	}
-	return bpf_map_lookup_elem(&xfib_neighs, &nidx);
 }
 
 /* Source and destination ports of a TCP or UDP packet whose transport
@@ -163,237 +124,310 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 	}
 }
 
+/* ---- the maps behind include/xfib/decide.h ------------------------------ */
+
+struct xfib_env {
+	const struct xfib_pkt *pkt;
+};
+
+static __always_inline const struct xfib_nexthop *
+xfib_env_nexthop(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_nexthops, &idx);
+}
+
+static __always_inline const struct xfib_nh_group *
+xfib_env_group(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_nh_groups, &idx);
+}
+
+static __always_inline __u32 xfib_env_flow_hash(struct xfib_env *env)
+{
+	return pkt_flow_hash(env->pkt);
+}
+
+static __always_inline const struct xfib_iface *
+xfib_env_iface(struct xfib_env *env, __u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
+}
+
+static __always_inline const __u32 *
+xfib_env_neigh_host(struct xfib_env *env, const struct xfib_neigh_key *key)
+{
+	return bpf_map_lookup_elem(&xfib_neigh_hosts, key);
+}
+
+static __always_inline const struct xfib_neigh *
+xfib_env_neigh(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_neighs, &idx);
+}
+
+static __always_inline int xfib_env_tx_port(struct xfib_env *env,
+					    __u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xfib_tx_ports, &ifindex) != NULL;
+}
+
+/* ---- the steps ---------------------------------------------------------- */
+
+/* Ethernet and at most one 802.1Q tag, which must be a priority tag. */
+static __always_inline __u32 parse_eth(struct xdp_md *ctx,
+				       struct xfib_pkt *pkt)
+{
+	pkt->data = (void *)(long)ctx->data;
+	pkt->data_end = (void *)(long)ctx->data_end;
+	pkt->len = pkt->data_end - pkt->data;
+
+	pkt->eth = pkt->data;
+	if ((void *)(pkt->eth + 1) > pkt->data_end)
+		return XFIB_PASS_MALFORMED;
+	pkt->proto = bpf_ntohs(pkt->eth->h_proto);
+	pkt->l3 = pkt->eth + 1;
+	if (pkt->proto == ETH_P_8021Q_) {
+		struct xfib_vlan_hdr *vh = pkt->l3;
+
+		if ((void *)(vh + 1) > pkt->data_end)
+			return XFIB_PASS_MALFORMED;
+		/* Only a priority tag (VID 0) means "untagged" to the kernel. */
+		if (bpf_ntohs(vh->tci) & 0x0fff)
+			return XFIB_PASS_VLAN;
+		pkt->proto = bpf_ntohs(vh->proto);
+		pkt->l3 = vh + 1;
+		pkt->vlan0 = 1;
+	}
+	if (pkt->proto != ETH_P_IP && pkt->proto != ETH_P_IPV6)
+		return XFIB_PASS_NOT_IP;
+	return XFIB_NEXT;
+}
+
+/* The ingress port is known to xfibd, and the frame is addressed to it. */
+static __always_inline __u32 check_ingress(const struct xfib_pkt *pkt,
+					   __u32 ifindex,
+					   const struct xfib_iface **in)
+{
+	*in = bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
+	if (!*in)
+		return XFIB_PASS_NO_IFACE;
+	/* The kernel forwards only frames addressed to the port (PACKET_HOST). */
+	if (!mac_equal(pkt->eth->h_dest, (*in)->mac))
+		return XFIB_PASS_NOT_FOR_US;
+	return XFIB_NEXT;
+}
+
+/* The family's published instance, read once: the whole packet uses one
+ * generation. Non-zero if there is none. */
+static __always_inline int active_instance(__u32 fam, struct xfib_active *act)
+{
+	__u64 *actp = bpf_map_lookup_elem(&xfib_active, &fam);
+
+	if (!actp)
+		return -1;
+	*(__u64 *)act = *(volatile __u64 *)actp;
+	return 0;
+}
+
+/* dst in host order. */
+static __always_inline __u32 lookup4(__u32 dst, __u32 *nh_idx)
+{
+	struct xfib_active act;
+
+	if (active_instance(XFIB_V4, &act))
+		return XFIB_PASS_NO_FIB;
+	if (act.algo == XFIB_ALGO_DIR24_8) {
+		__u32 slot = act.slot;
+		void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
+		void *t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
+
+		if (!t24 || !t8)
+			return XFIB_PASS_NO_FIB;
+		*nh_idx = xfib_dir24_lookup(t24, t8, dst);
+	} else if (act.algo == XFIB_ALGO_BSEARCH4) {
+		*nh_idx = xfib_bs4_lookup(&xfib_bs4, act.slot, act.log2n, dst);
+	} else {
+		return XFIB_PASS_NO_FIB;
+	}
+	return XFIB_NEXT;
+}
+
+/* daddr in network order, dhi and dlo its halves in host order. */
+static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
+				     __u32 *nh_idx)
+{
+	struct xfib_active act;
+
+	if (active_instance(XFIB_V6, &act))
+		return XFIB_PASS_NO_FIB;
+	if (act.algo == XFIB_ALGO_TRIE6) {
+		__u32 slot = act.slot;
+		void *t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
+		void *t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
+
+		if (!t24 || !t8)
+			return XFIB_PASS_NO_FIB;
+		*nh_idx = xfib_trie6_lookup(t24, t8, daddr);
+	} else if (act.algo == XFIB_ALGO_BSEARCH6) {
+		*nh_idx = xfib_bs6_lookup(&xfib_bs6, act.slot, act.log2n, dhi, dlo);
+	} else {
+		return XFIB_PASS_NO_FIB;
+	}
+	return XFIB_NEXT;
+}
+
+/*
+ * IPv4: a header ip_rcv would accept, without options; forwarding on at
+ * the ingress port and no rp_filter; no special address; TTL left to
+ * decrement. Then the lookup. Fills pkt->l3len, and q for the chain after
+ * the lookup.
+ */
+static __always_inline __u32 route4(struct xfib_pkt *pkt,
+				    const struct xfib_iface *in,
+				    struct xfib_fwd_query *q, __u32 *nh_idx)
+{
+	struct iphdr *iph = pkt->l3;
+	__u32 l3len;
+
+	if ((void *)(iph + 1) > pkt->data_end)
+		return XFIB_PASS_MALFORMED;
+	if (iph->version != 4 || iph->ihl < 5)
+		return XFIB_PASS_MALFORMED;
+	if (iph->ihl > 5)
+		return XFIB_PASS_IP_OPTIONS;
+	l3len = bpf_ntohs(iph->tot_len);
+	if (l3len < sizeof(*iph) || pkt->l3 + l3len > pkt->data_end)
+		return XFIB_PASS_MALFORMED;
+	/* ip_rcv drops a bad header checksum; never forward one. */
+	if (ipv4_csum_check(iph))
+		return XFIB_PASS_MALFORMED;
+	if (!(in->flags & XFIB_IF_FWD4))
+		return XFIB_PASS_FWD_DISABLED;
+	if (in->flags & XFIB_IF_RPF)
+		return XFIB_PASS_RP_FILTER;
+	if (xfib_ipv4_special(bpf_ntohl(iph->daddr)) ||
+	    xfib_ipv4_special(bpf_ntohl(iph->saddr)))
+		return XFIB_PASS_SPECIAL_ADDR;
+	if (iph->ttl <= 1)
+		return XFIB_PASS_TTL;
+	pkt->l3len = l3len;
+	q->af = XFIB_AF_INET;
+	q->daddr = &iph->daddr;
+	q->l3len = l3len;
+	return lookup4(bpf_ntohl(iph->daddr), nh_idx);
+}
+
+/*
+ * IPv6: a sane header without hop-by-hop options (jumbograms included);
+ * forwarding on at the ingress port; no special address; hop limit left
+ * to decrement. Then the lookup. Fills pkt->l3len, and q for the chain
+ * after the lookup.
+ */
+static __always_inline __u32 route6(struct xfib_pkt *pkt,
+				    const struct xfib_iface *in,
+				    struct xfib_fwd_query *q, __u32 *nh_idx)
+{
+	struct ipv6hdr *ip6h = pkt->l3;
+	__u64 dhi, dlo;
+	__u32 l3len;
+
+	if ((void *)(ip6h + 1) > pkt->data_end)
+		return XFIB_PASS_MALFORMED;
+	if (ip6h->version != 6)
+		return XFIB_PASS_MALFORMED;
+	l3len = bpf_ntohs(ip6h->payload_len);
+	/* payload_len 0 is a jumbogram (hop-by-hop option): kernel. */
+	if (l3len == 0 && ip6h->nexthdr != IPPROTO_HOPOPTS)
+		return XFIB_PASS_MALFORMED;
+	l3len += sizeof(*ip6h);
+	if (pkt->l3 + l3len > pkt->data_end)
+		return XFIB_PASS_MALFORMED;
+	if (ip6h->nexthdr == IPPROTO_HOPOPTS)
+		return XFIB_PASS_IPV6_HBH;
+	if (!(in->flags & XFIB_IF_FWD6))
+		return XFIB_PASS_FWD_DISABLED;
+	dhi = load_be64(&ip6h->daddr.s6_addr[0]);
+	dlo = load_be64(&ip6h->daddr.s6_addr[8]);
+	if (xfib_ipv6_special(dhi, dlo) ||
+	    xfib_ipv6_special(load_be64(&ip6h->saddr.s6_addr[0]),
+			      load_be64(&ip6h->saddr.s6_addr[8])))
+		return XFIB_PASS_SPECIAL_ADDR;
+	if (ip6h->hop_limit <= 1)
+		return XFIB_PASS_TTL;
+	pkt->l3len = l3len;
+	q->af = XFIB_AF_INET6;
+	q->daddr = &ip6h->daddr;
+	q->l3len = l3len;
+	return lookup6(ip6h->daddr.s6_addr, dhi, dlo, nh_idx);
+}
+
+/*
+ * The packet is ours: strip a priority tag as the kernel would (the
+ * Ethernet header written then covers the old header and the tag),
+ * decrement TTL / hop limit, write the neighbour's MACs, count fwd (FWD_V4
+ * or FWD_V6) and redirect to the egress port.
+ */
+static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
+				   const struct xfib_fwd_path *path, __u32 fwd)
+{
+	if (pkt->vlan0) {
+		if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct xfib_vlan_hdr)))
+			return stop(XFIB_PASS_MALFORMED, pkt);
+		pkt->data = (void *)(long)ctx->data;
+		pkt->data_end = (void *)(long)ctx->data_end;
+		pkt->eth = pkt->data;
+		if ((void *)(pkt->eth + 1) > pkt->data_end)
+			return XDP_DROP;
+		pkt->l3 = pkt->eth + 1;
+		pkt->eth->h_proto = bpf_htons(pkt->proto);
+	}
+	if (fwd == XFIB_FWD_V4) {
+		struct iphdr *iph = pkt->l3;
+
+		if ((void *)(iph + 1) > pkt->data_end)
+			return XDP_DROP;
+		ipv4_decrease_ttl(iph);
+	} else {
+		struct ipv6hdr *ip6h = pkt->l3;
+
+		if ((void *)(ip6h + 1) > pkt->data_end)
+			return XDP_DROP;
+		ip6h->hop_limit--;
+	}
+	__builtin_memcpy(pkt->eth->h_dest, &path->neigh_w0, ETH_ALEN);
+	__builtin_memcpy(pkt->eth->h_source, &path->neigh_w1, ETH_ALEN);
+
+	count(fwd, pkt->len, 0);
+	/* The port was in the devmap a moment ago; should it have been
+	 * detached since, drop: the frame is already rewritten, and the
+	 * kernel would forward it a second time. */
+	return bpf_redirect_map(&xfib_tx_ports, path->ifindex, XDP_DROP);
+}
+
 SEC("xdp")
 int xfib_fwd(struct xdp_md *ctx)
 {
 	struct xfib_pkt pkt = {};
-	struct xfib_iface *in, *out;
-	struct xfib_active act;
-	struct xfib_nexthop *nh;
-	struct xfib_neigh *nb;
-	struct ethhdr *eth;
-	__u64 *actp, dword, sword;
-	__u32 fam, nh_idx, ifindex, in_ifindex, l3len, mtu;
-	__u8 family;
-	const void *daddr;
+	struct xfib_env env = { .pkt = &pkt };
+	struct xfib_fwd_query q = { .in_ifindex = ctx->ingress_ifindex };
+	struct xfib_fwd_path path = {};
+	const struct xfib_iface *in;
+	__u32 r, nh_idx;
 
-	pkt.data = (void *)(long)ctx->data;
-	pkt.data_end = (void *)(long)ctx->data_end;
-	pkt.len = pkt.data_end - pkt.data;
-
-	eth = pkt.data;
-	if ((void *)(eth + 1) > pkt.data_end)
-		return PASS(PASS_MALFORMED);
-	pkt.proto = bpf_ntohs(eth->h_proto);
-	pkt.l3 = eth + 1;
-	if (pkt.proto == ETH_P_8021Q_) {
-		struct xfib_vlan_hdr *vh = pkt.l3;
-
-		if ((void *)(vh + 1) > pkt.data_end)
-			return PASS(PASS_MALFORMED);
-		/* Only a priority tag (VID 0) means "untagged" to the kernel. */
-		if (bpf_ntohs(vh->tci) & 0x0fff)
-			return PASS(PASS_VLAN);
-		pkt.proto = bpf_ntohs(vh->proto);
-		pkt.l3 = vh + 1;
-		pkt.vlan0 = 1;
-	}
-	if (pkt.proto != ETH_P_IP && pkt.proto != ETH_P_IPV6)
-		return PASS(PASS_NOT_IP);
-
-	in_ifindex = ctx->ingress_ifindex;
-	in = bpf_map_lookup_elem(&xfib_ifaces, &in_ifindex);
-	if (!in)
-		return PASS(PASS_NO_IFACE);
-	/* The kernel forwards only frames addressed to the port (PACKET_HOST). */
-	if (!mac_equal(eth->h_dest, in->mac))
-		return PASS(PASS_NOT_FOR_US);
-
-	if (pkt.proto == ETH_P_IP) {
-		struct iphdr *iph = pkt.l3;
-		__u32 saddr, dst;
-
-		if ((void *)(iph + 1) > pkt.data_end)
-			return PASS(PASS_MALFORMED);
-		if (iph->version != 4 || iph->ihl < 5)
-			return PASS(PASS_MALFORMED);
-		if (iph->ihl > 5)
-			return PASS(PASS_IP_OPTIONS);
-		l3len = bpf_ntohs(iph->tot_len);
-		if (l3len < sizeof(*iph) || pkt.l3 + l3len > pkt.data_end)
-			return PASS(PASS_MALFORMED);
-		/* ip_rcv drops a bad header checksum; never forward one. */
-		if (ipv4_csum_check(iph))
-			return PASS(PASS_MALFORMED);
-		if (!(in->flags & XFIB_IF_FWD4))
-			return PASS(PASS_FWD_DISABLED);
-		if (in->flags & XFIB_IF_RPF)
-			return PASS(PASS_RP_FILTER);
-		saddr = bpf_ntohl(iph->saddr);
-		dst = bpf_ntohl(iph->daddr);
-		if (ipv4_special(saddr, dst))
-			return PASS(PASS_SPECIAL_ADDR);
-		if (iph->ttl <= 1)
-			return PASS(PASS_TTL);
-
-		fam = XFIB_V4;
-		actp = bpf_map_lookup_elem(&xfib_active, &fam);
-		if (!actp)
-			return PASS(PASS_NO_FIB);
-		/* One load: the whole packet uses one generation. */
-		*(__u64 *)&act = *(volatile __u64 *)actp;
-		if (act.algo == XFIB_ALGO_DIR24_8) {
-			__u32 slot = act.slot;
-			void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
-			void *t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
-
-			if (!t24 || !t8)
-				return PASS(PASS_NO_FIB);
-			nh_idx = xfib_dir24_lookup(t24, t8, dst);
-		} else if (act.algo == XFIB_ALGO_BSEARCH4) {
-			nh_idx = xfib_bs4_lookup(&xfib_bs4, act.slot, act.log2n, dst);
-		} else {
-			return PASS(PASS_NO_FIB);
-		}
-		family = AF_INET;
-		daddr = &iph->daddr;
-	} else {
-		struct ipv6hdr *ip6h = pkt.l3;
-		__u64 dhi, dlo;
-
-		if ((void *)(ip6h + 1) > pkt.data_end)
-			return PASS(PASS_MALFORMED);
-		if (ip6h->version != 6)
-			return PASS(PASS_MALFORMED);
-		l3len = bpf_ntohs(ip6h->payload_len);
-		/* payload_len 0 is a jumbogram (hop-by-hop option): kernel. */
-		if (l3len == 0 && ip6h->nexthdr != IPPROTO_HOPOPTS)
-			return PASS(PASS_MALFORMED);
-		l3len += sizeof(*ip6h);
-		if (pkt.l3 + l3len > pkt.data_end)
-			return PASS(PASS_MALFORMED);
-		if (ip6h->nexthdr == IPPROTO_HOPOPTS)
-			return PASS(PASS_IPV6_HBH);
-		if (!(in->flags & XFIB_IF_FWD6))
-			return PASS(PASS_FWD_DISABLED);
-		dhi = load_be64(&ip6h->daddr.s6_addr[0]);
-		dlo = load_be64(&ip6h->daddr.s6_addr[8]);
-		if (ipv6_special(load_be64(&ip6h->saddr.s6_addr[0]),
-				 load_be64(&ip6h->saddr.s6_addr[8]), dhi, dlo))
-			return PASS(PASS_SPECIAL_ADDR);
-		if (ip6h->hop_limit <= 1)
-			return PASS(PASS_TTL);
-
-		fam = XFIB_V6;
-		actp = bpf_map_lookup_elem(&xfib_active, &fam);
-		if (!actp)
-			return PASS(PASS_NO_FIB);
-		*(__u64 *)&act = *(volatile __u64 *)actp;
-		if (act.algo == XFIB_ALGO_TRIE6) {
-			__u32 slot = act.slot;
-			void *t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
-			void *t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
-
-			if (!t24 || !t8)
-				return PASS(PASS_NO_FIB);
-			nh_idx = xfib_trie6_lookup(t24, t8, ip6h->daddr.s6_addr);
-		} else if (act.algo == XFIB_ALGO_BSEARCH6) {
-			nh_idx = xfib_bs6_lookup(&xfib_bs6, act.slot, act.log2n, dhi, dlo);
-		} else {
-			return PASS(PASS_NO_FIB);
-		}
-		family = AF_INET6;
-		daddr = &ip6h->daddr;
-	}
-
-	nh = bpf_map_lookup_elem(&xfib_nexthops, &nh_idx);
-	if (!nh)
-		return PASS(PASS_NO_ROUTE);
-	if (nh->kind == XFIB_NH_GROUP) {
-		__u32 gidx = nh->group;
-		struct xfib_nh_group *g = bpf_map_lookup_elem(&xfib_nh_groups, &gidx);
-
-		if (!g)
-			return PASS(PASS_NO_ROUTE);
-		nh_idx = g->nh[xfib_flow_bucket(pkt_flow_hash(&pkt))];
-		nh = bpf_map_lookup_elem(&xfib_nexthops, &nh_idx);
-		if (!nh)
-			return PASS(PASS_NO_ROUTE);
-		/* A member is never a group: that falls to the default. */
-	}
-	switch (nh->kind) {
-	case XFIB_NH_GATEWAY:
-	case XFIB_NH_CONNECTED:
-		break;
-	case XFIB_NH_BLACKHOLE:
-		return count(XFIB_DROP_BLACKHOLE, pkt.len, XDP_DROP);
-	case XFIB_NH_LOCAL:
-		return PASS(PASS_LOCAL);
-	case XFIB_NH_UNREACHABLE:
-		return PASS(PASS_UNREACHABLE);
-	case XFIB_NH_UNSUPPORTED:
-		return PASS(PASS_UNSUPPORTED);
-	default:
-		return PASS(PASS_NO_ROUTE);
-	}
-
-	ifindex = nh->ifindex;
-	if (ifindex == in_ifindex)
-		return PASS(PASS_HAIRPIN);
-	out = bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
-	if (!out || !(out->flags & XFIB_IF_UP))
-		return PASS(PASS_EGRESS_DOWN);
-	/* A route MTU can only lower the device's: frames above the device
-	 * MTU would be dropped by the egress driver. */
-	mtu = nh->mtu && nh->mtu < out->mtu ? nh->mtu : out->mtu;
-	if (l3len > mtu)
-		return PASS(PASS_MTU);
-
-	nb = resolve_neigh(nh, family, daddr);
-	if (!nb)
-		return PASS(PASS_NEIGH);
-	/* Each word read once: a concurrent MAC change is seen whole. */
-	dword = *(volatile __u64 *)nb;
-	sword = *(volatile __u64 *)((__u8 *)nb + 8);
-	if (((struct xfib_neigh *)&dword)->state != XFIB_NEIGH_VALID ||
-	    nb->ifindex != ifindex)
-		return PASS(PASS_NEIGH);
-	if (!bpf_map_lookup_elem(&xfib_tx_ports, &ifindex))
-		return PASS(PASS_EGRESS_NOT_ATTACHED);
-
-	/* Past this point the packet is ours. Strip a priority tag first, as
-	 * the kernel would: the Ethernet header written below then covers the
-	 * old header and the tag. */
-	if (pkt.vlan0) {
-		if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct xfib_vlan_hdr)))
-			return PASS(PASS_MALFORMED);
-		pkt.data = (void *)(long)ctx->data;
-		pkt.data_end = (void *)(long)ctx->data_end;
-		eth = pkt.data;
-		if ((void *)(eth + 1) > pkt.data_end)
-			return XDP_DROP;
-		pkt.l3 = eth + 1;
-		eth->h_proto = bpf_htons(pkt.proto);
-	}
-	if (family == AF_INET) {
-		struct iphdr *iph = pkt.l3;
-
-		if ((void *)(iph + 1) > pkt.data_end)
-			return XDP_DROP;
-		ipv4_decrease_ttl(iph);
-	} else {
-		struct ipv6hdr *ip6h = pkt.l3;
-
-		if ((void *)(ip6h + 1) > pkt.data_end)
-			return XDP_DROP;
-		ip6h->hop_limit--;
-	}
-	__builtin_memcpy(eth->h_dest, &dword, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, &sword, ETH_ALEN);
-
-	count(family == AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6, pkt.len, 0);
-	/* The port was in the devmap a moment ago; should it have been
-	 * detached since, drop: the frame is already rewritten, and the
-	 * kernel would forward it a second time. */
-	return bpf_redirect_map(&xfib_tx_ports, ifindex, XDP_DROP);
+	r = parse_eth(ctx, &pkt);
+	if (r != XFIB_NEXT)
+		return stop(r, &pkt);
+	r = check_ingress(&pkt, q.in_ifindex, &in);
+	if (r != XFIB_NEXT)
+		return stop(r, &pkt);
+	if (pkt.proto == ETH_P_IP)
+		r = route4(&pkt, in, &q, &nh_idx);
+	else
+		r = route6(&pkt, in, &q, &nh_idx);
+	if (r != XFIB_NEXT)
+		return stop(r, &pkt);
+	r = xfib_after_lookup(&env, &q, nh_idx, &path);
+	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
+		return stop(r, &pkt);
+	return forward(ctx, &pkt, &path, r);
 }

@@ -26,6 +26,7 @@ struct xfib_pkt {
 	__u8 vlan0;    /* a priority tag (VID 0) sits before l3 */
 	__u8 pad;
 	__u32 len;     /* frame length */
+	__u32 l3len;   /* IP packet length its header gives */
 };
 
 static __always_inline int mac_equal(const __u8 *a, const __u8 *b)

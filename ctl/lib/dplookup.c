@@ -2,11 +2,12 @@
 /*
  * Userspace lookups in the live dataplane, with the dataplane's code.
  *
- * The lookup headers are written against two accessors. In the XDP
- * program they are BPF map lookups; here they read the mmap()ed maps,
- * with the same "past the end reads as nothing" rule the map lookups have,
- * so a corrupt or concurrently rewritten table cannot make us fault where
- * the dataplane would not.
+ * The lookup headers are written against two accessors, the decision
+ * code after the lookup (include/xfib/decide.h) against a few more. In
+ * the XDP program they are BPF map lookups; here they read the mmap()ed
+ * maps, with the same "past the end reads as nothing" rule the map
+ * lookups have, so a corrupt or concurrently rewritten table cannot make
+ * us fault where the dataplane would not.
  */
 #include <endian.h>
 #include <errno.h>
@@ -46,10 +47,7 @@ static __u32 dpl_u32_at(void *tbl, __u32 idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
 #include "xfib/flow_hash.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
+#include "xfib/decide.h"
 
 /* Consecutive instance swaps tolerated while answering one batch. */
 #define DPL_TRIES 100
@@ -260,30 +258,124 @@ void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh)
 	*nh = d->nh[idx];
 }
 
-/* Mirrors the destination half of ipv4_special() and ipv6_special() in
- * bpf/xfib_fwd.bpf.c. */
 bool dpl_special(int fam, const __u8 *addr)
 {
+	__u32 a4;
 	__u64 hi, lo;
 
-	if (fam == XFIB_V4)
-		return addr[0] == 0 || addr[0] == 127 || addr[0] >= 224;
+	if (fam == XFIB_V4) {
+		memcpy(&a4, addr, 4);
+		return xfib_ipv4_special(ntohl(a4));
+	}
 	memcpy(&hi, addr, 8);
 	memcpy(&lo, addr + 8, 8);
-	hi = be64toh(hi);
-	lo = be64toh(lo);
-	if ((hi >> 56) == 0xff || (hi >> 54) == (0xfe80ull >> 6))
-		return true;
-	return hi == 0 && (lo >> 32) <= 0xffff;
+	return xfib_ipv6_special(be64toh(hi), be64toh(lo));
 }
 
-/* The XDP program's steps after the lookup, minus those that need a
- * packet (ingress port, hairpin, MTU). */
+/* ---- the maps behind include/xfib/decide.h ------------------------------ */
+
+/*
+ * The arrays are read where they are mmap()ed, the hash maps copied into
+ * the environment by syscall. A packet of the query has no ports and
+ * protocol 0, and any source: the flow hash takes source 0.
+ */
+struct xfib_env {
+	const struct dpl *d;
+	const __u8 *addr;	/* the destination, network order */
+	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
+	struct xfib_iface iface; /* copied from xfib_ifaces */
+};
+
+static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
+						    __u32 idx)
+{
+	return idx < XFIB_NEXTHOP_MAX ? &env->d->nh[idx] : NULL;
+}
+
+static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+						   __u32 idx)
+{
+	return idx < XFIB_GROUP_MAX ? &env->d->grp[idx] : NULL;
+}
+
+static __u32 xfib_env_flow_hash(struct xfib_env *env)
+{
+	static const __u32 zero[4];
+
+	return xfib_flow_hash(zero, (const __u32 *)env->addr,
+			      env->d->fam == XFIB_V4 ? 1 : 4, 0, 0);
+}
+
+static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+					       __u32 ifindex)
+{
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_ifaces);
+
+	if (bpf_map_lookup_elem(fd, &ifindex, &env->iface))
+		return NULL;
+	return &env->iface;
+}
+
+static const __u32 *xfib_env_neigh_host(struct xfib_env *env,
+					const struct xfib_neigh_key *key)
+{
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_neigh_hosts);
+
+	if (bpf_map_lookup_elem(fd, key, &env->neigh_idx))
+		return NULL;
+	return &env->neigh_idx;
+}
+
+static const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
+					       __u32 idx)
+{
+	return idx < XFIB_NEIGH_MAX ? &env->d->neigh[idx] : NULL;
+}
+
+static int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex)
+{
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_tx_ports);
+	struct bpf_devmap_val v;
+
+	return !bpf_map_lookup_elem(fd, &ifindex, &v);
+}
+
+/*
+ * The egress port and the neighbour of r's nexthop as the dataplane's maps
+ * hold them, for display: also where the decision stopped before reading
+ * them (a down port's neighbour, an unattached port's state).
+ */
+static void egress_state(struct xfib_env *env, struct dpl_result *r, __u8 af)
+{
+	__u32 ifindex = r->nh.ifindex;
+	const struct xfib_neigh *nb;
+
+	if (xfib_env_iface(env, ifindex)) {
+		r->have_iface = true;
+		r->iface = env->iface;
+	}
+	r->attached = xfib_env_tx_port(env, ifindex);
+	nb = xfib_nh_neigh(env, &r->nh, ifindex, af, r->addr, &r->neigh_idx);
+	if (nb) {
+		r->have_neigh = true;
+		r->neigh = *nb;
+	}
+}
+
+/*
+ * What the XDP program decides for a packet to r->addr that passed the
+ * checks that need a packet (ingress port, header, TTL, size), with the
+ * program's own code.
+ */
 static void follow(struct dpl *d, struct dpl_result *r)
 {
-	struct xfib_fwd_bpf *s = d->skel;
-	struct bpf_devmap_val dv;
-	__u32 ifindex, *nidx = &r->neigh_idx;
+	struct xfib_env env = { .d = d, .addr = r->addr };
+	struct xfib_fwd_query q = {
+		.daddr = r->addr,
+		.in_ifindex = XFIB_IFINDEX_NONE,
+		.af = r->fam == XFIB_V4 ? XFIB_AF_INET : XFIB_AF_INET6,
+	};
+	struct xfib_fwd_path path;
 
 	if (dpl_special(r->fam, r->addr)) {
 		r->action = XFIB_PASS_SPECIAL_ADDR;
@@ -294,70 +386,19 @@ static void follow(struct dpl *d, struct dpl_result *r)
 		return;
 	}
 	if (r->nh.kind == XFIB_NH_GROUP) {
-		__u32 m[XFIB_GROUP_BUCKETS], zero[4] = { 0 }, hash;
+		__u32 m[XFIB_GROUP_BUCKETS];
 
 		r->group = true;
 		r->group_nh_idx = r->nh_idx;
 		r->group_nh = r->nh;
 		r->members = dpl_group_members(d->grp, &r->nh, m, NULL);
-		hash = xfib_flow_hash(zero, (const __u32 *)r->addr,
-				      r->fam == XFIB_V4 ? 1 : 4, 0, 0);
-		r->nh_idx = r->nh.group < XFIB_GROUP_MAX ?
-			d->grp[r->nh.group].nh[xfib_flow_bucket(hash)] : 0;
-		dpl_nexthop(d, r->nh_idx, &r->nh);
 	}
-	switch (r->nh.kind) {
-	case XFIB_NH_GATEWAY:
-	case XFIB_NH_CONNECTED:
-		break;
-	case XFIB_NH_BLACKHOLE:
-		r->action = XFIB_DROP_BLACKHOLE;
-		return;
-	case XFIB_NH_LOCAL:
-		r->action = XFIB_PASS_LOCAL;
-		return;
-	case XFIB_NH_UNREACHABLE:
-		r->action = XFIB_PASS_UNREACHABLE;
-		return;
-	case XFIB_NH_UNSUPPORTED:
-		r->action = XFIB_PASS_UNSUPPORTED;
-		return;
-	default:
-		r->action = XFIB_PASS_NO_ROUTE;
-		return;
-	}
-	ifindex = r->nh.ifindex;
-	r->have_iface = !bpf_map_lookup_elem(bpf_map__fd(s->maps.xfib_ifaces),
-					     &ifindex, &r->iface);
-	r->attached = !bpf_map_lookup_elem(bpf_map__fd(s->maps.xfib_tx_ports),
-					   &ifindex, &dv);
-	if (r->nh.kind == XFIB_NH_GATEWAY) {
-		*nidx = r->nh.neigh;
-		r->have_neigh = true;
-	} else {
-		struct xfib_neigh_key k = {
-			.ifindex = ifindex,
-			.family = r->fam == XFIB_V4 ? AF_INET : AF_INET6,
-		};
-
-		memcpy(k.addr, r->addr, r->fam == XFIB_V4 ? 4 : 16);
-		r->have_neigh = !bpf_map_lookup_elem(
-			bpf_map__fd(s->maps.xfib_neigh_hosts), &k, nidx);
-	}
-	if (r->have_neigh && *nidx < XFIB_NEIGH_MAX)
-		r->neigh = d->neigh[*nidx];
-	else
-		r->have_neigh = false;
-
-	if (!r->have_iface || !(r->iface.flags & XFIB_IF_UP))
-		r->action = XFIB_PASS_EGRESS_DOWN;
-	else if (!r->have_neigh || r->neigh.state != XFIB_NEIGH_VALID ||
-		 r->neigh.ifindex != ifindex)
-		r->action = XFIB_PASS_NEIGH;
-	else if (!r->attached)
-		r->action = XFIB_PASS_EGRESS_NOT_ATTACHED;
-	else
-		r->action = r->fam == XFIB_V4 ? XFIB_FWD_V4 : XFIB_FWD_V6;
+	r->action = xfib_after_lookup(&env, &q, r->nh_idx, &path);
+	/* For a multipath route, the member the flow takes. */
+	r->nh_idx = path.nh_idx;
+	dpl_nexthop(d, r->nh_idx, &r->nh);
+	if (r->nh.kind == XFIB_NH_GATEWAY || r->nh.kind == XFIB_NH_CONNECTED)
+		egress_state(&env, r, q.af);
 }
 
 int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)

@@ -3,9 +3,10 @@
  * The dataplane's answer, from userspace: looks addresses up in the live
  * instance of a family with the lookup code the XDP program runs
  * (include/xfib/lookup_*.h) over the pinned maps, mmap()ed read-only, and
- * resolves the nexthop, neighbour and egress port as bpf/xfib_fwd.bpf.c
- * does. xfibctl lookup and xfibctl verify answer with this, so what they
- * print is what packets get, not what the daemon meant to publish.
+ * follows the nexthop, neighbour and egress port with the program's own
+ * decision code (include/xfib/decide.h). xfibctl lookup and xfibctl verify
+ * answer with this, so what they print is what packets get, not what the
+ * daemon meant to publish.
  *
  * Consistency: the daemon publishes an instance with one store of the
  * family's xfib_active word and may rebuild the slot of a retired instance
@@ -79,8 +80,8 @@ void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh);
 
 /*
  * True for destinations the XDP program hands to the kernel before any
- * lookup (multicast, loopback, link-local, ...): the table's answer for
- * them is never used.
+ * lookup (multicast, loopback, link-local, ...; xfib_ipv4_special and
+ * xfib_ipv6_special): the table's answer for them is never used.
  */
 bool dpl_special(int fam, const __u8 *addr);
 

@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +233,102 @@ static int run(struct daemon *d)
 	return 0;
 }
 
+/* The command line. */
+struct options {
+	const char *pin_dir;
+	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms;
+	bool syslog;
+	int verbose;
+};
+
+/*
+ * The argument of option --name as a number from min to max: all of it
+ * digits (decimal, or 0x hex, 0 octal), no sign. Otherwise says so,
+ * naming what the option wants, and returns -EINVAL: a value that does
+ * not fit is refused, never cut down to one that does.
+ */
+static int opt_number(const char *name, const char *arg, const char *what,
+		      unsigned long long min, unsigned long long max,
+		      unsigned long long *val)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (!*arg || *end || errno || strchr(arg, '-') || v < min || v > max) {
+		fprintf(stderr, "xfibd: --%s '%s': not %s (%llu..%llu)\n", name, arg,
+			what, min, max);
+		return -EINVAL;
+	}
+	*val = v;
+	return 0;
+}
+
+/* 0 to run, 1 after printing the help (-h), or -EINVAL after saying why. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "table", required_argument, NULL, 't' },
+		{ "batch-ms", required_argument, NULL, 'b' },
+		{ "rcvbuf", required_argument, NULL, 'r' },
+		{ "eval-changes", required_argument, NULL, 'c' },
+		{ "eval-ms", required_argument, NULL, 'e' },
+		{ "syslog", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c, err = 0;
+
+	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:svh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->pin_dir = optarg;
+			break;
+		case 't':
+			err = opt_number("table", optarg, "a table id", 1, UINT32_MAX,
+					 &o->table);
+			break;
+		case 'b':
+			err = opt_number("batch-ms", optarg, "a number of milliseconds",
+					 0, 10000, &o->batch_ms);
+			break;
+		case 'r':
+			err = opt_number("rcvbuf", optarg, "a size in bytes", 4096,
+					 INT_MAX, &o->rcvbuf);
+			break;
+		case 'c':
+			err = opt_number("eval-changes", optarg, "a number of changes",
+					 1, UINT32_MAX, &o->eval_changes);
+			break;
+		case 'e':
+			err = opt_number("eval-ms", optarg, "a number of milliseconds",
+					 0, UINT32_MAX, &o->eval_ms);
+			break;
+		case 's':
+			o->syslog = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (!err && optind < argc) {
+		fprintf(stderr, "xfibd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	return err;
+}
+
 /*
  * What xfibd needs is CAP_BPF (maps) and CAP_NET_ADMIN (the devmap,
  * netlink's SO_RCVBUFFORCE, neighbour probes), not uid 0: the systemd
@@ -263,9 +361,9 @@ static bool missing_caps(char *why, size_t len)
  * Creates or checks the pin directory and takes the daemon's lock on it,
  * before anything in it is adopted: two xfibd on one dataplane would hand
  * out the same nexthop and neighbour indexes. Returns the lock's fd, or
- * -1 after saying why.
+ * -errno after saying why.
  */
-static int open_pin_dir(const char *pin_dir)
+static int lock_pin_dir(const char *pin_dir)
 {
 	char why[64];
 	int err, holder;
@@ -274,14 +372,14 @@ static int open_pin_dir(const char *pin_dir)
 	if (err == -ENOTSUP) {
 		pr_warn("%s: not on a BPF filesystem (mount -t bpf -o mode=0700 bpf /sys/fs/bpf)",
 			pin_dir);
-		return -1;
+		return err;
 	} else if (err == -EPERM && xfib_pin_dir_safe(pin_dir, why, sizeof(why)) == -EPERM) {
 		pr_warn("%s: refusing a pin directory that others could change: %s "
 			"(make it root's with mode 0700, or remove it)", pin_dir, why);
-		return -1;
+		return err;
 	} else if (err) {
 		pr_warn("%s: %s", pin_dir, strerror(-err));
-		return -1;
+		return err;
 	}
 	err = xfib_pin_lock(pin_dir, &holder);
 	if (err == -EWOULDBLOCK && holder)
@@ -291,129 +389,59 @@ static int open_pin_dir(const char *pin_dir)
 		pr_warn("%s: another xfibd is running on this pin directory", pin_dir);
 	else if (err < 0)
 		pr_warn("%s: lock: %s", pin_dir, strerror(-err));
-	return err < 0 ? -1 : err;
+	return err;
 }
 
-int main(int argc, char **argv)
+/* Locks the pin directory into *lock_fd and opens (or creates) the pinned
+ * maps into d->skel. 0, or -errno after saying why. */
+static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
+		     size_t len, int *lock_fd)
 {
-	static const struct option opts[] = {
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "table", required_argument, NULL, 't' },
-		{ "batch-ms", required_argument, NULL, 'b' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "eval-changes", required_argument, NULL, 'c' },
-		{ "eval-ms", required_argument, NULL, 'e' },
-		{ "syslog", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct daemon d = {
-		.batch_ms = DEFAULT_BATCH_MS,
-		.eval_changes = DEFAULT_EVAL_CHANGES,
-		.eval_ms = DEFAULT_EVAL_MS,
-	};
-	const char *pin_opt = NULL;
-	char pin_dir[XFIB_PIN_DIR_MAX], *end;
-	int rcvbuf = DEFAULT_RCVBUF, use_syslog = 0, verbose = 0;
-	unsigned long table = RT_TABLE_MAIN;
-	struct sigaction sa = { .sa_handler = on_signal };
-	char why[64];
-	int c, err, lock_fd;
+	int err;
 
-	while ((c = getopt_long(argc, argv, "p:t:b:r:c:e:svh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			pin_opt = optarg;
-			break;
-		case 't':
-			table = strtoul(optarg, &end, 0);
-			if (*end || !*optarg || table == 0 || table > 0xffffffffUL) {
-				fprintf(stderr, "xfibd: --table '%s': not a table id (1..4294967295)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'b':
-			d.batch_ms = strtol(optarg, &end, 0);
-			if (*end || !*optarg || d.batch_ms < 0 || d.batch_ms > 10000) {
-				fprintf(stderr, "xfibd: --batch-ms '%s': not a number of milliseconds (0..10000)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'r':
-			rcvbuf = strtol(optarg, &end, 0);
-			if (*end || !*optarg || rcvbuf < 4096) {
-				fprintf(stderr, "xfibd: --rcvbuf '%s': not a size in bytes (>= 4096)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'c':
-			d.eval_changes = strtoul(optarg, &end, 0);
-			if (*end || !*optarg || !d.eval_changes) {
-				fprintf(stderr, "xfibd: --eval-changes '%s': not a positive number\n", optarg);
-				return 2;
-			}
-			break;
-		case 'e':
-			d.eval_ms = strtoul(optarg, &end, 0);
-			if (*end || !*optarg) {
-				fprintf(stderr, "xfibd: --eval-ms '%s': not a number of milliseconds\n", optarg);
-				return 2;
-			}
-			break;
-		case 's':
-			use_syslog = 1;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "xfibd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	log_level = LOG_LEVEL_INFO + verbose > 3 ? 3 : LOG_LEVEL_INFO + verbose;
-	log_init("xfibd", XLOG_DAEMON | (use_syslog ? XLOG_SYSLOG : 0));
-	log_setup_libbpf();
-
-	if (missing_caps(why, sizeof(why))) {
-		pr_warn("missing capabilities: %s (run as root, or grant them)", why);
-		return 1;
-	}
-	err = xfib_pin_dir(pin_opt, pin_dir, sizeof(pin_dir));
+	err = xfib_pin_dir(o->pin_dir, pin_dir, len);
 	if (err) {
 		pr_warn("pin directory: %s", strerror(-err));
-		return 1;
+		return err;
 	}
-	lock_fd = open_pin_dir(pin_dir);
-	if (lock_fd < 0)
-		return 1;
-	err = xfib_open(pin_dir, XFIB_OPEN_CREATE, &d.skel);
+	*lock_fd = lock_pin_dir(pin_dir);
+	if (*lock_fd < 0)
+		return *lock_fd;
+	err = xfib_open(pin_dir, XFIB_OPEN_CREATE, &d->skel);
 	if (err) {
 		pr_warn("%s: cannot create or reuse the pinned maps: %s", pin_dir, strerror(-err));
-		close(lock_fd);
-		return 1;
+		return err;
 	}
+	return 0;
+}
 
-	d.started = time(NULL);
-	err = rib_init(&d.rib, d.skel, table);
-	err = err ?: rib_adopt(&d.rib);
-	err = err ?: fib_init(&d.fib, &d.rib, d.eval_changes, d.eval_ms);
+/* Says we are gone; the maps and the forwarding stay. */
+static void clear_daemon_info(struct daemon *d)
+{
+	struct xfib_daemon info = { 0 };
+	__u32 key = 0;
+
+	bpf_map_update_elem(bpf_map__fd(d->skel->maps.xfib_daemon), &key, &info,
+			    BPF_ANY);
+}
+
+/* Mirrors the FIB into d->skel's maps until a signal stops it. */
+static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	d->started = time(NULL);
+	err = rib_init(&d->rib, d->skel, o->table);
+	err = err ?: rib_adopt(&d->rib);
+	err = err ?: fib_init(&d->fib, &d->rib, d->eval_changes, d->eval_ms);
 	if (err) {
 		pr_warn("initialise: %s", strerror(-err));
 		goto out;
 	}
 	/* Subscribe before dumping: a change made during the dump is then
 	 * seen at least once, as a notification. */
-	err = nl_open(&d.nl, &d.rib, rcvbuf);
+	err = nl_open(&d->nl, &d->rib, o->rcvbuf);
 	if (err) {
 		pr_warn("netlink: %s", strerror(-err));
 		goto out;
@@ -421,24 +449,51 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	pr_info("mirroring table %lu into %s", table, pin_dir);
-	err = full_sync(&d, "start");
+	pr_info("mirroring table %llu into %s", o->table, pin_dir);
+	err = full_sync(d, "start");
 	if (!err)
-		err = run(&d);
+		err = run(d);
 out:
-	if (d.skel) {
-		struct xfib_daemon info = { 0 };
-		__u32 key = 0;
+	clear_daemon_info(d);
+	nl_close(&d->nl);
+	fib_fini(&d->fib);
+	rib_fini(&d->rib);
+	return err;
+}
 
-		/* Say we are gone; the maps and the forwarding stay. */
-		bpf_map_update_elem(bpf_map__fd(d.skel->maps.xfib_daemon), &key,
-				    &info, BPF_ANY);
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.table = RT_TABLE_MAIN,
+		.batch_ms = DEFAULT_BATCH_MS,
+		.rcvbuf = DEFAULT_RCVBUF,
+		.eval_changes = DEFAULT_EVAL_CHANGES,
+		.eval_ms = DEFAULT_EVAL_MS,
+	};
+	struct daemon d = { 0 };
+	char pin_dir[XFIB_PIN_DIR_MAX], why[64];
+	int err, lock_fd = -1;
+
+	err = parse_args(argc, argv, &o);
+	if (err)
+		return err > 0 ? 0 : 2;
+	d.batch_ms = o.batch_ms;
+	d.eval_changes = o.eval_changes;
+	d.eval_ms = o.eval_ms;
+	log_level = LOG_LEVEL_INFO + o.verbose > 3 ? 3 : LOG_LEVEL_INFO + o.verbose;
+	log_init("xfibd", XLOG_DAEMON | (o.syslog ? XLOG_SYSLOG : 0));
+	log_setup_libbpf();
+
+	if (missing_caps(why, sizeof(why))) {
+		pr_warn("missing capabilities: %s (run as root, or grant them)", why);
+		return 1;
 	}
-	nl_close(&d.nl);
-	fib_fini(&d.fib);
-	rib_fini(&d.rib);
+	err = open_pins(&d, &o, pin_dir, sizeof(pin_dir), &lock_fd);
+	if (!err)
+		err = serve(&d, &o, pin_dir);
 	xfib_fwd_bpf__destroy(d.skel);
-	close(lock_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	log_flush_repeats(1);
 	return err ? 1 : 0;
 }

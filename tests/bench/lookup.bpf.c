@@ -319,7 +319,7 @@ static long fib4_call(__u64 n, struct base_run *r)
 
 	FOR_EACH_KEY(r, n, i, k) {
 		__builtin_memset(&p, 0, sizeof(p));
-		p.family = AF_INET;
+		p.family = XFIB_AF_INET;
 		p.ifindex = r->iif;
 		p.ipv4_dst = keys4[KEY_IDX(r, k)];
 		sum += bpf_fib_lookup(r->ctx, &p, sizeof(p),
@@ -338,7 +338,7 @@ static long fib6_call(__u64 n, struct base_run *r)
 
 	FOR_EACH_KEY(r, n, i, k) {
 		__builtin_memset(&p, 0, sizeof(p));
-		p.family = AF_INET6;
+		p.family = XFIB_AF_INET6;
 		p.ifindex = r->iif;
 		__builtin_memcpy(p.ipv6_dst, keys6[KEY_IDX(r, k)], 16);
 		sum += bpf_fib_lookup(r->ctx, &p, sizeof(p),

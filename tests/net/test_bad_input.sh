@@ -135,6 +135,15 @@ for args in "--bogus-option" "--batch-ms notanumber" "--table notanumber"; do
 	(( rc != 0 && rc != 124 )) || fail "xfibd $args: exit $rc, expected a prompt error"
 	[ -s "$ERR" ] || bad "xfibd $args: no message"
 done
+# ... and a number out of its option's range is refused, not cut down to
+# one that fits (4294967297 was once taken as 1): a usage error naming the
+# option, the value and the range.
+for args in "--batch-ms 4294967297" "--table 4294967296" "--rcvbuf 4294971392" \
+	"--eval-changes 4294967297" "--eval-ms -1"; do
+	# shellcheck disable=SC2086 # split the argument list on purpose
+	expect_error 2 "^xfibd: ${args%% *} '${args#* }': not .* \([0-9]+\.\.[0-9]+\)\$" \
+		timeout 5 nsenter --net="/run/netns/$RTR" -- "$XFIBD" --pin-dir "$PIN" $args
+done
 
 # After all that: exactly the one good port attached, and it forwards.
 [ "$(attached_ports)" = "$R_GEN" ] || fail "status lists: $(attached_ports), expected $R_GEN"

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xfibctl lookup, verify: the dataplane's answers beside the kernel's.
+ * The comparing is verify.c's; this file asks and shows the outcome.
+ */
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+
+#include "algo_names.h"
+#include "output.h"
+#include "verify.h"
+#include "xfibctl.h"
+
+/* ---- the kernel's answer, bpf_fib_lookup() ------------------------------------ */
+
+/* The kernel's gateway, if bpf_fib_lookup() wrote one over dst. */
+static bool kfib_gateway(int af, const __u8 *dst, const struct xv_query *k)
+{
+	return k->ret == BPF_FIB_LKUP_RET_SUCCESS &&
+	       (k->family != af || memcmp(k->addr, dst, af == AF_INET ? 4 : 16));
+}
+
+static void kfib_answer_str(int af, const __u8 *dst, const struct xv_query *k,
+			    char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	if (k->ret != BPF_FIB_LKUP_RET_SUCCESS)
+		snprintf(buf, len, "%s", kfib_ret_name(k->ret));
+	else if (kfib_gateway(af, dst, k))
+		snprintf(buf, len, "success via %s dev %s",
+			 addr_str(k->family, k->addr, a, sizeof(a)),
+			 dev_str(k->ifindex, dev));
+	else
+		snprintf(buf, len, "success dev %s", dev_str(k->ifindex, dev));
+}
+
+static json_object *kfib_json(int af, const __u8 *dst, const struct xv_query *k)
+{
+	json_object *o = json_object_new_object();
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	js_set(o, "result", js_str(kfib_ret_name(k->ret)));
+	if (k->ret == BPF_FIB_LKUP_RET_SUCCESS) {
+		js_set(o, "ifindex", js_u64(k->ifindex));
+		js_set(o, "dev", js_str(dev_str(k->ifindex, dev)));
+		if (kfib_gateway(af, dst, k))
+			js_set(o, "gateway", js_str(addr_str(k->family, k->addr, a, sizeof(a))));
+	}
+	return o;
+}
+
+/* ---- lookup ----------------------------------------------------------------------- */
+
+/* Everything lookup shows about one address. */
+struct lookup {
+	struct dpl_result r;         /* xfib's answer */
+	struct kroute kr;            /* the kernel's route */
+	struct xv_query k;           /* the kernel's FIB lookup */
+	enum verify_outcome agree;
+	__u32 iif;                   /* the port the kernel's lookup entered by */
+};
+
+static int parse_addr(const char *s, int *fam, __u8 *addr)
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, s, addr) == 1)
+		*fam = XFIB_V4;
+	else if (inet_pton(AF_INET6, s, addr) == 1)
+		*fam = XFIB_V6;
+	else
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
+int lookup_check(struct ctl *c, int argc, char **argv)
+{
+	if (parse_addr(argv[0], &c->fam, c->addr)) {
+		err_cmd("%s: not an IPv4 or IPv6 address", argv[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The nexthop sends packets out of a port (gateway or connected). */
+static bool nh_has_egress(const struct xfib_nexthop *nh)
+{
+	return nh->kind == XFIB_NH_GATEWAY || nh->kind == XFIB_NH_CONNECTED;
+}
+
+static const char *action_str(enum xfib_reason a)
+{
+	if (a == XFIB_FWD_V4 || a == XFIB_FWD_V6)
+		return "forward";
+	if (a == XFIB_DROP_BLACKHOLE)
+		return "drop";
+	return "pass";
+}
+
+/* A pass reason's help without its "to kernel: " lead. */
+static const char *pass_why(enum xfib_reason a)
+{
+	static const char lead[] = "to kernel: ";
+	const char *h = reason_help(a);
+
+	return strncmp(h, lead, strlen(lead)) ? h : h + strlen(lead);
+}
+
+static void lookup_egress_text(const struct dpl_result *r)
+{
+	char a[INET6_ADDRSTRLEN], m1[18], m2[18], dev[IF_NAMESIZE];
+
+	printf("egress:     %s (ifindex %u): %s, %s\n",
+	       dev_str(r->nh.ifindex, dev), r->nh.ifindex,
+	       !r->have_iface ? "unknown to xfibd" :
+	       (r->iface.flags & XFIB_IF_UP) ? "up" : "down",
+	       r->attached ? "attached" : "not attached");
+	if (r->nh.kind == XFIB_NH_GATEWAY)
+		printf("gateway:    %s\n", addr_str(r->nh.family, r->nh.gw, a, sizeof(a)));
+	if (r->have_neigh)
+		printf("neighbour:  %u, %s, dst %s, src %s\n", r->neigh_idx,
+		       r->neigh.state == XFIB_NEIGH_VALID ? "valid" : "not resolved",
+		       mac_str(r->neigh.dmac, m1, sizeof(m1)),
+		       mac_str(r->neigh.smac, m2, sizeof(m2)));
+	else
+		printf("neighbour:  none\n");
+}
+
+static void lookup_kernel_text(const struct lookup *l)
+{
+	static const char *const agree_str[] = {
+		[VERIFY_MATCH] = "agrees",
+		[VERIFY_DEFERRED] = "deferred to the kernel",
+		[VERIFY_MISMATCH] = "MISMATCH",
+	};
+	const struct kroute *kr = &l->kr;
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE], t[16], ans[128];
+
+	if (kr->err) {
+		printf("kernel:     %s\n", strerror(-kr->err));
+	} else {
+		printf("kernel:     %s/%u table %s type %s",
+		       addr_str(kr->family, kr->dst, a, sizeof(a)), kr->plen,
+		       table_str(kr->table, t, sizeof(t)), kroute_type_name(kr->type));
+		if (kr->gw_family)
+			printf(" via %s", addr_str(kr->gw_family, kr->gw, a, sizeof(a)));
+		if (kr->oif)
+			printf(" dev %s", dev_str(kr->oif, dev));
+		printf("\n");
+	}
+	kfib_answer_str(fam_af(l->r.fam), l->r.addr, &l->k, ans, sizeof(ans));
+	printf("kernel fib: %s (bpf_fib_lookup from %s): %s\n", ans,
+	       dev_str(l->iif, dev), agree_str[l->agree]);
+}
+
+static void lookup_text(const struct lookup *l)
+{
+	const struct dpl_result *r = &l->r;
+	char a[INET6_ADDRSTRLEN];
+
+	printf("address:    %s (%s)\n", addr_str(fam_af(r->fam), r->addr, a, sizeof(a)),
+	       fam_name(r->fam));
+	printf("instance:   %s, generation %u\n", xfib_algo_name(r->act.algo),
+	       r->act.generation);
+	if (r->ready && r->group)
+		printf("multipath:  nexthop %u, group %u of %u members; a flow with no\n"
+		       "            ports takes:\n", r->group_nh_idx, r->group_nh.group,
+		       r->members);
+	if (r->ready)
+		printf("nexthop:    %u, %s%s\n", r->nh_idx, dpl_kind_name(r->nh.kind),
+		       r->nh_idx == XFIB_NH_IDX_NONE ? " (no route)" : "");
+	if (nh_has_egress(&r->nh))
+		lookup_egress_text(r);
+	if (r->action == XFIB_FWD_V4 || r->action == XFIB_FWD_V6)
+		printf("action:     forward\n");
+	else if (r->action == XFIB_DROP_BLACKHOLE)
+		printf("action:     drop (blackhole)\n");
+	else
+		printf("action:     pass to the kernel: %s\n", pass_why(r->action));
+	lookup_kernel_text(l);
+}
+
+/* The egress port, gateway and neighbour members of lookup -j. */
+static void lookup_egress_json(json_object *o, const struct dpl_result *r)
+{
+	bool out = nh_has_egress(&r->nh);
+	json_object *e = NULL, *n = NULL;
+	char a[INET6_ADDRSTRLEN], m[18], dev[IF_NAMESIZE];
+
+	if (out) {
+		e = json_object_new_object();
+		js_set(e, "ifindex", js_u64(r->nh.ifindex));
+		js_set(e, "name", js_str(dev_str(r->nh.ifindex, dev)));
+		js_set(e, "known", js_bool(r->have_iface));
+		js_set(e, "up", js_bool(r->have_iface && (r->iface.flags & XFIB_IF_UP)));
+		js_set(e, "attached", js_bool(r->attached));
+	}
+	js_set(o, "egress", e);
+	js_set(o, "gateway", r->nh.kind == XFIB_NH_GATEWAY ?
+		   js_str(addr_str(r->nh.family, r->nh.gw, a, sizeof(a))) : NULL);
+	if (out && r->have_neigh) {
+		n = json_object_new_object();
+		js_set(n, "index", js_u64(r->neigh_idx));
+		js_set(n, "state", js_str(r->neigh.state == XFIB_NEIGH_VALID ?
+						  "valid" : "invalid"));
+		js_set(n, "dst_mac", js_str(mac_str(r->neigh.dmac, m, sizeof(m))));
+		js_set(n, "src_mac", js_str(mac_str(r->neigh.smac, m, sizeof(m))));
+	}
+	js_set(o, "neighbour", n);
+}
+
+static json_object *kroute_json(const struct kroute *kr)
+{
+	json_object *o = json_object_new_object();
+	char a[INET6_ADDRSTRLEN + 4], dev[IF_NAMESIZE], t[16];
+	size_t n;
+
+	if (kr->err) {
+		js_set(o, "error", js_str(strerror(-kr->err)));
+		return o;
+	}
+	addr_str(kr->family, kr->dst, a, sizeof(a));
+	n = strlen(a);
+	snprintf(a + n, sizeof(a) - n, "/%u", kr->plen);
+	js_set(o, "prefix", js_str(a));
+	js_set(o, "table", js_str(table_str(kr->table, t, sizeof(t))));
+	js_set(o, "type", js_str(kroute_type_name(kr->type)));
+	if (kr->oif)
+		js_set(o, "dev", js_str(dev_str(kr->oif, dev)));
+	if (kr->gw_family)
+		js_set(o, "gateway", js_str(addr_str(kr->gw_family, kr->gw, a, sizeof(a))));
+	return o;
+}
+
+static json_object *lookup_json(const struct lookup *l)
+{
+	static const char *const verdict[] = {
+		[VERIFY_MATCH] = "match",
+		[VERIFY_DEFERRED] = "deferred",
+		[VERIFY_MISMATCH] = "mismatch",
+	};
+	const struct dpl_result *r = &l->r;
+	json_object *o = json_object_new_object(), *nh = json_object_new_object();
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	js_set(o, "address", js_str(addr_str(fam_af(r->fam), r->addr, a, sizeof(a))));
+	js_set(o, "family", js_str(fam_name(r->fam)));
+	js_set(o, "algorithm", js_str(xfib_algo_name(r->act.algo)));
+	js_set(o, "generation", js_u64(r->act.generation));
+	js_set(nh, "index", js_u64(r->nh_idx));
+	js_set(nh, "kind", js_str(dpl_kind_name(r->nh.kind)));
+	js_set(nh, "mtu", js_u64(r->nh.mtu));
+	js_set(o, "nexthop", nh);
+	if (r->group) {
+		json_object *g = json_object_new_object();
+
+		js_set(g, "nexthop", js_u64(r->group_nh_idx));
+		js_set(g, "index", js_u64(r->group_nh.group));
+		js_set(g, "members", js_u64(r->members));
+		js_set(o, "group", g);
+	}
+	lookup_egress_json(o, r);
+	js_set(o, "action", js_str(action_str(r->action)));
+	js_set(o, "reason", js_str(reason_name(r->action)));
+	js_set(o, "kernel", kroute_json(&l->kr));
+	js_set(o, "kernel_fib", kfib_json(fam_af(r->fam), r->addr, &l->k));
+	js_set(o, "iif", js_str(dev_str(l->iif, dev)));
+	js_set(o, "verdict", js_str(verdict[l->agree]));
+	return o;
+}
+
+/* The kernel's FIB lookup of addr (given as arg) for a packet entering by
+ * iif. */
+static int kfib_ask(const char *arg, int fam, const __u8 *addr, __u32 iif,
+		    struct xv_query *out)
+{
+	struct kfib *kf = NULL;
+	struct xv_query *k;
+	int err;
+
+	err = kfib_open(&kf);
+	if (err) {
+		err_cmd("load the kernel lookup program xfib_verify: %s", strerror(-err));
+		return err;
+	}
+	k = kfib_queries(kf);
+	memset(k, 0, sizeof(*k));
+	k->family = fam_af(fam);
+	memcpy(k->addr, addr, 16);
+	err = kfib_run(kf, iif, 1);
+	if (!err && k->ret < 0)
+		err = k->ret;
+	if (err)
+		err_cmd("%s: bpf_fib_lookup: %s", arg, strerror(-err));
+	*out = *k;
+	kfib_close(kf);
+	return err;
+}
+
+int cmd_lookup(struct ctl *c, int argc, char **argv)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct dpl d = { 0 };
+	const char *arg = argv[0];
+	int fam = c->fam, err;
+	struct lookup l;
+
+	err = resolve_ifname("--iif", c->iif_name, &c->iif);
+	err = err ?: open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	l.iif = c->iif ? c->iif : (__u32)verify_default_iif(skel);
+	err = dpl_open(&d, skel, fam);
+	if (err) {
+		err_cmd("%s: open the %s lookup table: %s", arg, fam_name(fam),
+			strerror(-err));
+		goto out;
+	}
+	err = dpl_resolve(&d, c->addr, &l.r);
+	if (err) {
+		err_cmd("%s: %s lookup: %s", arg, fam_name(fam), strerror(-err));
+		goto out;
+	}
+	err = kroute_fibmatch(fam, c->addr, &l.kr);
+	if (err) {
+		err_cmd("%s: ask the kernel (rtnetlink RTM_GETROUTE): %s", arg,
+			strerror(-err));
+		goto out;
+	}
+	err = kfib_ask(arg, fam, c->addr, l.iif, &l.k);
+	if (err)
+		goto out;
+	l.agree = verify_compare(&d, fam, c->addr, l.r.ready,
+				 l.r.group ? &l.r.group_nh : &l.r.nh, &l.k);
+	if (c->json)
+		err = out_json(lookup_json(&l));
+	else
+		lookup_text(&l);
+out:
+	if (d.skel)
+		dpl_close(&d);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+/* ---- verify ----------------------------------------------------------------------- */
+
+/* Lines of mismatches shown; the summary counts them all. */
+#define VERIFY_SHOW 20
+
+static json_object *nexthop_json(const struct xfib_nexthop *nh, __u32 idx)
+{
+	json_object *o = json_object_new_object();
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	js_set(o, "nexthop", js_u64(idx));
+	js_set(o, "kind", js_str(dpl_kind_name(nh->kind)));
+	if (nh_has_egress(nh)) {
+		js_set(o, "ifindex", js_u64(nh->ifindex));
+		js_set(o, "dev", js_str(dev_str(nh->ifindex, dev)));
+	}
+	if (nh->kind == XFIB_NH_GATEWAY)
+		js_set(o, "gateway", js_str(addr_str(nh->family, nh->gw, a, sizeof(a))));
+	return o;
+}
+
+static json_object *verify_json(const struct verify_report *rep)
+{
+	json_object *o = json_object_new_object(), *mis = json_object_new_array();
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE], t[16];
+	size_t i;
+	int fam;
+
+	js_set(o, "table", js_str(table_str(rep->table, t, sizeof(t))));
+	js_set(o, "iif", js_str(dev_str(rep->iif, dev)));
+	js_set(o, "seconds", js_fixed(rep->seconds, 3));
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		const struct verify_family *f = &rep->fam[fam];
+		json_object *e = json_object_new_object();
+
+		js_set(e, "algorithm", js_str(xfib_algo_name(f->act.algo)));
+		js_set(e, "generation", js_u64(f->act.generation));
+		js_set(e, "prefixes", js_u64(f->prefixes));
+		js_set(e, "checked", js_u64(f->checked));
+		js_set(e, "matched", js_u64(f->matched));
+		js_set(e, "deferred", js_u64(f->deferred));
+		js_set(e, "mismatched", js_u64(f->mismatched));
+		js_set(e, "rechecked", js_u64(f->rechecked));
+		js_set(o, fam_name(fam), e);
+	}
+	for (i = 0; mis && i < rep->nmis; i++) {
+		const struct verify_mismatch *m = &rep->mis[i];
+		json_object *e = json_object_new_object();
+		int af = fam_af(m->fam);
+
+		js_set(e, "family", js_str(fam_name(m->fam)));
+		js_set(e, "address", js_str(addr_str(af, m->addr, a, sizeof(a))));
+		js_set(e, "xfib", nexthop_json(&m->nh, m->nh_idx));
+		js_set(e, "kernel", kfib_json(af, m->addr, &m->kernel));
+		json_object_array_add(mis, e);
+	}
+	js_set(o, "mismatches", mis);
+	return o;
+}
+
+static void verify_text(const struct verify_report *rep, unsigned long total,
+			unsigned long bad)
+{
+	char a[INET6_ADDRSTRLEN], x[128], k[128], dev[IF_NAMESIZE], t[16];
+	size_t i;
+	int fam;
+
+	for (i = 0; i < rep->nmis; i++) {
+		const struct verify_mismatch *m = &rep->mis[i];
+		int af = fam_af(m->fam);
+
+		nexthop_str(&m->nh, m->nh_idx, x, sizeof(x));
+		kfib_answer_str(af, m->addr, &m->kernel, k, sizeof(k));
+		printf("mismatch: %s %s: xfib %s, kernel %s\n", fam_name(m->fam),
+		       addr_str(af, m->addr, a, sizeof(a)), x, k);
+	}
+	if (bad > rep->nmis)
+		printf("... and %lu more mismatches\n", bad - rep->nmis);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		const struct verify_family *f = &rep->fam[fam];
+
+		printf("%s: %s generation %u, %zu prefixes: %lu checked, %lu matched, "
+		       "%lu deferred to the kernel, %lu mismatched\n",
+		       fam_name(fam), xfib_algo_name(f->act.algo),
+		       f->act.generation, f->prefixes, f->checked, f->matched,
+		       f->deferred, f->mismatched);
+	}
+	printf("%lu addresses in %.2f s (%.0f/s), table %s, kernel lookups from %s\n",
+	       total, rep->seconds, rep->seconds > 0 ? total / rep->seconds : 0.0,
+	       table_str(rep->table, t, sizeof(t)), dev_str(rep->iif, dev));
+}
+
+int cmd_verify(struct ctl *c, int argc, char **argv)
+{
+	struct verify_opts o = { .random = c->random, .max_reports = VERIFY_SHOW };
+	struct xfib_fwd_bpf *skel = NULL;
+	unsigned long total = 0, bad = 0;
+	struct verify_report rep;
+	int fam, err;
+
+	err = resolve_ifname("--iif", c->iif_name, &c->iif);
+	err = err ?: open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	o.iif = c->iif;
+	if (!xfib_daemon_pid(skel))
+		fprintf(stderr, "xfibctl: verify: xfibd is not running: checking the state it left\n");
+	err = verify_run(skel, &o, &rep);
+	if (err) {
+		err_cmd("%s", rep.err);
+		goto out;
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		total += rep.fam[fam].checked;
+		bad += rep.fam[fam].mismatched;
+	}
+	if (c->json)
+		err = out_json(verify_json(&rep));
+	else
+		verify_text(&rep, total, bad);
+	/* Exit status 1: the dataplane disagrees with the kernel. */
+	if (!err)
+		err = bad ? 1 : 0;
+out:
+	verify_report_free(&rep);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xfibctl status, algo: the daemon, the attached ports and each family's
+ * lookup instance; forcing an algorithm. A field of the daemon record or of
+ * an instance shows in both outputs through one line in each of
+ * daemon_text/daemon_json or fib_info_text/fib_info_json.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "algo_names.h"
+#include "output.h"
+#include "xfibctl.h"
+
+static const char *fallback_name(__u32 f)
+{
+	switch (f) {
+	case XFIB_FALLBACK_NONE:
+		return "none";
+	case XFIB_FALLBACK_TOO_LARGE:
+		return "too_large";
+	case XFIB_FALLBACK_RULES:
+		return "policy_rules";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *fallback_help(__u32 f)
+{
+	switch (f) {
+	case XFIB_FALLBACK_TOO_LARGE:
+		return "the table is too large for the lookup algorithm";
+	case XFIB_FALLBACK_RULES:
+		return "policy rules (ip rule) select routes by more than the destination";
+	default:
+		return "unknown reason";
+	}
+}
+
+/* "YYYY-MM-DD hh:mm:ss" local time, or "never" for 0. */
+static const char *when_str(__u64 secs, char *buf, size_t len)
+{
+	time_t t = secs;
+
+	snprintf(buf, len, "never");
+	if (t)
+		strftime(buf, len, "%Y-%m-%d %H:%M:%S", localtime(&t));
+	return buf;
+}
+
+static double bytes_per_prefix(const struct xfib_fib_info *fi)
+{
+	return fi->routes ? (double)fi->mem_bytes / fi->routes : 0.0;
+}
+
+void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
+		 struct status *st)
+{
+	__u32 key = 0, fam;
+
+	memset(st, 0, sizeof(*st));
+	st->pin_dir = pin_dir;
+	st->pid = xfib_daemon_pid(skel);
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &st->daemon);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_fib_info), &fam,
+				    &st->fi[fam]);
+	ports_attached(&st->ports, &st->nports);
+}
+
+void status_free(struct status *st)
+{
+	free(st->ports);
+	st->ports = NULL;
+}
+
+/* ---- one family's instance, for status and algo -------------------------- */
+
+static void fib_info_text(__u32 fam, const struct xfib_fib_info *fi)
+{
+	char when[32];
+
+	printf("%s:        %s%s, %u prefixes, generation %u, %llu swaps (last %s)\n",
+	       fam_name(fam), xfib_algo_name(fi->algo),
+	       fi->forced ? " (forced)" : "", fi->routes, fi->generation,
+	       (unsigned long long)fi->swaps,
+	       when_str(fi->last_swap, when, sizeof(when)));
+	if (fi->algo)
+		printf("             %.1f MiB, %.1f bytes/prefix, %s %u of %u, built in %llu us, %llu in-place updates\n",
+		       fi->mem_bytes / 1048576.0, bytes_per_prefix(fi),
+		       fi->algo == XFIB_ALGO_DIR24_8 || fi->algo == XFIB_ALGO_TRIE6 ?
+			       "groups" : "ranges",
+		       fi->ranges, fi->capacity,
+		       (unsigned long long)fi->build_us,
+		       (unsigned long long)fi->updates);
+	if (fi->fallback)
+		printf("             all traffic to the kernel: %s\n",
+		       fallback_help(fi->fallback));
+	if (fi->build_error)
+		printf("             last build failed: %s (retrying; the instance above keeps serving)\n",
+		       strerror(fi->build_error));
+}
+
+/* algo's extra line: each algorithm of the family and its preference. */
+static void preferences_text(__u32 fam, const struct xfib_fib_info *fi)
+{
+	unsigned int a;
+
+	printf("             preferences:");
+	for (a = 1; a < XFIB_ALGO_COUNT; a++)
+		if (xfib_algo_family(a) == (int)fam)
+			printf(" %s %u%s", xfib_algo_name(a), fi->pref[a],
+			       a == fi->algo ? " (current)" : "");
+	printf("\n");
+}
+
+static json_object *fib_info_json(__u32 fam, const struct xfib_fib_info *fi)
+{
+	json_object *o = json_object_new_object(), *pref = json_object_new_object();
+	unsigned int a;
+
+	js_set(o, "algorithm", js_str(xfib_algo_name(fi->algo)));
+	js_set(o, "forced", js_bool(fi->forced));
+	js_set(o, "routes", js_u64(fi->routes));
+	js_set(o, "ranges", js_u64(fi->ranges));
+	js_set(o, "capacity", js_u64(fi->capacity));
+	js_set(o, "generation", js_u64(fi->generation));
+	js_set(o, "swaps", js_u64(fi->swaps));
+	js_set(o, "last_swap", js_u64(fi->last_swap));
+	js_set(o, "updates", js_u64(fi->updates));
+	js_set(o, "build_us", js_u64(fi->build_us));
+	js_set(o, "memory", js_u64(fi->mem_bytes));
+	js_set(o, "bytes_per_prefix", js_fixed(bytes_per_prefix(fi), 1));
+	js_set(o, "fallback", js_str(fallback_name(fi->fallback)));
+	js_set(o, "build_error", js_str(fi->build_error ? strerror(fi->build_error) : ""));
+	for (a = 1; a < XFIB_ALGO_COUNT; a++)
+		if (xfib_algo_family(a) == (int)fam)
+			js_set(pref, xfib_algo_name(a), js_u64(fi->pref[a]));
+	js_set(o, "preferences", pref);
+	return o;
+}
+
+/* ---- status ---------------------------------------------------------------- */
+
+static void daemon_text(const struct status *st)
+{
+	const struct xfib_daemon *d = &st->daemon;
+	char when[32];
+
+	if (!st->pid) {
+		printf("daemon:      not running (the dataplane forwards with its last state)\n");
+		return;
+	}
+	when_str(d->last_sync, when, sizeof(when));
+	printf("daemon:      running (pid %d), table %u, %s\n",
+	       st->pid, d->table, d->last_sync ? "synced" : "syncing");
+	printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups;\n"
+	       "             last full sync %s, %llu resyncs after %llu overruns\n",
+	       d->links, d->neighs, d->nexthops, d->groups, when,
+	       (unsigned long long)d->resyncs, (unsigned long long)d->overruns);
+}
+
+static json_object *daemon_json(const struct status *st)
+{
+	const struct xfib_daemon *d = &st->daemon;
+	json_object *o = json_object_new_object();
+
+	js_set(o, "running", js_bool(st->pid));
+	js_set(o, "pid", js_int(st->pid));
+	js_set(o, "table", js_u64(d->table));
+	js_set(o, "synced", js_bool(st->pid && d->last_sync));
+	js_set(o, "started", js_u64(d->started));
+	js_set(o, "last_sync", js_u64(d->last_sync));
+	js_set(o, "resyncs", js_u64(d->resyncs));
+	js_set(o, "overruns", js_u64(d->overruns));
+	js_set(o, "links", js_u64(d->links));
+	js_set(o, "neighbours", js_u64(d->neighs));
+	js_set(o, "nexthops", js_u64(d->nexthops));
+	js_set(o, "groups", js_u64(d->groups));
+	return o;
+}
+
+static void status_text(const struct status *st)
+{
+	__u32 fam;
+	size_t i;
+
+	printf("pin dir:     %s\n", st->pin_dir);
+	daemon_text(st);
+	printf("interfaces:  ");
+	for (i = 0; i < st->nports; i++)
+		printf("%s%s (%s)", i ? ", " : "", st->ports[i].name,
+		       mode_name(st->ports[i].mode));
+	printf("%s\n", st->nports ? "" : "none");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		fib_info_text(fam, &st->fi[fam]);
+}
+
+static json_object *status_json(const struct status *st)
+{
+	json_object *o = json_object_new_object(), *ifs = json_object_new_array();
+	__u32 fam;
+	size_t i;
+
+	js_set(o, "pin_dir", js_str(st->pin_dir));
+	js_set(o, "daemon", daemon_json(st));
+	for (i = 0; ifs && i < st->nports; i++) {
+		const struct port *p = &st->ports[i];
+		json_object *e = json_object_new_object();
+
+		js_set(e, "name", js_str(p->name));
+		js_set(e, "ifindex", js_u64(p->ifindex));
+		js_set(e, "mode", js_str(mode_name(p->mode)));
+		js_set(e, "prog_id", js_u64(p->prog_id));
+		json_object_array_add(ifs, e);
+	}
+	js_set(o, "interfaces", ifs);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		js_set(o, fam_name(fam), fib_info_json(fam, &st->fi[fam]));
+	return o;
+}
+
+int cmd_status(struct ctl *c, int argc, char **argv)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct status st;
+	int err;
+
+	err = open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	status_read(skel, c->pin_dir, &st);
+	if (c->json)
+		err = out_json(status_json(&st));
+	else
+		status_text(&st);
+	status_free(&st);
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+/* ---- algo ------------------------------------------------------------------ */
+
+/* algo [FAMILY [NAME|auto]]: a usage error unless both name something. */
+int algo_check(struct ctl *c, int argc, char **argv)
+{
+	int fam = -1, want = -1;
+
+	if (argc >= 1) {
+		fam = parse_family(argv[0]);
+		if (fam < 0) {
+			err_cmd("%s: not a family (ipv4, ipv6)", argv[0]);
+			return -EINVAL;
+		}
+	}
+	if (argc == 2) {
+		want = strcmp(argv[1], "auto") ? xfib_algo_by_name(argv[1]) : XFIB_ALGO_NONE;
+		if (want < 0 || (want && xfib_algo_family(want) != fam)) {
+			err_cmd("%s: not an %s algorithm (%s, auto)", argv[1],
+				fam_name(fam), fam == XFIB_V4 ? "bsearch4, dir24_8" :
+								"bsearch6, trie6");
+			return -EINVAL;
+		}
+	}
+	c->fam = fam;
+	c->algo_want = want;
+	return 0;
+}
+
+/*
+ * Asks xfibd for algorithm want (XFIB_ALGO_NONE: automatic) on family fam
+ * and waits until it reports the outcome; name is the algorithm as given.
+ * 0 when applied, 1 when left for an xfibd not running, or -errno after
+ * saying why.
+ */
+static int algo_request(struct xfib_fwd_bpf *skel, __u32 fam, int want,
+			const char *name)
+{
+	int fd_info = bpf_map__fd(skel->maps.xfib_fib_info);
+	int fd_ctl = bpf_map__fd(skel->maps.xfib_control);
+	struct xfib_fib_info fi;
+	struct xfib_control ctl;
+	int i;
+
+	if (bpf_map_lookup_elem(fd_ctl, &fam, &ctl))
+		return -errno;
+	ctl.algo = want;
+	ctl.seq++;
+	if (bpf_map_update_elem(fd_ctl, &fam, &ctl, BPF_ANY)) {
+		int err = -errno;
+
+		err_cmd("%s: %s", fam_name(fam), strerror(-err));
+		return err;
+	}
+	if (!xfib_daemon_pid(skel)) {
+		fprintf(stderr, "xfibctl: algo %s: xfibd is not running; it applies the request when it starts\n",
+			fam_name(fam));
+		return 1;
+	}
+	/* The daemon builds and swaps; wait for it to report. */
+	for (i = 0; i < 300; i++) {
+		if (!bpf_map_lookup_elem(fd_info, &fam, &fi) &&
+		    fi.forced == (__u32)want &&
+		    (!want || fi.algo == (__u32)want || fi.fallback || fi.build_error))
+			break;
+		usleep(20000);
+	}
+	if (i == 300) {
+		err_cmd("%s: xfibd did not apply %s within 6 s", fam_name(fam), name);
+		return -ETIMEDOUT;
+	}
+	if (want && fi.algo != (__u32)want && fi.build_error) {
+		err_cmd("%s: building %s failed: %s; xfibd retries with backoff, %s keeps serving",
+			fam_name(fam), name, strerror(fi.build_error),
+			xfib_algo_name(fi.algo));
+		return -fi.build_error;
+	}
+	if (want && fi.algo != (__u32)want) {
+		err_cmd("%s: %s cannot hold this table: %s", fam_name(fam), name,
+			fallback_help(fi.fallback));
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int cmd_algo(struct ctl *c, int argc, char **argv)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct xfib_fib_info fi;
+	json_object *o = NULL;
+	__u32 fam;
+	int err;
+
+	err = open_dataplane(c, 0, &skel);
+	if (err)
+		return err;
+	if (c->algo_want >= 0) {
+		err = algo_request(skel, c->fam, c->algo_want, argv[1]);
+		if (err) {
+			/* Nothing changed yet that could be shown. */
+			err = err > 0 ? 0 : err;
+			goto out;
+		}
+	}
+	if (c->json) {
+		o = json_object_new_object();
+		js_set(o, "pin_dir", js_str(c->pin_dir));
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		if (c->fam >= 0 && fam != (__u32)c->fam)
+			continue;
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_fib_info), &fam, &fi))
+			memset(&fi, 0, sizeof(fi));
+		if (c->json) {
+			js_set(o, fam_name(fam), fib_info_json(fam, &fi));
+		} else {
+			fib_info_text(fam, &fi);
+			preferences_text(fam, &fi);
+		}
+	}
+	if (c->json)
+		err = out_json(o);
+out:
+	xfib_fwd_bpf__destroy(skel);
+	return err;
+}

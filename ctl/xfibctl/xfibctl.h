@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the files of xfibctl share. One file per command group:
+ *   main.c     the command table, the options, main()
+ *   cmdline.c  option parsing and help, generated from the tables
+ *   attach.c   attach, detach          ports.c    XDP programs on ports
+ *   status.c   status, algo            stats.c    stats (text, JSON, -i)
+ *   prom.c     stats --prometheus      lookup.c   lookup, verify
+ *   arrays.c   neighbours, nexthops    routes.c   routes
+ *   output.c   the output model (output.h)
+ * verify.c compares the dataplane with the kernel (verify.h).
+ */
+#ifndef XFIBCTL_H
+#define XFIBCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include <xdp/libxdp.h>
+
+#include "pin.h"
+#include "xfib/counters.h"
+#include "xfib/maps.h"
+
+#define XFIB_PROG_NAME "xfib_fwd"
+
+/* The options of one invocation, filled by the option table's setters. */
+struct ctl {
+	const char *pin_opt;
+	char pin_dir[XFIB_PIN_DIR_MAX];
+	bool json;
+	enum xdp_attach_mode mode;
+	unsigned long random;  /* verify --random */
+	const char *iif_name;  /* lookup, verify --iif */
+	__u32 iif;
+	double interval;       /* stats --interval, seconds; 0: one snapshot */
+	unsigned long count;   /* stats --count; 0: until SIGINT */
+	bool prometheus;       /* stats --prometheus */
+	int fam;               /* algo, lookup, neighbours, nexthops; -1: both */
+	int algo_want;         /* algo: the algorithm to force, -1: only show */
+	__u8 addr[16];         /* lookup */
+	const char *dev_name;  /* neighbours, nexthops --dev */
+};
+
+/*
+ * One option of a command (or of xfibctl itself). The table is the only
+ * description of an option: getopt_long's tables, the usage line and the
+ * help are all generated from it, so the help (and through it the man page
+ * test) cannot miss one.
+ */
+struct cmd_opt {
+	const char *name; /* long name */
+	char key;         /* short letter, 0: long only */
+	const char *arg;  /* argument in the help, NULL: a flag */
+	const char *help; /* '\n' continues on an indented line */
+	/* Stores the option; 0, or -EINVAL after printing why. */
+	int (*set)(struct ctl *c, const char *arg);
+};
+
+struct cmd {
+	const char *name;
+	const char *alias; /* another spelling, matched by prefix too */
+	const char *args;  /* positional arguments, for the usage line */
+	const char *help;
+	const struct cmd_opt *opts;
+	int min_args, max_args; /* max -1: any number */
+	/* Checks the arguments and option combinations before anything is
+	 * touched; 0, or -EINVAL after printing why (a usage error). */
+	int (*check)(struct ctl *c, int argc, char **argv);
+	/* Runs the command: 0, -errno after printing why, or 1 (verify:
+	 * a mismatch). Never a usage error: those are caught before. */
+	int (*fn)(struct ctl *c, int argc, char **argv);
+};
+
+/* main.c: the tables, and the command being run (for messages). */
+extern const struct cmd xfibctl_cmds[];
+extern const size_t xfibctl_ncmds;
+extern const struct cmd_opt xfibctl_global_opts[];
+extern const struct cmd *current_cmd;
+
+#define err_cmd(fmt, ...) \
+	fprintf(stderr, "xfibctl: %s " fmt "\n", current_cmd->name, ##__VA_ARGS__)
+
+/* cmdline.c */
+enum { OPT_HELP = 1 };
+int parse_opts(struct ctl *c, const struct cmd_opt *opts, bool global,
+	       int argc, char **argv);
+const struct cmd *find_cmd(const char *name);
+void usage(FILE *f);
+void cmd_usage(FILE *f, const struct cmd *cmd);
+
+/* main.c: what every command needs. */
+/* Opens the router's maps (XFIB_OPEN_* flags); says why not, once. */
+int open_dataplane(struct ctl *c, unsigned int flags,
+		   struct xfib_fwd_bpf **skel);
+/* An interface name given with option opt ("--iif"); 0 if name is NULL. */
+int resolve_ifname(const char *opt, const char *name, __u32 *ifindex);
+/* XFIB_V4 / XFIB_V6 for "ipv4", "4", "inet", ...; -1 if none. */
+int parse_family(const char *s);
+
+/* ports.c: our XDP program on the ports. */
+struct port {
+	char name[IF_NAMESIZE];
+	__u32 ifindex;
+	__u8 mode;        /* XDP_ATTACHED_* */
+	__u32 prog_id;
+};
+
+/* The id of the XDP program on ifindex and how it is attached (0: none). */
+__u32 xdp_prog_on(int ifindex, __u8 *mode);
+/* The program is xfib's forwarder; its name into name (may be NULL). */
+bool prog_is_xfib(__u32 id, char *name, size_t len);
+/* "native", "generic", ... for an XDP_ATTACHED_* mode. */
+const char *mode_name(__u8 mode);
+/* The ports our program is attached to, in ifindex order: *ports to
+ * free(); none if the kernel cannot list the interfaces. */
+void ports_attached(struct port **ports, size_t *n);
+
+/* status.c: the state status and stats --prometheus show. */
+struct status {
+	const char *pin_dir;
+	int pid;                /* the daemon's; 0: not running */
+	struct xfib_daemon daemon;
+	struct port *ports;     /* attached ports */
+	size_t nports;
+	struct xfib_fib_info fi[XFIB_FAMILIES];
+};
+
+void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
+		 struct status *st);
+void status_free(struct status *st);
+
+/* stats.c: the counters' names ("forwarded_v4") and help lines. */
+const char *reason_name(enum xfib_reason r);
+const char *reason_help(enum xfib_reason r);
+
+/* prom.c: the status and the counters (summed over the CPUs) in the
+ * Prometheus text format. */
+void stats_prometheus(const struct status *st, const struct xfib_counter *sum);
+
+/* The commands and their argument checks. */
+int cmd_attach(struct ctl *c, int argc, char **argv);
+int cmd_detach(struct ctl *c, int argc, char **argv);
+int cmd_status(struct ctl *c, int argc, char **argv);
+int algo_check(struct ctl *c, int argc, char **argv);
+int cmd_algo(struct ctl *c, int argc, char **argv);
+int stats_check(struct ctl *c, int argc, char **argv);
+int cmd_stats(struct ctl *c, int argc, char **argv);
+int lookup_check(struct ctl *c, int argc, char **argv);
+int cmd_lookup(struct ctl *c, int argc, char **argv);
+int cmd_verify(struct ctl *c, int argc, char **argv);
+int cmd_neighbours(struct ctl *c, int argc, char **argv);
+int cmd_nexthops(struct ctl *c, int argc, char **argv);
+int cmd_routes(struct ctl *c, int argc, char **argv);
+
+#endif /* XFIBCTL_H */

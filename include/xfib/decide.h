@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The dataplane's decisions around the lookup, written once for the XDP
+ * program (bpf/xfib_fwd.bpf.c) and for userspace (ctl/lib/dplookup.c,
+ * which answers xfibctl lookup and verify), so that what xfibctl says a
+ * packet gets is what the program does with it:
+ *
+ *  - before the lookup, the address classes the kernel never forwards as
+ *    plain unicast (xfib_ipv4_special, xfib_ipv6_special);
+ *  - after it, the chain from the nexthop index to a verdict
+ *    (xfib_after_lookup): multipath member, nexthop kind, egress port,
+ *    MTU, neighbour, attached port, in this order, the first that stops
+ *    the packet giving its reason.
+ *
+ * Like the lookup headers, this compiles with clang -target bpf and with
+ * gcc over the same memory (include/xfib/maps.h). The maps are read
+ * through accessors the includer defines for its own struct xfib_env,
+ * before or after including this header: in the XDP program they are
+ * bpf_map_lookup_elem() on the maps; in userspace, reads of the mmap()ed
+ * arrays and map lookups by syscall. Each returns NULL for "no such
+ * entry", which the chain treats as the program treats a failed map
+ * lookup. The per-packet inputs (ingress port, length, flow hash) come in
+ * struct xfib_fwd_query and xfib_env_flow_hash(); a query without a packet
+ * (xfibctl) sets them so that those checks never stop it.
+ */
+#ifndef XFIB_DECIDE_H
+#define XFIB_DECIDE_H
+
+#include <linux/types.h>
+#include "maps.h"
+#include "counters.h"
+#include "flow_hash.h"
+
+#ifndef XFIB_INLINE
+#define XFIB_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* AF_INET and AF_INET6 (the families in struct xfib_neigh_key): the
+ * headers that define them are not for BPF programs. */
+#define XFIB_AF_INET 2
+#define XFIB_AF_INET6 10
+
+/* A step's answer when it does not stop the packet. */
+#define XFIB_NEXT XFIB_REASON_COUNT
+
+/* No port has this ifindex: a query for a destination, not a packet. */
+#define XFIB_IFINDEX_NONE 0xffffffffu
+
+/* ---- accessors: the includer defines these ------------------------------ */
+
+struct xfib_env;
+
+XFIB_INLINE const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
+							 __u32 idx);
+XFIB_INLINE const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+							__u32 idx);
+/* The flow hash (flow_hash.h) of what is being forwarded; asked for only
+ * when the route is multipath. */
+XFIB_INLINE __u32 xfib_env_flow_hash(struct xfib_env *env);
+XFIB_INLINE const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+						     __u32 ifindex);
+/* xfib_neigh_hosts: the neighbour index of an on-link destination. */
+XFIB_INLINE const __u32 *xfib_env_neigh_host(struct xfib_env *env,
+					      const struct xfib_neigh_key *key);
+XFIB_INLINE const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
+						     __u32 idx);
+/* Non-zero if ifindex is in xfib_tx_ports (attached to xfib). */
+XFIB_INLINE int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex);
+
+/* What the chain needs to know about the packet (each caller's own, not
+ * a map value: no fixed layout needed). */
+struct xfib_fwd_query {
+	const void *daddr; /* destination, network order (4 or 16 bytes) */
+	__u32 in_ifindex;  /* ingress port; XFIB_IFINDEX_NONE without a packet */
+	__u32 l3len;	   /* IP packet length the egress MTU must carry;
+			    * 0 without a packet */
+	__u8 af;	   /* XFIB_AF_INET or XFIB_AF_INET6 */
+};
+
+/* Where a forwarded packet goes: filled as far as the chain got. */
+struct xfib_fwd_path {
+	__u32 nh_idx;	/* the nexthop taken: the lookup's, or for a
+			 * multipath route the member the flow hashes to */
+	__u32 ifindex;	/* egress port */
+	__u64 neigh_w0;	/* the neighbour's first two words, each read once: */
+	__u64 neigh_w1;	/* dmac and state, smac (struct xfib_neigh) */
+};
+
+/* ---- before the lookup -------------------------------------------------- */
+
+/* An IPv4 address, host order, of a class the kernel never forwards as
+ * plain unicast: 0/8, loopback, multicast, reserved, limited broadcast. */
+XFIB_INLINE int xfib_ipv4_special(__u32 addr)
+{
+	__u8 a = addr >> 24;
+
+	return a == 0 || a == 127 || a >= 224;
+}
+
+/* The same for IPv6, the address as two host-order halves. */
+XFIB_INLINE int xfib_ipv6_special(__u64 hi, __u64 lo)
+{
+	/* multicast ff00::/8, link-local fe80::/10 */
+	if ((hi >> 56) == 0xff || (hi >> 54) == (0xfe80ull >> 6))
+		return 1;
+	/* ::/80, which holds the unspecified and loopback addresses, the
+	 * deprecated IPv4-compatible ::/96 and the IPv4-mapped ::ffff:0:0/96
+	 * that never appear on the wire: the kernel decides. */
+	return hi == 0 && (lo >> 32) <= 0xffff;
+}
+
+/* ---- after the lookup: the steps ---------------------------------------- */
+
+/*
+ * Multipath: the member nexthop in the bucket the flow hashes to, its
+ * index into *nh_idx. NULL if the group or the member is missing. A member
+ * is never a group; one that is falls to "no route" in the next step.
+ */
+XFIB_INLINE const struct xfib_nexthop *
+xfib_group_member(struct xfib_env *env, const struct xfib_nexthop *nh,
+		  __u32 *nh_idx)
+{
+	const struct xfib_nh_group *g = xfib_env_group(env, nh->group);
+
+	if (!g) {
+		*nh_idx = XFIB_NH_IDX_NONE;
+		return NULL;
+	}
+	*nh_idx = g->nh[xfib_flow_bucket(xfib_env_flow_hash(env))];
+	return xfib_env_nexthop(env, *nh_idx);
+}
+
+/* What the nexthop's kind does with the packet: XFIB_NEXT for the kinds
+ * that forward through a port. */
+XFIB_INLINE __u32 xfib_nh_kind_reason(__u8 kind)
+{
+	switch (kind) {
+	case XFIB_NH_GATEWAY:
+	case XFIB_NH_CONNECTED:
+		return XFIB_NEXT;
+	case XFIB_NH_BLACKHOLE:
+		return XFIB_DROP_BLACKHOLE;
+	case XFIB_NH_LOCAL:
+		return XFIB_PASS_LOCAL;
+	case XFIB_NH_UNREACHABLE:
+		return XFIB_PASS_UNREACHABLE;
+	case XFIB_NH_UNSUPPORTED:
+		return XFIB_PASS_UNSUPPORTED;
+	default:
+		return XFIB_PASS_NO_ROUTE;
+	}
+}
+
+/* The egress port: not the ingress one (the kernel sends an ICMP
+ * redirect), known and up, and its MTU holds the packet. */
+XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
+				    const struct xfib_fwd_query *q,
+				    const struct xfib_nexthop *nh,
+				    __u32 ifindex)
+{
+	const struct xfib_iface *out;
+	__u32 mtu;
+
+	if (ifindex == q->in_ifindex)
+		return XFIB_PASS_HAIRPIN;
+	out = xfib_env_iface(env, ifindex);
+	if (!out || !(out->flags & XFIB_IF_UP))
+		return XFIB_PASS_EGRESS_DOWN;
+	/* A route MTU can only lower the device's: frames above the device
+	 * MTU would be dropped by the egress driver. */
+	mtu = nh->mtu && nh->mtu < out->mtu ? nh->mtu : out->mtu;
+	if (q->l3len > mtu)
+		return XFIB_PASS_MTU;
+	return XFIB_NEXT;
+}
+
+/*
+ * The neighbour a packet to daddr leaves by through nexthop nh on port
+ * ifindex: a gateway's own, or the on-link destination's entry for the
+ * port. Its index into *idx; NULL if there is none.
+ */
+XFIB_INLINE const struct xfib_neigh *
+xfib_nh_neigh(struct xfib_env *env, const struct xfib_nexthop *nh,
+	      __u32 ifindex, __u8 af, const void *daddr, __u32 *idx)
+{
+	struct xfib_neigh_key key = {};
+	const __u32 *hidx;
+
+	if (nh->kind == XFIB_NH_GATEWAY) {
+		*idx = nh->neigh;
+	} else {
+		key.ifindex = ifindex;
+		key.family = af;
+		if (af == XFIB_AF_INET)
+			__builtin_memcpy(key.addr, daddr, 4);
+		else
+			__builtin_memcpy(key.addr, daddr, 16);
+		hidx = xfib_env_neigh_host(env, &key);
+		if (!hidx)
+			return NULL;
+		*idx = *hidx;
+	}
+	return xfib_env_neigh(env, *idx);
+}
+
+/* The state byte of a neighbour's first word, as read into w0. */
+XFIB_INLINE __u8 xfib_neigh_w0_state(const __u64 *w0)
+{
+	return ((const __u8 *)w0)[__builtin_offsetof(struct xfib_neigh, state)];
+}
+
+/* The neighbour is resolved and on the egress port; its MACs go into
+ * path for the rewrite. */
+XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
+				   const struct xfib_fwd_query *q,
+				   const struct xfib_nexthop *nh,
+				   struct xfib_fwd_path *path)
+{
+	const struct xfib_neigh *nb;
+	__u32 idx;
+
+	nb = xfib_nh_neigh(env, nh, path->ifindex, q->af, q->daddr, &idx);
+	if (!nb)
+		return XFIB_PASS_NEIGH;
+	/* Each word read once: a concurrent MAC change is seen whole. */
+	path->neigh_w0 = *(const volatile __u64 *)nb;
+	path->neigh_w1 = *(const volatile __u64 *)((const __u8 *)nb + 8);
+	if (xfib_neigh_w0_state(&path->neigh_w0) != XFIB_NEIGH_VALID ||
+	    nb->ifindex != path->ifindex)
+		return XFIB_PASS_NEIGH;
+	return XFIB_NEXT;
+}
+
+/* ---- after the lookup: the chain ---------------------------------------- */
+
+/*
+ * From the lookup's nexthop index to what happens to the packet:
+ * XFIB_FWD_V4 or XFIB_FWD_V6 to forward it along *path, or the reason it
+ * is dropped or handed to the kernel.
+ */
+XFIB_INLINE __u32 xfib_after_lookup(struct xfib_env *env,
+				    const struct xfib_fwd_query *q,
+				    __u32 nh_idx, struct xfib_fwd_path *path)
+{
+	const struct xfib_nexthop *nh = xfib_env_nexthop(env, nh_idx);
+	__u32 r;
+
+	path->nh_idx = nh_idx;
+	if (!nh)
+		return XFIB_PASS_NO_ROUTE;
+	if (nh->kind == XFIB_NH_GROUP) {
+		nh = xfib_group_member(env, nh, &path->nh_idx);
+		if (!nh)
+			return XFIB_PASS_NO_ROUTE;
+	}
+	r = xfib_nh_kind_reason(nh->kind);
+	if (r != XFIB_NEXT)
+		return r;
+	path->ifindex = nh->ifindex;
+	r = xfib_egress_check(env, q, nh, path->ifindex);
+	if (r != XFIB_NEXT)
+		return r;
+	r = xfib_neigh_check(env, q, nh, path);
+	if (r != XFIB_NEXT)
+		return r;
+	if (!xfib_env_tx_port(env, path->ifindex))
+		return XFIB_PASS_EGRESS_NOT_ATTACHED;
+	return q->af == XFIB_AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6;
+}
+
+#endif /* XFIB_DECIDE_H */
