@@ -5,6 +5,7 @@
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
+#   make install    install under PREFIX (/usr/local); make deb: the Debian package
 #   make clean
 # V=1 shows the full commands. SAN=1 builds xfibd, xfibctl and the tests
 # with ASan, UBSan and LSan into build/asan, and the test runner then fails

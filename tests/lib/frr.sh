@@ -108,12 +108,3 @@ protocol bgp down6 from peer {
 }
 EOF
 }
-
-# vty_count NS AFI SOURCE: the routes of SOURCE (bgp, static...) that FRR's
-# zebra in NS has in the FIB (show AFI route summary: installed and
-# acknowledged by the kernel).
-vty_count() {
-	# shellcheck disable=SC2016
-	vty "$1" -c "show $2 route summary" 2>/dev/null |
-		awk -v s="$3" '$1 == s { n = $3 } END { print n + 0 }'
-}

@@ -41,9 +41,11 @@ pkg_files=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||; /^
 # Take turns with other runs; leave another xfib alone.
 exec 9>/run/lock/xfib-test-deb.lock
 flock -w 900 9 || fail "another test_deb holds /run/lock/xfib-test-deb.lock"
-if dpkg-query -W -f='${Status}' xfib 2>/dev/null | grep -qv 'not-installed'; then
-	skip "a package xfib is on this machine ($(dpkg-query -W -f='${Status}' xfib)): not touching it"
-fi
+status() { dpkg-query -W -f='${Status}' xfib 2>/dev/null || true; }
+case $(status) in
+"" | *not-installed) ;;
+*) skip "a package xfib is on this machine ($(status)): not touching it" ;;
+esac
 existed=()
 while read -r f; do
 	if [ -e "$f" ] || [ -L "$f" ]; then
@@ -55,8 +57,7 @@ XFIB_EXIT_HOOKS+=("dpkg --purge xfib >/dev/null 2>&1")
 
 # ---- installed ------------------------------------------------------------
 dpkg -i "$deb" >"$XFIB_TMP/dpkg.log" 2>&1 || fail "dpkg -i: $(cat "$XFIB_TMP/dpkg.log")"
-dpkg-query -W -f='${Status}' xfib | grep -qx 'install ok installed' ||
-	fail "after dpkg -i: $(dpkg-query -W -f='${Status}' xfib)"
+[ "$(status)" = "install ok installed" ] || fail "after dpkg -i: $(status)"
 listed=$(dpkg -L xfib)
 for f in /usr/sbin/xfibd /usr/sbin/xfibctl /usr/libexec/xfib/xfib-service \
 	/lib/systemd/system/xfibd.service /etc/xfib/xfibd.conf \
@@ -71,8 +72,10 @@ conff=$(dpkg-query -W -f='${Conffiles}\n' xfib)
 	"$(md5sum </etc/xfib/xfibd.conf | cut -d' ' -f1)" ] ||
 	fail "conffiles: '$conff'"
 [ "$(wc -l <<<"$conff")" -eq 1 ] || fail "conffiles other than xfibd.conf: $conff"
-/usr/sbin/xfibctl -h | grep -q '^Usage: xfibctl' || fail "installed xfibctl -h"
-/usr/sbin/xfibd -h | grep -q 'xfibd' || fail "installed xfibd -h"
+out=$(/usr/sbin/xfibctl -h) || fail "installed xfibctl -h: exit $?"
+grep -q '^Usage: xfibctl' <<<"$out" || fail "installed xfibctl -h: $out"
+out=$(/usr/sbin/xfibd -h) || fail "installed xfibd -h: exit $?"
+grep -q 'xfibd' <<<"$out" || fail "installed xfibd -h: $out"
 grep -qx 'ExecStart=/usr/libexec/xfib/xfib-service run' /lib/systemd/system/xfibd.service ||
 	fail "unit: $(grep ExecStart= /lib/systemd/system/xfibd.service)"
 grep -qx 'XFIBD=/usr/sbin/xfibd' /usr/libexec/xfib/xfib-service || fail "service helper paths"
@@ -87,7 +90,8 @@ out=$(systemd-analyze verify /lib/systemd/system/xfibd.service 2>&1 | grep -v "C
 deps=$(dpkg-deb -f "$deb" Depends)
 for bin in /usr/sbin/xfibd /usr/sbin/xfibctl; do
 	for lib in $(objdump -p "$bin" | awk '$1 == "NEEDED" { print $2 }'); do
-		path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+		# (awk reads to the end: an early exit would be SIGPIPE for ldconfig.)
+		path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !p { print $NF; p = 1 }')
 		[ -n "$path" ] || fail "$bin needs $lib, which is not installed"
 		owner=$({ dpkg -S "$(readlink -f "$path")" || dpkg -S "$path"; } 2>/dev/null |
 			cut -d: -f1 | head -n 1) || true
@@ -107,16 +111,14 @@ echo 'XFIB_INTERFACES="eth-test"  # changed by test_deb' >>/etc/xfib/xfibd.conf
 dpkg -i "$deb" >"$XFIB_TMP/dpkg.log" 2>&1 || fail "reinstall: $(cat "$XFIB_TMP/dpkg.log")"
 grep -q 'changed by test_deb' /etc/xfib/xfibd.conf || fail "reinstall replaced the changed configuration"
 dpkg --remove xfib >"$XFIB_TMP/dpkg.log" 2>&1 || fail "dpkg --remove: $(cat "$XFIB_TMP/dpkg.log")"
-dpkg-query -W -f='${Status}' xfib | grep -qx 'deinstall ok config-files' ||
-	fail "after --remove: $(dpkg-query -W -f='${Status}' xfib)"
+[ "$(status)" = "deinstall ok config-files" ] || fail "after --remove: $(status)"
 grep -q 'changed by test_deb' /etc/xfib/xfibd.conf || fail "dpkg --remove lost the configuration"
 left=$(while read -r f; do [ -e "$f" ] && [ ! -d "$f" ] && echo "$f"; done <<<"$pkg_files" || true)
 [ "$left" = /etc/xfib/xfibd.conf ] || fail "after --remove, left: $(tr '\n' ' ' <<<"$left")"
 
 # ---- purged: nothing left --------------------------------------------------
 dpkg --purge xfib >"$XFIB_TMP/dpkg.log" 2>&1 || fail "dpkg --purge: $(cat "$XFIB_TMP/dpkg.log")"
-dpkg-query -W -f='${Status}' xfib 2>/dev/null | grep -qv 'not-installed' &&
-	fail "after --purge: $(dpkg-query -W -f='${Status}' xfib)"
+case $(status) in "" | *not-installed) ;; *) fail "after --purge: $(status)" ;; esac
 left=""
 while read -r f; do
 	[[ " ${existed[*]} " == *" $f "* ]] && continue
