@@ -20,6 +20,7 @@ struct nl {
 	unsigned int req_portid;
 	unsigned int seq;
 	bool dump_intr;
+	bool dumping; /* what is parsed comes from a dump */
 	bool in_rule_dump;
 	unsigned int rule_idx; /* position in the rule list being dumped */
 	bool rules_ok;

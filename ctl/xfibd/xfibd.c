@@ -160,6 +160,14 @@ static int run(struct daemon *d)
 		t = fib_timeout(&d->fib, now);
 		if (t >= 0 && t < timeout)
 			timeout = t;
+		/* Routes whose lifetime ends (rib_expire). */
+		if (rib_next_expiry(&d->rib)) {
+			__u64 e = rib_next_expiry(&d->rib);
+
+			t = e > now ? (int)(e - now < 1000 ? e - now : 1000) : 0;
+			if (t < timeout)
+				timeout = t;
+		}
 		if (d->rib.rules_changed)
 			timeout = 0;
 		if (d->rib.resync_wanted) {
@@ -187,6 +195,7 @@ static int run(struct daemon *d)
 		}
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
+		rib_expire(&d->rib, now_ms());
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");
 		fib_poll_control(&d->fib);
