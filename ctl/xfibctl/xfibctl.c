@@ -479,7 +479,10 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		printf(",\"daemon\":{\"running\":%s,\"pid\":%d,\"table\":%u,"
 		       "\"synced\":%s,\"started\":%llu,\"last_sync\":%llu,"
 		       "\"resyncs\":%llu,\"overruns\":%llu,\"links\":%u,"
-		       "\"neighbours\":%u,\"nexthops\":%u,\"groups\":%u},"
+		       "\"neighbours\":%u,\"nexthops\":%u,\"groups\":%u,"
+		       "\"nexthop_objects\":%u,\"no_room\":%u,"
+		       "\"capacity\":{\"neighbours\":%u,\"nexthops\":%u,"
+		       "\"groups\":%u}},"
 		       "\"interfaces\":[",
 		       pid ? "true" : "false", pid, d.table,
 		       pid && d.last_sync ? "true" : "false",
@@ -487,7 +490,10 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 		       (unsigned long long)d.last_sync,
 		       (unsigned long long)d.resyncs,
 		       (unsigned long long)d.overruns, d.links, d.neighs,
-		       d.nexthops, d.groups);
+		       d.nexthops, d.groups, d.nhobjs, d.no_room,
+		       bpf_map__max_entries(skel->maps.xfib_neighs),
+		       bpf_map__max_entries(skel->maps.xfib_nexthops),
+		       bpf_map__max_entries(skel->maps.xfib_nh_groups));
 	} else {
 		printf("pin dir:     %s\n", c->pin_dir);
 		if (pid) {
@@ -498,11 +504,16 @@ static int cmd_status(struct ctl *c, int argc, char **argv)
 				strftime(when, sizeof(when), "%F %T", localtime(&t));
 			printf("daemon:      running (pid %d), table %u, %s\n",
 			       pid, d.table, d.last_sync ? "synced" : "syncing");
-			printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups;\n"
+			printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups, %u nexthop objects;\n"
 			       "             last full sync %s, %llu resyncs after %llu overruns\n",
-			       d.links, d.neighs, d.nexthops, d.groups, when,
+			       d.links, d.neighs, d.nexthops, d.groups, d.nhobjs, when,
 			       (unsigned long long)d.resyncs,
 			       (unsigned long long)d.overruns);
+			printf("capacity:    %u neighbours, %u nexthops, %u groups; %u routes to the kernel for want of room\n",
+			       bpf_map__max_entries(skel->maps.xfib_neighs),
+			       bpf_map__max_entries(skel->maps.xfib_nexthops),
+			       bpf_map__max_entries(skel->maps.xfib_nh_groups),
+			       d.no_room);
 		}
 		else
 			printf("daemon:      not running (the dataplane forwards with its last state)\n");
