@@ -105,7 +105,7 @@ static void parse_addr(struct nl *nl, const struct nlmsghdr *nlh)
 	if (tb[IFA_ADDRESS] && mnl_attr_get_payload_len(tb[IFA_ADDRESS]) == 4)
 		memcpy(a.address, mnl_attr_get_payload(tb[IFA_ADDRESS]), 4);
 	if (nlh->nlmsg_type == RTM_NEWADDR)
-		rib_addr4_set(nl->rib, ifa->ifa_index, &a);
+		rib_addr4_set(nl->rib, ifa->ifa_index, &a, nl->dumping);
 	else
 		rib_addr4_del(nl->rib, ifa->ifa_index, &a);
 }
@@ -740,11 +740,31 @@ int nl_check_rules(struct nl *nl)
 	return 0;
 }
 
+/*
+ * Notifications queued before a dump describe changes the dump shows
+ * anyway; replayed after it, some would be applied to a state that has
+ * moved on (a route replacing "the first of its key" when that one is
+ * gone since). Discarded, they cannot. What arrives during the dump is
+ * still read and applied after it.
+ */
+static void nl_drain_events(struct nl *nl)
+{
+	ssize_t n;
+
+	do
+		n = mnl_socket_recvfrom(nl->ev, nl->buf, NL_BUF_SIZE);
+	while (n > 0 || (n < 0 && (errno == EINTR || errno == ENOBUFS)));
+}
+
 int nl_dump_all(struct nl *nl)
 {
 	int tries, err = 0;
 
+	nl_drain_events(nl);
 	for (tries = 0; tries < NL_DUMP_TRIES; tries++) {
+		/* Each try starts over: what a retry does not see goes, and
+		 * routes of one key take the order it gives. */
+		rib_mark_stale(nl->rib);
 		nl->dump_intr = false;
 		/* Links first: everything else refers to them. */
 		err = nl_dump(nl, RTM_GETLINK, AF_UNSPEC, sizeof(struct ifinfomsg));

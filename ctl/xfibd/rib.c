@@ -605,12 +605,17 @@ static struct rib_addr4 *addr4_find(struct rib_link *l, const struct rib_addr4 *
 
 /* Addresses are kept, not counted: a notification replayed after a dump
  * that already had its change changes nothing. */
-void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a)
+void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
+		   bool dumped)
 {
 	struct rib_link *l = link_find(r, ifindex);
 
 	if (!l || addr4_find(l, a))
 		return;
+	/* The first address back: the kernel revives the multipath paths
+	 * that died with the last one (fib_sync_up), silently. */
+	if (!l->naddr4 && !dumped)
+		r->resync_wanted = true;
 	if (l->naddr4 == l->addr4_cap) {
 		__u32 cap = l->addr4_cap ? 2 * l->addr4_cap : 4;
 		void *p = realloc(l->addr4, cap * sizeof(*l->addr4));

@@ -330,7 +330,8 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m);
 void rib_link_del(struct rib *r, int ifindex);
 /* An IPv4 address added or removed. The kernel flushes the IPv4 routes
  * through a device that loses its last IPv4 address, silently. */
-void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a);
+void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
+		   bool dumped);
 void rib_addr4_del(struct rib *r, int ifindex, const struct rib_addr4 *a);
 /* fwd/rpf: -1 when the message did not carry it. */
 void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf);

@@ -114,7 +114,6 @@ static int full_sync(struct daemon *d, const char *why)
 	int err;
 
 	d->last_resync_ms = t0; /* a failed one is retried a second later */
-	rib_mark_stale(&d->rib);
 	err = nl_dump_all(&d->nl);
 	if (err) {
 		pr_warn("netlink dump: %s", strerror(-err));
