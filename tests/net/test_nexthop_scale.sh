@@ -110,10 +110,9 @@ jq -e --argjson cap "$CAP" '.daemon.groups == $cap and .daemon.no_room == 50 and
 n=$(grep -c "table full\|more times no room" "$XFIBD_LOG" || true)
 ((n >= 1 && n <= 3)) || fail "$n log lines about the full group table"
 last=198.19.$((128 + (NGRP - 1) / 256)).$(((NGRP - 1) % 256))
-lookup_is 198.19.128.0 '.group.members == 2 and .verdict == "match"' ||
-	fail "the first route by a group object has no group: $(rctl -j lookup 198.19.128.0 | jq -c .)"
-lookup_is "$last" '.nexthop.kind == "unsupported"' ||
-	fail "the last route by a group object is not the kernel's: $(rctl -j lookup "$last" | jq -c .)"
+# Status can be ahead of the dataplane by a batch.
+wait_lookup 198.19.128.0 '.group.members == 2 and .verdict == "match"' 10
+wait_lookup "$last" '.nexthop.kind == "unsupported" and .verdict == "deferred"' 10
 changes 6 "with the group table full"
 verify_clean "the group table full of nexthop objects"
 
