@@ -149,7 +149,7 @@ static struct rib_neigh *neigh_get(struct rib *r, int family, int ifindex,
 		return NULL;
 	n->key = k;
 	if (idx_alloc(r->neigh_free, &r->neigh_nfree, &n->idx)) {
-		rib_no_room(r, "neighbour");
+		rib_no_room(r, "neighbour", XFIB_NEIGH_MAX);
 		free(n);
 		return NULL;
 	}
@@ -228,7 +228,7 @@ struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k)
 		nh->neigh->nh_refs++;
 	}
 	if (idx_alloc(r->nh_free, &r->nh_nfree, &nh->idx)) {
-		rib_no_room(r, "nexthop");
+		rib_no_room(r, "nexthop", XFIB_NEXTHOP_MAX);
 		if (nh->neigh) {
 			nh->neigh->nh_refs--;
 			neigh_put(r, nh->neigh);
@@ -293,7 +293,7 @@ __u64 rib_now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
-void rib_no_room(struct rib *r, const char *what)
+void rib_no_room(struct rib *r, const char *what, __u32 capacity)
 {
 	__u64 now = rib_now_ms();
 
@@ -301,19 +301,18 @@ void rib_no_room(struct rib *r, const char *what)
 		r->no_room_new++;
 		return;
 	}
-	pr_warn("%s table full: what needs more goes to the kernel (xfibctl status counts it)",
-		what);
+	pr_warn("%s table full (%u entries): routes that need one more go to the kernel (%u so far)",
+		what, capacity, r->no_room + 1);
 	r->no_room_logged = now;
 	r->no_room_new = 0;
 }
 
-/* The count of what rib_no_room() did not log, every NO_ROOM_LOG_MS. */
 void rib_report_no_room(struct rib *r)
 {
 	if (!r->no_room_new ||
 	    rib_now_ms() - r->no_room_logged < NO_ROOM_LOG_MS)
 		return;
-	pr_warn("%u more times no room for a nexthop, neighbour or group; %u routes go to the kernel for want of one",
+	pr_warn("%u more times a full nexthop, neighbour or group table; %u routes go to the kernel for want of room",
 		r->no_room_new, r->no_room);
 	r->no_room_logged = rib_now_ms();
 	r->no_room_new = 0;
@@ -415,7 +414,7 @@ struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
 	if (!g)
 		goto err;
 	if (idx_alloc(r->grp_free, &r->grp_nfree, &gidx)) {
-		rib_no_room(r, "multipath group");
+		rib_no_room(r, "multipath group", XFIB_GROUP_MAX);
 		goto err;
 	}
 	g->key = *k;

@@ -2,8 +2,9 @@
 /*
  * The daemon's copy of the kernel's forwarding state (links, neighbours,
  * routes) and the index arrays it owns in the dataplane (nexthops,
- * neighbours, interfaces). Netlink feeds it; publish.c compiles its routes
- * into lookup instances.
+ * neighbours, interfaces). Netlink feeds it; fib.c compiles its routes
+ * into lookup instances. rib.c holds links, neighbours and the index
+ * arrays, rib_route.c routes and prefixes, rib_nhobj.c nexthop objects.
  *
  * Index lifetime: a nexthop or neighbour index is written completely before
  * anything that packets read points at it, and is reused only after it is
@@ -376,6 +377,10 @@ bool rib_retired_pending(const struct rib *r);
  * retired indexes. */
 int rib_reclaim(struct rib *r);
 int rib_rcu_sync(struct rib *r);
+
+/* Logs how often a table was full since the last line, at most every 10 s
+ * (the first time is logged at once). */
+void rib_report_no_room(struct rib *r);
 
 /* Writes the xfib_daemon map entry: the daemon's own fields from info,
  * the RIB's counts. */

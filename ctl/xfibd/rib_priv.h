@@ -37,10 +37,10 @@ __u16 group_paths(const struct rib_group *g, struct rib_path *p);
  * more than one); NULL when there is no room. */
 struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
 				  __u16 n);
-/* Something had to go to the kernel for want of an index: counted, and
- * reported at most every few seconds (rib_report_no_room). */
-void rib_no_room(struct rib *r, const char *what);
-void rib_report_no_room(struct rib *r);
+/* Something had to go to the kernel for want of an index: logged once,
+ * then counted and reported at most every few seconds
+ * (rib_report_no_room). */
+void rib_no_room(struct rib *r, const char *what, __u32 capacity);
 
 /* ---- rib_route.c ------------------------------------------------------ */
 

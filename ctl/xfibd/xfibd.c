@@ -226,6 +226,7 @@ static int run(struct daemon *d)
 			flush(d);
 		}
 		if (now - last_info >= 1000) {
+			rib_report_no_room(&d->rib);
 			write_daemon_info(d);
 			log_flush_repeats(0);
 			last_info = now;

@@ -107,7 +107,7 @@ done
 jq -e --argjson cap "$CAP" '.daemon.groups == $cap and .daemon.no_room == 50 and
 	.daemon.overruns == 0' <<<"$st" >/dev/null ||
 	fail "group objects beyond the table: $(jq -c .daemon <<<"$st")"
-n=$(grep -c "table full\|more times no room" "$XFIBD_LOG" || true)
+n=$(grep -c "table full\|more times a full" "$XFIBD_LOG" || true)
 ((n >= 1 && n <= 3)) || fail "$n log lines about the full group table"
 last=198.19.$((128 + (NGRP - 1) / 256)).$(((NGRP - 1) % 256))
 # Status can be ahead of the dataplane by a batch.
