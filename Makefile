@@ -5,6 +5,7 @@
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
+#   make install    install under PREFIX (/usr/local); make deb: the Debian package
 #   make clean
 # V=1 shows the full commands. SAN=1 builds xfibd, xfibctl and the tests
 # with ASan, UBSan and LSan into build/asan, and the test runner then fails
@@ -83,7 +84,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/ctl/%.o: ctl/%.c | $(BPF_SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Ictl/$(firstword $(subst /, ,$*)) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Ictl/$(firstword $(subst /, ,$*)) $(DEPFLAGS) -c $< -o $@
 
 $(CTL_LIB_A): $(CTL_LIB_OBJS)
 	$(call msg,AR,$@)
@@ -91,12 +92,12 @@ $(CTL_LIB_A): $(CTL_LIB_OBJS)
 
 $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # json-c builds xfibctl's JSON output; only xfibctl links it.
 $(BUILD)/xfibctl: $(XFIBCTL_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(BUILD) $(BUILD)/tests:
 	$(Q)mkdir -p $@
@@ -106,8 +107,8 @@ $(BUILD) $(BUILD)/tests:
 # The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
 # built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/ptree.c \
-                   ctl/xfibctl/utf8.c)
+                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
+                   ctl/xfibd/ptree.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -172,29 +173,35 @@ clean:
 
 # ---- install ------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=...]: binaries (the BPF object
-# is embedded in them), man pages, the systemd unit and its helper, and a
-# default /etc/xfib/xfibd.conf unless one exists. make uninstall removes
-# all but the configuration.
+# is embedded in them), man pages, the systemd unit and its helper, bash
+# completion for xfibctl (PREFIX/share/bash-completion/completions, where
+# bash-completion looks for /usr/local and /usr), and a default
+# /etc/xfib/xfibd.conf unless one exists. make uninstall removes all but
+# the configuration. make deb builds the Debian package instead
+# (scripts/build-deb.sh, packaging in scripts/debian/): $(BUILD)/xfib_*.deb.
 PREFIX     ?= /usr/local
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 LIBEXECDIR ?= $(PREFIX)/libexec/xfib
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 SUBST      := sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' \
                   -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 MANPAGES   := $(wildcard man/*.8)
 
-.PHONY: install uninstall
+.PHONY: install uninstall deb
 install: all
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/xfib
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/xfib \
+		$(DESTDIR)$(BASHCOMPDIR)
 	$(Q)install -m 0755 $(BUILD)/xfibd $(BUILD)/xfibctl $(DESTDIR)$(SBINDIR)/
 	$(Q)$(SUBST) scripts/service/xfib-service.in > $(DESTDIR)$(LIBEXECDIR)/xfib-service
 	$(Q)chmod 0755 $(DESTDIR)$(LIBEXECDIR)/xfib-service
 	$(Q)$(SUBST) scripts/service/xfibd.service.in > $(DESTDIR)$(UNITDIR)/xfibd.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/xfibd.service
 	$(Q)$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/,true)
+	$(Q)install -m 0644 scripts/completion/xfibctl $(DESTDIR)$(BASHCOMPDIR)/xfibctl
 	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf || \
 		install -m 0644 scripts/service/xfibd.conf $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf
 	@echo "installed under $(DESTDIR)$(PREFIX); settings in $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf"
@@ -202,9 +209,13 @@ install: all
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(SBINDIR)/xfibd $(DESTDIR)$(SBINDIR)/xfibctl \
 		$(DESTDIR)$(LIBEXECDIR)/xfib-service $(DESTDIR)$(UNITDIR)/xfibd.service \
-		$(DESTDIR)$(MANDIR)/man8/xfibd.8 $(DESTDIR)$(MANDIR)/man8/xfibctl.8
+		$(DESTDIR)$(MANDIR)/man8/xfibd.8 $(DESTDIR)$(MANDIR)/man8/xfibctl.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/xfibctl
 	$(Q)rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 	@echo "removed; $(DESTDIR)$(SYSCONFDIR)/xfib/xfibd.conf is kept"
+
+deb:
+	$(Q)BUILD=$(abspath $(BUILD)) scripts/build-deb.sh
 
 # ---- bench: forwarding rate, kernel stack vs xfib ------------------------
 # make bench-fwd (root): builds the traffic generator and sink (tests/bench)
@@ -258,25 +269,30 @@ bench-lookup: deps
 # tests/bench/report.py: $(BUILD)/bench/results.json, report.md, *.png.
 # SCALE=small: a smoke run of under two minutes (CI).
 .PHONY: bench
-BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe
+BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
+              $(BENCH_DIR)/ctlwatch
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)tests/bench/run.sh
 
 # ---- bench: control plane -------------------------------------------------
-# make bench-ctl (root): builds tests/bench/ctlprobe and runs
-# tests/bench/ctl.sh: cold start, mirror lag during a full-table install,
-# single change latency, updates per second, memory; writes
-# $(BUILD)/bench/ctl.json.
+# make bench-ctl (root): builds tests/bench/ctlprobe and ctlwatch and runs
+# tests/bench/ctl.sh: cold start, mirror lag during a full-table install
+# by `ip -batch` and by FRR, single change latency, updates per second,
+# memory; writes $(BUILD)/bench/ctl.json.
 .PHONY: bench-ctl
 
 $(BENCH_DIR)/ctlprobe: tests/bench/ctlprobe.c $(CTL_LIB_A) | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BENCH_DIR)/ctlwatch: tests/bench/ctlwatch.c $(CTL_LIB_A) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
+
 bench-ctl: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/ctlprobe $(BENCH_DIR)/ctlwatch
 	$(Q)tests/bench/ctl.sh
 
 # Header dependencies recorded by the compilers (-MMD).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Install the Debian packages xfib needs to build, test, benchmark and demo
-# (python3-matplotlib draws the benchmark plots). Idempotent:
+# (python3-matplotlib draws the benchmark plots; bird2 and frr are route
+# sources in tests; debhelper, dpkg-dev, fakeroot and lintian build and
+# check the .deb; bash-completion runs the completion's test). Idempotent:
 # installs only what is missing, and runs apt-get update only if it must.
 set -euo pipefail
 
@@ -9,7 +11,8 @@ PKGS=(
 	make gcc clang llvm pkg-config libc6-dev linux-libc-dev
 	libbpf-dev libxdp-dev libmnl-dev libjson-c-dev libelf-dev zlib1g-dev
 	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
-	python3 python3-matplotlib groff-base bird2 systemd
+	python3 python3-matplotlib groff-base bird2 frr systemd
+	debhelper dpkg-dev fakeroot lintian bash-completion
 )
 
 missing=()

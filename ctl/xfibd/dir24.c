@@ -48,10 +48,9 @@
  * dir24_build() is the exception: it writes a table no reader can reach
  * (a standby instance, swapped in whole later), with plain stores.
  *
- * The allocator is two stacks over group indexes, free and retired; a
- * group is in use (reachable from tbl24), free or retired, so the three
- * counts always add up to ngroups and a leak shows as used > the number
- * of EXT entries in tbl24.
+ * The groups are handed out and retired by the pool of grpool.h, shared
+ * with trie6: a group is in use (reachable from tbl24), free or retired,
+ * so a leak shows as used > the number of EXT entries in tbl24.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -75,49 +74,27 @@ static inline void store_private(__u32 *p, __u32 v)
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
+_Static_assert(GROUP_ENTRIES == GRPOOL_GROUP_ENTRIES, "a tbl8 group is 256 entries");
+
 static __u32 *group_at(const struct dir24 *d, __u32 g)
 {
-	return d->tbl8 + (size_t)g * GROUP_ENTRIES;
-}
-
-static void free_all(struct dir24 *d)
-{
-	__u32 i;
-
-	/* Hand out low indexes first: the pool fills from its start. */
-	for (i = 0; i < d->ngroups; i++)
-		d->free[i] = d->ngroups - 1 - i;
-	d->nfree = d->ngroups;
-	d->nretired = 0;
+	return grpool_group(&d->pool, g);
 }
 
 static int init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups,
 		bool clear)
 {
-	/* malloc(0) may return NULL: keep one spare slot. */
-	size_t slots = (size_t)ngroups + 1;
+	int err;
 
 	memset(d, 0, sizeof(*d));
-	if (!tbl24 || (ngroups && !tbl8) || ngroups > XFIB_DIR24_GROUPS_MAX)
+	if (!tbl24 || ngroups > XFIB_DIR24_GROUPS_MAX)
 		return -EINVAL;
-	d->free = malloc(slots * sizeof(*d->free));
-	d->retired = malloc(slots * sizeof(*d->retired));
-	if (!d->free || !d->retired) {
-		free(d->free);
-		free(d->retired);
-		d->free = d->retired = NULL;
-		return -ENOMEM;
-	}
+	err = grpool_init(&d->pool, tbl8, ngroups, clear);
+	if (err)
+		return err;
 	d->tbl24 = tbl24;
-	d->tbl8 = tbl8;
-	d->ngroups = ngroups;
-	if (clear) {
+	if (clear)
 		memset(tbl24, 0, (size_t)XFIB_DIR24_TBL24_ENTRIES * sizeof(*tbl24));
-		if (ngroups)
-			memset(tbl8, 0,
-			       (size_t)ngroups * GROUP_ENTRIES * sizeof(*tbl8));
-	}
-	free_all(d);
 	return 0;
 }
 
@@ -134,20 +111,8 @@ int dir24_init_zeroed(struct dir24 *d, __u32 *tbl24, __u32 *tbl8,
 
 void dir24_fini(struct dir24 *d)
 {
-	free(d->free);
-	free(d->retired);
+	grpool_fini(&d->pool);
 	memset(d, 0, sizeof(*d));
-}
-
-/* Only after the caller's reservation: the pool cannot be empty here. */
-static __u32 group_alloc(struct dir24 *d)
-{
-	return d->free[--d->nfree];
-}
-
-static void group_retire(struct dir24 *d, __u32 g)
-{
-	d->retired[d->nretired++] = g;
 }
 
 /* Writing nh over part of /24 b takes a new group. */
@@ -168,7 +133,7 @@ static void write_whole(struct dir24 *d, __u32 b, __u32 nh)
 	store_publish(&d->tbl24[b], nh);
 	/* Readers holding the old entry may still be in the group. */
 	if (XFIB_DIR24_IS_EXT(e))
-		group_retire(d, XFIB_DIR24_GROUP(e));
+		grpool_retire(&d->pool, XFIB_DIR24_GROUP(e));
 }
 
 /* Addresses lo..hi of /24 b become nh; 0 < lo or hi < 255. */
@@ -180,7 +145,7 @@ static void write_cut(struct dir24 *d, __u32 b, __u32 lo, __u32 hi, __u32 nh)
 	if (!XFIB_DIR24_IS_EXT(e)) {
 		if (e == nh)
 			return;
-		gi = group_alloc(d);
+		gi = grpool_alloc(&d->pool);
 		g = group_at(d, gi);
 		for (i = 0; i < GROUP_ENTRIES; i++)
 			store_private(&g[i], i >= lo && i <= hi ? nh : e);
@@ -200,7 +165,7 @@ static void write_cut(struct dir24 *d, __u32 b, __u32 lo, __u32 hi, __u32 nh)
 			return;
 	/* Uniform: tbl24 answers for the /24 before the group goes away. */
 	store_publish(&d->tbl24[b], first);
-	group_retire(d, gi);
+	grpool_retire(&d->pool, gi);
 }
 
 int dir24_write_range(struct dir24 *d, __u32 first, __u32 last, __u32 nh)
@@ -217,7 +182,7 @@ int dir24_write_range(struct dir24 *d, __u32 first, __u32 last, __u32 nh)
 			write_whole(d, fb, nh);
 			return 0;
 		}
-		if (cut_needs_group(d, fb, nh) && !d->nfree)
+		if (cut_needs_group(d, fb, nh) && !d->pool.nfree)
 			return -ENOSPC;
 		write_cut(d, fb, lo, hi, nh);
 		return 0;
@@ -227,7 +192,7 @@ int dir24_write_range(struct dir24 *d, __u32 first, __u32 last, __u32 nh)
 		need++;
 	if (hi != LOW_MASK && cut_needs_group(d, lb, nh))
 		need++;
-	if (need > d->nfree)
+	if (need > d->pool.nfree)
 		return -ENOSPC;
 
 	b = fb;
@@ -371,10 +336,10 @@ int dir24_build(struct dir24 *d, const struct xfib_bs4_range *r, size_t n)
 	groups = count_groups(r, n);
 	if (groups < 0)
 		return groups;
-	if ((__u32)groups > d->ngroups)
+	if ((__u32)groups > d->pool.ngroups)
 		return -ENOSPC;
-	/* The count is exact, so group_alloc() below cannot run dry. */
-	free_all(d);
+	/* The count is exact, so grpool_alloc() below cannot run dry. */
+	grpool_reset(&d->pool);
 
 	while (b < XFIB_DIR24_TBL24_ENTRIES) {
 		__u32 base = b << GROUP_BITS, end, a, gi;
@@ -402,7 +367,7 @@ int dir24_build(struct dir24 *d, const struct xfib_bs4_range *r, size_t n)
 		if (a == GROUP_ENTRIES) {
 			d->tbl24[b] = buf[0];
 		} else {
-			gi = group_alloc(d);
+			gi = grpool_alloc(&d->pool);
 			memcpy(group_at(d, gi), buf, sizeof(buf));
 			d->tbl24[b] = XFIB_DIR24_EXT | gi;
 		}
@@ -413,21 +378,20 @@ int dir24_build(struct dir24 *d, const struct xfib_bs4_range *r, size_t n)
 
 void dir24_reclaim(struct dir24 *d)
 {
-	while (d->nretired)
-		d->free[d->nfree++] = d->retired[--d->nretired];
+	grpool_reclaim(&d->pool);
 }
 
 __u32 dir24_groups_used(const struct dir24 *d)
 {
-	return d->ngroups - d->nfree - d->nretired;
+	return grpool_used(&d->pool);
 }
 
 __u32 dir24_groups_retired(const struct dir24 *d)
 {
-	return d->nretired;
+	return d->pool.nretired;
 }
 
 __u32 dir24_groups_free(const struct dir24 *d)
 {
-	return d->nfree;
+	return d->pool.nfree;
 }

@@ -16,6 +16,7 @@
 #include <linux/types.h>
 #include "xfib/maps.h"
 #include "xfib/lookup_dir24.h"
+#include "grpool.h"
 
 /*
  * The tables are viewed as __u32 arrays; the BPF maps store them as __u64
@@ -27,13 +28,7 @@
 
 struct dir24 {
 	__u32 *tbl24;   /* XFIB_DIR24_TBL24_ENTRIES entries */
-	__u32 *tbl8;    /* ngroups * XFIB_DIR24_GROUP_ENTRIES entries */
-	__u32 ngroups;
-	/* Allocator: every group is in use, free or retired. */
-	__u32 nfree;
-	__u32 nretired;
-	__u32 *free;    /* stack of free groups, top at free[nfree - 1] */
-	__u32 *retired; /* unlinked since the last dir24_reclaim() */
+	struct grpool pool; /* the tbl8 groups */
 };
 
 /*
@@ -43,11 +38,10 @@ struct dir24 {
  * yet. Returns 0, -EINVAL or -ENOMEM.
  */
 int dir24_init(struct dir24 *d, __u32 *tbl24, __u32 *tbl8, __u32 ngroups);
-/* The same for tables known to be all zero already (new BPF array maps
- * are zeroed by the kernel): skips clearing, and with it touching every
- * page of a pool that is mostly unused. */
+/* The same for tables known to be all zero already: no clearing (see
+ * grpool_init()). */
 int dir24_init_zeroed(struct dir24 *d, __u32 *tbl24, __u32 *tbl8,
-		   __u32 ngroups);
+		      __u32 ngroups);
 
 /* Frees the allocator state only; the tables belong to the caller. */
 void dir24_fini(struct dir24 *d);

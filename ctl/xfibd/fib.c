@@ -2,18 +2,12 @@
 /*
  * Lookup instances and their selection. See fib.h for the framework.
  *
- * Preferences. bsearch costs one dependent memory read per bit of log2(n)
- * and almost no memory: with a thousand prefixes its table is 16 KiB, the
- * ten probes hit L1/L2, and a lookup costs about what two dir24_8 reads
- * cost. dir24_8 and trie6 cost one or two reads (trie6: one per 8 bits
- * past /24) whatever the size, but an instance holds a 64 MiB first level
- * and 1 KiB per group. So bsearch is preferred for small tables (a VM with
- * a default route and its connected routes) and loses ground with every
- * doubling of the table, the table-based algorithms gain it; they cross
- * near a thousand prefixes:
- *
- *   bsearch:        255 - 13 * log2(n + 1)   (0 if the ranges do not fit)
- *   dir24_8/trie6:   25 + 10 * log2(n + 1)   (at most 250)
+ * Preferences. Each algorithm states one for the table's scale (0..255,
+ * higher is better; the formulas and their reasons are at the top of
+ * fib_bsearch.c and fib_table.c): bsearch is preferred for small tables
+ * (a VM with a default route and its connected routes) and loses ground
+ * with every doubling of the table, the table-based algorithms gain it;
+ * they cross near a thousand prefixes.
  *
  * A switch needs the candidate to beat the current algorithm by more than
  * 5%, evaluated after eval_changes prefix changes or eval_ms after the
@@ -21,21 +15,19 @@
  * crossing point does not flap between instances.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "algo_names.h"
-#include "fib.h"
+#include "fib_algo.h"
+#include "fib_ranges.h"
 #include "log.h"
 #include "pin.h"
 
-#define NH_UNCOVERED 0xffffffffu /* walk default: no local-table prefix */
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
 
@@ -44,445 +36,12 @@ static const char *fam_name(int fam)
 	return fam == XFIB_V4 ? "ipv4" : "ipv6";
 }
 
-static double log2n(size_t n)
-{
-	return log2((double)n + 1);
-}
-
-static unsigned int clamp_pref(double v, unsigned int max)
-{
-	if (v < 1)
-		return 1;
-	return v > max ? max : (unsigned int)v;
-}
-
-/* ---- ranges from the prefix trees ------------------------------------- */
-
-struct range_buf {
-	struct fib_range *r;
-	size_t n, cap;
-};
-
-static int range_push(struct range_buf *b, xfib_u128 first, xfib_u128 last,
-		      __u32 nh)
-{
-	if (b->n && b->r[b->n - 1].nh == nh && b->r[b->n - 1].last + 1 == first) {
-		b->r[b->n - 1].last = last;
-		return 0;
-	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct fib_range *r = realloc(b->r, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		b->r = r;
-		b->cap = cap;
-	}
-	b->r[b->n].first = first;
-	b->r[b->n].last = last;
-	b->r[b->n].nh = nh;
-	b->n++;
-	return 0;
-}
-
-static int range_emit(void *ctx, xfib_u128 first, xfib_u128 last, __u32 nh)
-{
-	return range_push(ctx, first, last, nh);
-}
-
-int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
-		    struct fib_range **out, size_t *n, size_t *cap)
-{
-	struct range_buf loc = { 0 }, mn = { 0 }, res = { *out, 0, *cap };
-	size_t i = 0, j = 0;
-	int err;
-
-	/* The kernel consults its local table before the mirrored one:
-	 * wherever a local prefix covers an address, it answers. */
-	err = ptree_walk_span(&r->tree[fam][1], dst, plen, NH_UNCOVERED,
-			      range_emit, &loc);
-	err = err ?: ptree_walk_span(&r->tree[fam][0], dst, plen,
-				     XFIB_NH_IDX_NONE, range_emit, &mn);
-	while (!err && i < loc.n && j < mn.n) {
-		const struct fib_range *a = &loc.r[i], *b = &mn.r[j];
-		xfib_u128 first = a->first > b->first ? a->first : b->first;
-		xfib_u128 last = a->last < b->last ? a->last : b->last;
-
-		err = range_push(&res, first, last,
-				 a->nh != NH_UNCOVERED ? a->nh : b->nh);
-		if (a->last == last)
-			i++;
-		if (b->last == last)
-			j++;
-	}
-	free(loc.r);
-	free(mn.r);
-	*out = res.r;
-	*n = res.n;
-	*cap = res.cap;
-	return err;
-}
-
-/* ---- bsearch4 / bsearch6 ---------------------------------------------- */
-
-static unsigned int bs_preference(size_t ranges, size_t slot, size_t prefixes)
-{
-	/* A table needs at most 2n + 1 ranges; before a build only that bound
-	 * is known. */
-	if ((ranges ? ranges : 2 * prefixes + 1) > slot)
-		return 0;
-	return clamp_pref(255 - 13 * log2n(prefixes), 255);
-}
-
-static unsigned int bs4_preference(const struct fib_scale *s)
-{
-	return bs_preference(s->ranges, XFIB_BS4_SLOT_SIZE, s->prefixes);
-}
-
-static unsigned int bs6_preference(const struct fib_scale *s)
-{
-	return bs_preference(s->ranges, XFIB_BS6_SLOT_SIZE, s->prefixes);
-}
-
-static unsigned int pad_log2(size_t n)
-{
-	unsigned int l = 0;
-
-	while (((size_t)1 << l) < n)
-		l++;
-	return l;
-}
-
-/* The range formats the builders take: first address and nexthop. */
-static void to_bs4(const struct fib_range *r, size_t n, struct xfib_bs4_range *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[i].start = (__u32)r[i].first;
-		out[i].nh = r[i].nh;
-	}
-}
-
-static void to_bs6(const struct fib_range *r, size_t n, struct xfib_bs6_range *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[i].hi = (__u64)(r[i].first >> 64);
-		out[i].lo = (__u64)r[i].first;
-		out[i].nh = r[i].nh;
-		out[i].pad = 0;
-	}
-}
-
-/* Writes the slot with plain stores: no packet reads it until publish. */
-static int bs4_build(struct fib *f, int fam, struct fib_inst *in,
-		     const struct fib_range *r, size_t n)
-{
-	struct xfib_bs4_range *t = f->bs4 + (size_t)in->slot * XFIB_BS4_SLOT_SIZE;
-	size_t i, size;
-
-	if (n > XFIB_BS4_SLOT_SIZE)
-		return -ENOSPC;
-	in->capacity = XFIB_BS4_SLOT_SIZE;
-	to_bs4(r, n, t);
-	/* Pad to a power of two by repeating the last range: the search
-	 * then takes a fixed number of steps. */
-	size = (size_t)1 << pad_log2(n);
-	for (i = n; i < size; i++)
-		t[i] = t[n - 1];
-	in->nranges = n;
-	in->mem_bytes = size * sizeof(*t);
-	return 0;
-}
-
-static int bs6_build(struct fib *f, int fam, struct fib_inst *in,
-		     const struct fib_range *r, size_t n)
-{
-	struct xfib_bs6_range *t = f->bs6 + (size_t)in->slot * XFIB_BS6_SLOT_SIZE;
-	size_t i, size;
-
-	if (n > XFIB_BS6_SLOT_SIZE)
-		return -ENOSPC;
-	in->capacity = XFIB_BS6_SLOT_SIZE;
-	to_bs6(r, n, t);
-	size = (size_t)1 << pad_log2(n);
-	for (i = n; i < size; i++)
-		t[i] = t[n - 1];
-	in->nranges = n;
-	in->mem_bytes = size * sizeof(*t);
-	return 0;
-}
-
-static void bs_destroy(struct fib *f, struct fib_inst *in)
-{
-}
-
-/* ---- dir24_8 / trie6: instances in map-in-map slots ---------------------- */
-
-#define TBL24_VALUES (1u << 23)  /* 2^24 __u32 entries, two per value */
-#define GROUP_VALUES 128         /* 256 __u32 entries */
-#define GROUPS_MIN 1024
-#define GROUPS_MAX (1u << 20)    /* 1 GiB of groups */
-
-static unsigned int table_preference(const struct fib_scale *s)
-{
-	return clamp_pref(25 + 10 * log2n(s->prefixes), 250);
-}
-
-/*
- * Groups a fresh build of these ranges allocates: one per block that a
- * range boundary cuts, at every level (dir24_8: the /24 blocks; trie6:
- * the /24, /32, ... /120 blocks). Ranges are sorted, so at each level the
- * cut blocks come in order and counting distinct ones is a comparison.
- */
-static size_t groups_for(const struct fib_range *r, size_t n, int levels,
-			 int bits)
-{
-	xfib_u128 prev[16];
-	size_t count = 0, i;
-	int l;
-
-	for (l = 0; l < levels; l++)
-		prev[l] = ~(xfib_u128)0;
-	for (i = 1; i < n; i++) {
-		xfib_u128 b = r[i].first;
-
-		for (l = 0; l < levels; l++) {
-			int shift = bits - 24 - 8 * l; /* bits below the block */
-			xfib_u128 block = b >> shift;
-
-			if (!(b & ((((xfib_u128)1) << shift) - 1)))
-				break; /* aligned: no cut at this level or below */
-			if (block != prev[l]) {
-				prev[l] = block;
-				count++;
-			}
-		}
-	}
-	return count;
-}
-
-static int maps_create(struct fib *f, struct fib_inst *in, __u32 ngroups)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o24, .map_flags = BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, o8,
-		    .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
-	int err;
-
-	in->fd24 = in->fd8 = -1;
-	in->fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4, 8,
-				  TBL24_VALUES, &o24);
-	if (in->fd24 < 0)
-		return -errno;
-	in->fd8 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl8", 4, 8,
-				 ngroups * GROUP_VALUES, &o8);
-	if (in->fd8 < 0)
-		goto err;
-	in->len24 = (size_t)TBL24_VALUES * 8;
-	in->len8 = (size_t)ngroups * GROUP_VALUES * 8;
-	in->m24 = mmap(NULL, in->len24, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       in->fd24, 0);
-	if (in->m24 == MAP_FAILED) {
-		in->m24 = NULL;
-		goto err;
-	}
-	in->m8 = mmap(NULL, in->len8, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      in->fd8, 0);
-	if (in->m8 == MAP_FAILED) {
-		in->m8 = NULL;
-		goto err;
-	}
-	in->ngroups = ngroups;
-	in->capacity = ngroups;
-	in->mem_bytes = in->len24 + in->len8;
-	return 0;
-err:
-	err = -errno;
-	if (in->m24)
-		munmap(in->m24, in->len24);
-	if (in->fd8 >= 0)
-		close(in->fd8);
-	close(in->fd24);
-	in->m24 = in->m8 = NULL;
-	in->fd24 = in->fd8 = -1;
-	return err;
-}
-
-static void maps_destroy(struct fib_inst *in)
-{
-	if (in->m24)
-		munmap(in->m24, in->len24);
-	if (in->m8)
-		munmap(in->m8, in->len8);
-	if (in->fd24 >= 0)
-		close(in->fd24);
-	if (in->fd8 >= 0)
-		close(in->fd8);
-	in->m24 = in->m8 = NULL;
-	in->fd24 = in->fd8 = -1;
-}
-
-static __u32 pool_size(struct fib *f, int fam, size_t needed)
-{
-	size_t g = needed + needed / 4 + 256;
-
-	if (g < f->fam[fam].grow_groups)
-		g = f->fam[fam].grow_groups;
-	if (g < GROUPS_MIN)
-		g = GROUPS_MIN;
-	if (g > GROUPS_MAX)
-		g = GROUPS_MAX;
-	return g;
-}
-
-static int dir24_algo_build(struct fib *f, int fam, struct fib_inst *in,
-			    const struct fib_range *r, size_t n)
-{
-	struct xfib_bs4_range *br;
-	int err;
-
-	err = maps_create(f, in, pool_size(f, fam, groups_for(r, n, 1, 32)));
-	if (err)
-		return err;
-	br = malloc(n * sizeof(*br));
-	if (!br)
-		return -ENOMEM;
-	to_bs4(r, n, br);
-	err = dir24_init_zeroed(&in->dir, in->m24, in->m8, in->ngroups);
-	err = err ?: dir24_build(&in->dir, br, n);
-	free(br);
-	return err;
-}
-
-static int dir24_algo_update(struct fib_inst *in, const struct fib_range *r,
-			     size_t n)
-{
-	struct xfib_bs4_range one;
-	__u32 need = 0;
-	size_t i;
-	int err;
-
-	/* Reserve for the batch first; this catches almost every exhaustion
-	 * before anything is written (see fib.h on why not all). */
-	for (i = 0; i < n; i++) {
-		one.start = (__u32)r[i].first;
-		one.nh = r[i].nh;
-		need += dir24_groups_needed(&in->dir, &one, 1, (__u32)r[i].last);
-	}
-	if (need > in->ngroups - dir24_groups_used(&in->dir) -
-			   dir24_groups_retired(&in->dir))
-		return -ENOSPC;
-	for (i = 0; i < n; i++) {
-		err = dir24_write_range(&in->dir, (__u32)r[i].first,
-					(__u32)r[i].last, r[i].nh);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static void dir24_algo_reclaim(struct fib_inst *in)
-{
-	dir24_reclaim(&in->dir);
-}
-
-static bool dir24_algo_has_retired(const struct fib_inst *in)
-{
-	return dir24_groups_retired(&in->dir) != 0;
-}
-
-static void dir24_algo_destroy(struct fib *f, struct fib_inst *in)
-{
-	dir24_fini(&in->dir);
-	maps_destroy(in);
-}
-
-static int trie6_algo_build(struct fib *f, int fam, struct fib_inst *in,
-			    const struct fib_range *r, size_t n)
-{
-	struct xfib_bs6_range *br;
-	int err;
-
-	err = maps_create(f, in, pool_size(f, fam, groups_for(r, n, 13, 128)));
-	if (err)
-		return err;
-	br = malloc(n * sizeof(*br));
-	if (!br)
-		return -ENOMEM;
-	to_bs6(r, n, br);
-	err = trie6_init_zeroed(&in->trie, in->m24, in->m8, in->ngroups);
-	err = err ?: trie6_build(&in->trie, br, n);
-	free(br);
-	return err;
-}
-
-static int trie6_algo_update(struct fib_inst *in, const struct fib_range *r,
-			     size_t n)
-{
-	__u32 need = 0;
-	size_t i;
-	int err;
-
-	for (i = 0; i < n; i++)
-		need += trie6_groups_needed(&in->trie, r[i].first, r[i].last);
-	if (need > in->ngroups - trie6_groups_used(&in->trie) -
-			   trie6_groups_retired(&in->trie))
-		return -ENOSPC;
-	for (i = 0; i < n; i++) {
-		err = trie6_write_range(&in->trie, r[i].first, r[i].last,
-					r[i].nh);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static void trie6_algo_reclaim(struct fib_inst *in)
-{
-	trie6_reclaim(&in->trie);
-}
-
-static bool trie6_algo_has_retired(const struct fib_inst *in)
-{
-	return trie6_groups_retired(&in->trie) != 0;
-}
-
-static void trie6_algo_destroy(struct fib *f, struct fib_inst *in)
-{
-	trie6_fini(&in->trie);
-	maps_destroy(in);
-}
-
-static const struct fib_algo fib_algos[] = {
-	{
-		.id = XFIB_ALGO_BSEARCH4,
-		.preference = bs4_preference, .build = bs4_build,
-		.destroy = bs_destroy,
-	},
-	{
-		.id = XFIB_ALGO_BSEARCH6,
-		.preference = bs6_preference, .build = bs6_build,
-		.destroy = bs_destroy,
-	},
-	{
-		.id = XFIB_ALGO_DIR24_8,
-		.preference = table_preference, .build = dir24_algo_build,
-		.update = dir24_algo_update,
-		.reclaim = dir24_algo_reclaim,
-		.has_retired = dir24_algo_has_retired,
-		.destroy = dir24_algo_destroy,
-	},
-	{
-		.id = XFIB_ALGO_TRIE6,
-		.preference = table_preference, .build = trie6_algo_build,
-		.update = trie6_algo_update,
-		.reclaim = trie6_algo_reclaim,
-		.has_retired = trie6_algo_has_retired,
-		.destroy = trie6_algo_destroy,
-	},
+/* The algorithms to choose from. */
+static const struct fib_algo *const fib_algos[] = {
+	&fib_algo_bsearch4,
+	&fib_algo_bsearch6,
+	&fib_algo_dir24_8,
+	&fib_algo_trie6,
 };
 
 #define NALGOS (sizeof(fib_algos) / sizeof(fib_algos[0]))
@@ -492,28 +51,15 @@ static const struct fib_algo *algo_by_id(unsigned int id)
 	size_t i;
 
 	for (i = 0; i < NALGOS; i++)
-		if (fib_algos[i].id == id)
-			return &fib_algos[i];
+		if (fib_algos[i]->id == id)
+			return fib_algos[i];
 	return NULL;
 }
 
+/* The instance lives in maps of its own, in a map-in-map slot. */
 static bool map_backed(const struct fib_algo *a)
 {
-	return a && a->update;
-}
-
-/* The outer maps holding a map-backed algorithm's slots. */
-static void outer_fds(struct fib *f, const struct fib_algo *a, int *o24, int *o8)
-{
-	struct xfib_fwd_bpf *s = f->rib->skel;
-
-	if (a->id == XFIB_ALGO_DIR24_8) {
-		*o24 = bpf_map__fd(s->maps.xfib_dir24_tbl24);
-		*o8 = bpf_map__fd(s->maps.xfib_dir24_tbl8);
-	} else {
-		*o24 = bpf_map__fd(s->maps.xfib_trie6_tbl24);
-		*o8 = bpf_map__fd(s->maps.xfib_trie6_tbl8);
-	}
+	return a && a->table;
 }
 
 /* ---- publishing ------------------------------------------------------- */
@@ -550,9 +96,7 @@ static void write_info(struct fib *f, int fam)
 	if (ff->cur.algo == NULL)
 		info.ranges = 0;
 	else if (map_backed(ff->cur.algo))
-		info.ranges = ff->cur.algo->id == XFIB_ALGO_DIR24_8 ?
-				      dir24_groups_used(&ff->cur.dir) :
-				      trie6_groups_used(&ff->cur.trie);
+		info.ranges = fib_table_groups_used(&ff->cur);
 	else
 		info.ranges = ff->cur.nranges;
 	for (i = 0; i < XFIB_ALGO_COUNT && i < sizeof(info.pref); i++)
@@ -575,19 +119,18 @@ static int publish(struct fib *f, int fam, struct fib_inst *next)
 	struct fib_family *ff = &f->fam[fam];
 	struct xfib_active act = { 0 };
 	struct fib_inst old = ff->cur;
-	int o24, o8, err;
+	int err;
 
 	if (map_backed(next->algo)) {
-		outer_fds(f, next->algo, &o24, &o8);
 		/* Both slot entries before the word that sends packets there. */
-		if (bpf_map_update_elem(o8, &next->slot, &next->fd8, BPF_ANY) ||
-		    bpf_map_update_elem(o24, &next->slot, &next->fd24, BPF_ANY))
-			return -errno;
+		err = fib_table_link(f, next);
+		if (err)
+			return err;
 	}
 	if (next->algo) {
 		act.algo = next->algo->id;
 		act.slot = next->slot;
-		act.log2n = map_backed(next->algo) ? 0 : pad_log2(next->nranges);
+		act.log2n = next->log2n;
 	}
 	act.generation = ++ff->generation;
 	__atomic_store_n((__u64 *)&f->active[fam], *(__u64 *)&act,
@@ -603,23 +146,12 @@ static int publish(struct fib *f, int fam, struct fib_inst *next)
 	 * storage. The outer slot goes first: nothing can reach the old
 	 * tables any more when they are unmapped. */
 	if (old.algo) {
-		if (map_backed(old.algo)) {
-			outer_fds(f, old.algo, &o24, &o8);
-			bpf_map_delete_elem(o24, &old.slot);
-			bpf_map_delete_elem(o8, &old.slot);
-		}
+		if (map_backed(old.algo))
+			fib_table_unlink(f, &old);
 		old.algo->destroy(f, &old);
 	}
 	write_info(f, fam);
 	return 0;
-}
-
-static int full_ranges(struct fib *f, int fam, struct fib_range **r, size_t *n,
-		       size_t *cap)
-{
-	static const __u8 zero[16];
-
-	return fib_span_ranges(f->rib, fam, zero, 0, r, n, cap);
 }
 
 static int build(struct fib *f, int fam, const struct fib_algo *a)
@@ -632,7 +164,7 @@ static int build(struct fib *f, int fam, const struct fib_algo *a)
 	__u64 t0 = mono_us();
 	int err;
 
-	err = full_ranges(f, fam, &r, &n, &cap);
+	err = fib_full_ranges(f->rib, fam, &r, &n, &cap);
 	if (err)
 		goto out;
 	/* The standby slot; a grace period has passed since it was last
@@ -678,27 +210,17 @@ static int publish_none(struct fib *f, int fam, __u32 why)
 /* Applies the changed prefixes in place. -ENOSPC: a rebuild is needed. */
 static int update_in_place(struct fib *f, int fam)
 {
-	struct rib_family_state *rs = &f->rib->fam[fam];
 	struct fib_inst *in = &f->fam[fam].cur;
 	struct fib_range *r = NULL;
-	size_t n = 0, cap = 0, i;
-	struct range_buf all = { 0 };
-	int err = 0;
+	size_t n = 0;
+	int err;
 
-	for (i = 0; i < rs->nchg && !err; i++) {
-		size_t k;
-
-		err = fib_span_ranges(f->rib, fam, rs->chg[i].dst, rs->chg[i].plen,
-				      &r, &n, &cap);
-		for (k = 0; k < n && !err; k++)
-			err = range_push(&all, r[k].first, r[k].last, r[k].nh);
-	}
+	err = fib_changed_ranges(f->rib, fam, &r, &n);
+	if (!err)
+		err = in->algo->update(in, r, n);
+	if (!err)
+		f->fam[fam].updates += f->rib->fam[fam].nchg;
 	free(r);
-	if (!err)
-		err = in->algo->update(in, all.r, all.n);
-	if (!err)
-		f->fam[fam].updates += rs->nchg;
-	free(all.r);
 	return err;
 }
 
@@ -708,10 +230,12 @@ static const struct fib_algo *best_algo(struct fib *f, int fam)
 	size_t i;
 
 	for (i = 0; i < NALGOS; i++) {
-		if (xfib_algo_family(fib_algos[i].id) != fam || !f->fam[fam].pref[fib_algos[i].id])
+		const struct fib_algo *a = fib_algos[i];
+
+		if (xfib_algo_family(a->id) != fam || !f->fam[fam].pref[a->id])
 			continue;
-		if (!best || f->fam[fam].pref[fib_algos[i].id] > f->fam[fam].pref[best->id])
-			best = &fib_algos[i];
+		if (!best || f->fam[fam].pref[a->id] > f->fam[fam].pref[best->id])
+			best = a;
 	}
 	return best;
 }
@@ -727,8 +251,8 @@ static void compute_prefs(struct fib *f, int fam)
 	size_t i;
 
 	for (i = 0; i < NALGOS; i++)
-		if (xfib_algo_family(fib_algos[i].id) == fam)
-			f->fam[fam].pref[fib_algos[i].id] = fib_algos[i].preference(&s);
+		if (xfib_algo_family(fib_algos[i]->id) == fam)
+			f->fam[fam].pref[fib_algos[i]->id] = fib_algos[i]->preference(&s);
 }
 
 /* The algorithm the family should run now, or NULL to keep the current. */
@@ -761,6 +285,22 @@ static const struct fib_algo *select_algo(struct fib *f, int fam, __u64 now)
 		return best;
 	}
 	return ff->cur.algo;
+}
+
+/* Building want failed with err: the old instance keeps serving, and the
+ * build is tried again after a backoff that doubles up to a minute. */
+static void retry_later(struct fib_family *ff, int fam,
+			const struct fib_algo *want, int err, __u64 now)
+{
+	ff->backoff_ms = ff->backoff_ms ? ff->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (ff->backoff_ms > BACKOFF_MAX_MS)
+		ff->backoff_ms = BACKOFF_MAX_MS;
+	ff->retry_at_ms = now + ff->backoff_ms;
+	ff->build_error = -err;
+	pr_warn("%s: building %s failed: %s; %s keeps serving, retrying in %u ms",
+		fam_name(fam), xfib_algo_name(want->id), strerror(-err),
+		ff->cur.algo ? xfib_algo_name(ff->cur.algo->id) : "the kernel",
+		ff->backoff_ms);
 }
 
 static int flush_family(struct fib *f, int fam, __u64 now)
@@ -811,16 +351,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 		goto done;
 	}
 	if (err) {
-		/* The old instance keeps serving; try again later. */
-		ff->backoff_ms = ff->backoff_ms ? ff->backoff_ms * 2 : BACKOFF_MIN_MS;
-		if (ff->backoff_ms > BACKOFF_MAX_MS)
-			ff->backoff_ms = BACKOFF_MAX_MS;
-		ff->retry_at_ms = now + ff->backoff_ms;
-		ff->build_error = -err;
-		pr_warn("%s: building %s failed: %s; %s keeps serving, retrying in %u ms",
-			fam_name(fam), xfib_algo_name(want->id), strerror(-err),
-			ff->cur.algo ? xfib_algo_name(ff->cur.algo->id) : "the kernel",
-			ff->backoff_ms);
+		retry_later(ff, fam, want, err, now);
 		write_info(f, fam);
 		return err;
 	}
@@ -850,7 +381,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	}
 	/* One grace period covers the indexes and groups retired above. */
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
-		const struct fib_inst *in = &f->fam[fam].cur;
+		struct fib_inst *in = &f->fam[fam].cur;
 
 		if (in->algo && in->algo->has_retired && in->algo->has_retired(in))
 			retired = true;

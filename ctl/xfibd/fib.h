@@ -11,6 +11,12 @@
  * xfib_active word, which packets read once; the previous instance is
  * destroyed after an RCU grace period. A failed build leaves the old
  * instance serving and is retried with backoff.
+ *
+ * Files: fib.c selects and publishes; fib_ranges.c compiles the prefix
+ * trees into the range list every build starts from; the algorithms are
+ * fib_bsearch.c (bsearch4, bsearch6), fib_dir24.c (dir24_8) and
+ * fib_trie6.c (trie6), the last two over what fib_table.c does for every
+ * table in map-in-map slots (fib_algo.h).
  */
 #ifndef XFIB_FIB_H
 #define XFIB_FIB_H
@@ -26,6 +32,7 @@
 
 struct fib;
 struct fib_inst;
+struct fib_table_ops;
 
 /* One range of the compiled table: [first, last] -> nh. */
 struct fib_range {
@@ -58,14 +65,18 @@ struct fib_algo {
 	int (*update)(struct fib_inst *in, const struct fib_range *r, size_t n);
 	/* After a grace period: storage retired by updates is reusable. */
 	void (*reclaim)(struct fib_inst *in);
-	bool (*has_retired)(const struct fib_inst *in);
+	bool (*has_retired)(struct fib_inst *in);
 	void (*destroy)(struct fib *f, struct fib_inst *in);
+	/* dir24_8, trie6: tables in map-in-map slots (fib_algo.h); NULL for
+	 * algorithms whose slots are fixed maps. */
+	const struct fib_table_ops *table;
 };
 
 struct fib_inst {
 	const struct fib_algo *algo; /* NULL: no instance */
 	unsigned int slot;
 	__u32 nranges;   /* ranges built (bsearch) */
+	__u8 log2n;      /* bsearch: the slot holds 2^log2n ranges */
 	__u64 mem_bytes;
 	__u32 capacity;  /* groups or ranges */
 	/* dir24_8 / trie6: the slot's inner maps, mmap()ed */
@@ -114,9 +125,5 @@ int fib_flush(struct fib *f, __u64 now_ms);
 bool fib_poll_control(struct fib *f);
 /* Milliseconds until fib_flush has timed work (selection, retries), or -1. */
 int fib_timeout(const struct fib *f, __u64 now_ms);
-
-/* The merged answer over a prefix's span (local table first). */
-int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
-		    struct fib_range **out, size_t *n, size_t *cap);
 
 #endif /* XFIB_FIB_H */

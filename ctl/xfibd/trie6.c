@@ -56,6 +56,7 @@
 #endif
 
 #define GROUP_ENTRIES XFIB_TRIE6_GROUP_ENTRIES
+_Static_assert(GROUP_ENTRIES == GRPOOL_GROUP_ENTRIES, "a tbl8 group is 256 entries");
 #define STRIDE XFIB_TRIE6_GROUP_BITS
 #define LEVELS XFIB_TRIE6_MAX_LEVELS
 /* Address bits below a tbl24 entry. */
@@ -77,7 +78,7 @@ static xfib_u128 low_mask(unsigned int bits)
 
 static __u32 *group(const struct trie6 *t, __u32 g)
 {
-	return t->tbl8 + (size_t)g * GROUP_ENTRIES;
+	return grpool_group(&t->pool, g);
 }
 
 /* Rule 1: the only way an entry readers may see is written. */
@@ -86,16 +87,13 @@ static void store(__u32 *e, __u32 v)
 	__atomic_store_n(e, v, __ATOMIC_RELEASE);
 }
 
+/*
+ * trie6_write_range() reserved the worst case and trie6_build() checks
+ * before each call, so grpool_alloc() finds the pool non-empty.
+ */
 static __u32 group_alloc(struct trie6 *t)
 {
-	/*
-	 * trie6_write_range() reserved the worst case and trie6_build()
-	 * checks before each call, so the pool cannot be empty here; going
-	 * on would corrupt a table readers are using.
-	 */
-	if (!t->nfree)
-		abort();
-	return t->free[--t->nfree];
+	return grpool_alloc(&t->pool);
 }
 
 /* Rule 5: g and its subtree stay as they are until trie6_reclaim(). */
@@ -107,7 +105,7 @@ static void retire_tree(struct trie6 *t, __u32 g)
 	for (i = 0; i < GROUP_ENTRIES; i++)
 		if (XFIB_TRIE6_IS_EXT(grp[i]))
 			retire_tree(t, XFIB_TRIE6_GROUP(grp[i]));
-	t->retired[t->nretired++] = g;
+	grpool_retire(&t->pool, g);
 }
 
 /* All 256 entries the same answer: *v is that answer. */
@@ -263,7 +261,7 @@ int trie6_write_range(struct trie6 *t, xfib_u128 first, xfib_u128 last,
 	if (first > last || nh > XFIB_TRIE6_NH_MAX)
 		return -EINVAL;
 	/* Rule 6: all or nothing. */
-	if (trie6_groups_needed(t, first, last) > t->nfree)
+	if (trie6_groups_needed(t, first, last) > t->pool.nfree)
 		return -ENOSPC;
 	write_entries(t, t->tbl24, 0, 0, first, last, nh);
 	return 0;
@@ -343,7 +341,7 @@ static int build_group(struct build *b, unsigned int k, xfib_u128 cf,
 	__u32 g, v;
 	int err;
 
-	if (!t->nfree)
+	if (!t->pool.nfree)
 		return -ENOSPC;
 	g = group_alloc(t);
 	err = build_entries(b, group(t, g), GROUP_ENTRIES, k + 1, cf);
@@ -351,23 +349,12 @@ static int build_group(struct build *b, unsigned int k, xfib_u128 cf,
 		return err;
 	/* Neighbouring ranges with one nexthop: no group needed after all. */
 	if (group_uniform(group(t, g), &v)) {
-		t->free[t->nfree++] = g;
+		grpool_put(&t->pool, g);
 		*out = v;
 	} else {
 		*out = XFIB_TRIE6_EXT | g;
 	}
 	return 0;
-}
-
-static void pool_reset(struct trie6 *t)
-{
-	__u32 i;
-
-	/* Lowest numbers on top: a fresh build fills the pool in order. */
-	for (i = 0; i < t->ngroups; i++)
-		t->free[i] = t->ngroups - 1 - i;
-	t->nfree = t->ngroups;
-	t->nretired = 0;
 }
 
 int trie6_build(struct trie6 *t, const struct xfib_bs6_range *r, size_t n)
@@ -383,7 +370,7 @@ int trie6_build(struct trie6 *t, const struct xfib_bs6_range *r, size_t n)
 		if (i && range_start(&r[i]) <= range_start(&r[i - 1]))
 			return -EINVAL;
 	}
-	pool_reset(t);
+	grpool_reset(&t->pool);
 	return build_entries(&b, t->tbl24, XFIB_TRIE6_TBL24_ENTRIES, 0, 0);
 }
 
@@ -392,27 +379,18 @@ int trie6_build(struct trie6 *t, const struct xfib_bs6_range *r, size_t n)
 static int init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups,
 		bool clear)
 {
+	int err;
+
 	memset(t, 0, sizeof(*t));
-	if (!tbl24 || (ngroups && !tbl8) || ngroups > XFIB_TRIE6_GROUPS_MAX)
+	if (!tbl24 || ngroups > XFIB_TRIE6_GROUPS_MAX)
 		return -EINVAL;
-	/* One spare entry each, so an empty pool needs no special case. */
-	t->free = malloc(((size_t)ngroups + 1) * sizeof(*t->free));
-	t->retired = malloc(((size_t)ngroups + 1) * sizeof(*t->retired));
-	if (!t->free || !t->retired) {
-		trie6_fini(t);
-		return -ENOMEM;
-	}
+	err = grpool_init(&t->pool, tbl8, ngroups, clear);
+	if (err)
+		return err;
 	t->tbl24 = tbl24;
-	t->tbl8 = tbl8;
-	t->ngroups = ngroups;
 	/* XFIB_NH_IDX_NONE is 0: all-zero tables have no route anywhere. */
-	if (clear) {
+	if (clear)
 		memset(tbl24, 0, (size_t)XFIB_TRIE6_TBL24_ENTRIES * sizeof(*tbl24));
-		if (ngroups)
-			memset(tbl8, 0,
-			       (size_t)ngroups * GROUP_ENTRIES * sizeof(*tbl8));
-	}
-	pool_reset(t);
 	return 0;
 }
 
@@ -429,26 +407,21 @@ int trie6_init_zeroed(struct trie6 *t, __u32 *tbl24, __u32 *tbl8,
 
 void trie6_fini(struct trie6 *t)
 {
-	free(t->free);
-	free(t->retired);
+	grpool_fini(&t->pool);
 	memset(t, 0, sizeof(*t));
 }
 
 void trie6_reclaim(struct trie6 *t)
 {
-	__u32 i;
-
-	for (i = 0; i < t->nretired; i++)
-		t->free[t->nfree++] = t->retired[i];
-	t->nretired = 0;
+	grpool_reclaim(&t->pool);
 }
 
 __u32 trie6_groups_used(const struct trie6 *t)
 {
-	return t->ngroups - t->nfree - t->nretired;
+	return grpool_used(&t->pool);
 }
 
 __u32 trie6_groups_retired(const struct trie6 *t)
 {
-	return t->nretired;
+	return t->pool.nretired;
 }

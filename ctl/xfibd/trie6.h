@@ -18,6 +18,7 @@
 
 #include "xfib/maps.h"
 #include "xfib/lookup_trie6.h"
+#include "grpool.h"
 
 #ifndef XFIB_U128_DEFINED
 #define XFIB_U128_DEFINED
@@ -26,19 +27,12 @@ typedef unsigned __int128 xfib_u128;
 #endif
 
 /*
- * Defined here so callers can embed it; the fields other than the three
- * tables are private to ctl/xfibd/trie6.c (tests look at them).
+ * Defined here so callers can embed it; the pool is private to
+ * ctl/xfibd/trie6.c (tests look at it).
  */
 struct trie6 {
 	__u32 *tbl24;    /* XFIB_TRIE6_TBL24_ENTRIES entries */
-	__u32 *tbl8;     /* ngroups * XFIB_TRIE6_GROUP_ENTRIES entries */
-	__u32 ngroups;
-	/* Groups neither in the table nor retired: a stack, top at the end. */
-	__u32 *free;
-	__u32 nfree;
-	/* Unlinked, but readers may still be inside: not reusable yet. */
-	__u32 *retired;
-	__u32 nretired;
+	struct grpool pool; /* the tbl8 groups */
 };
 
 /*
@@ -49,11 +43,10 @@ struct trie6 {
  * (ngroups above XFIB_TRIE6_GROUPS_MAX, missing table) or -ENOMEM.
  */
 int trie6_init(struct trie6 *t, __u32 *tbl24, __u32 *tbl8, __u32 ngroups);
-/* The same for tables known to be all zero already (new BPF array maps
- * are zeroed by the kernel): skips clearing, and with it touching every
- * page of a pool that is mostly unused. */
+/* The same for tables known to be all zero already: no clearing (see
+ * grpool_init()). */
 int trie6_init_zeroed(struct trie6 *t, __u32 *tbl24, __u32 *tbl8,
-		   __u32 ngroups);
+		      __u32 ngroups);
 /* Frees the allocator state; the tables stay the caller's. */
 void trie6_fini(struct trie6 *t);
 

@@ -23,13 +23,18 @@
 #  4. cold start: xfibd stopped, then a new one on a fresh pin directory
 #     with the full table in the kernel: dump, build and publish, from
 #     the exec to `xfibctl status` showing every route, and xfibd's own
-#     "sync (start) done in N ms" log line.
+#     "sync (start) done in N ms" log line;
+#  5. FRR as the source (tests/bench/ctl_frr.sh): on a second router,
+#     BIRD announces FRR4 + FRR6 prefixes over eBGP to FRR's bgpd, and
+#     zebra installs them through a nexthop object; the mirror lag and
+#     how stale the dataplane is while the table loads.
 #
 # Table on stdout, records in build/bench/ctl.json. Low numbers are
 # reported, never an error.
 #
 # Environment: SCALE=full (1M + 250k prefixes, 1000 changes per family)
-# or small (20000 + 5000, 100 changes); FULL4, FULL6, CHANGES override.
+# or small (20000 + 5000, 100 changes); FULL4, FULL6, CHANGES override;
+# FRR4, FRR6 (default FULL4, FULL6) size the FRR case, FRR=0 skips it.
 # OUT (build/bench/ctl.json). PERF=1: flat profiles of xfibd (perf
 # record -p, by symbol) while it mirrors the full-table install and
 # during the cold start, into ctl-perf-install.txt and ctl-perf-cold.txt
@@ -41,6 +46,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/netns.sh"
 # shellcheck source=tests/bench/common.sh
 . "$here/common.sh"
+# shellcheck source=tests/lib/frr.sh
+. "$here/../lib/frr.sh"
+# shellcheck source=tests/bench/ctl_frr.sh
+. "$here/ctl_frr.sh"
 
 SCALE=${SCALE:-full}
 case $SCALE in
@@ -48,19 +57,24 @@ full) FULL4=${FULL4:-1000000} FULL6=${FULL6:-250000} CHANGES=${CHANGES:-1000} ;;
 small) FULL4=${FULL4:-20000} FULL6=${FULL6:-5000} CHANGES=${CHANGES:-100} ;;
 *) echo "ctl.sh: SCALE must be full or small" >&2; exit 2 ;;
 esac
+FRR4=${FRR4:-$FULL4} FRR6=${FRR6:-$FULL6}
 # The fwd benchmark's table: one generated file serves both.
 T4=${T4:-$([ "$SCALE" = full ] && echo 1000 || echo 100)}
 T6=${T6:-$([ "$SCALE" = full ] && echo 2000 || echo 200)}
 OUT=${OUT:-$XFIB_BUILD/bench/ctl.json}
 CTLPROBE=${CTLPROBE:-$XFIB_BUILD/bench/ctlprobe}
-[ -x "$CTLPROBE" ] || { echo "ctl.sh: $CTLPROBE not built (make $CTLPROBE)" >&2; exit 1; }
+CTLWATCH=${CTLWATCH:-$XFIB_BUILD/bench/ctlwatch}
+for b in "$CTLPROBE" "$CTLWATCH"; do
+	[ -x "$b" ] || { echo "ctl.sh: $b not built (make $b)" >&2; exit 1; }
+done
 command -v bpftool >/dev/null || { echo "ctl.sh: bpftool missing (scripts/install-deps.sh)" >&2; exit 1; }
 
 # shellcheck disable=SC2034 # read by topo_create
 XFIB_PIN_PREFIX=xfib-bench
 xfib_init
-cp "$CTLPROBE" "$XFIB_TMP/bin/"
+cp "$CTLPROBE" "$CTLWATCH" "$XFIB_TMP/bin/"
 CTLPROBE="$XFIB_TMP/bin/ctlprobe"
+CTLWATCH="$XFIB_TMP/bin/ctlwatch"
 REC="$XFIB_TMP/records.jsonl"
 : >"$REC"
 
@@ -256,6 +270,12 @@ for fam in 4 6; do
 	b=$(jq ".ipv$fam.build_us" <<<"$st")
 	rec cold_start_build_ms "$((b / 1000))" ms "ipv$fam" "$(jq -c ".ipv$fam | {routes, instance: .algorithm}" <<<"$st")"
 done
+
+# ---- 5. FRR as the source ---------------------------------------------------
+
+kill "$XFIBD_PID"
+wait "$XFIBD_PID" 2>/dev/null || true
+[ "${FRR:-1}" = 0 ] || frr_case
 
 # ---- report -----------------------------------------------------------------
 

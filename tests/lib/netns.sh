@@ -449,6 +449,18 @@ deltas() {
 	log "xfib forwarded v4 +$D_X4 v6 +$D_X6, kernel forwarded v4 +$D_K4 v6 +$D_K6"
 }
 
+# forwarded_by xdp|kernel MIN WHAT: by the last deltas, that path forwarded
+# MIN packets or more in each family and the other path none.
+forwarded_by() {
+	local who=$1 min=$2
+	if [ "$who" = xdp ]; then
+		((D_X4 >= min && D_X6 >= min && D_K4 == 0 && D_K6 == 0)) && return 0
+	else
+		((D_K4 >= min && D_K6 >= min && D_X4 == 0 && D_X6 == 0)) && return 0
+	fi
+	fail "$3: expected $who to forward >= $min per family and the other path none: xfib v4 +$D_X4 v6 +$D_X6, kernel v4 +$D_K4 v6 +$D_K6"
+}
+
 # ---- traffic ------------------------------------------------------------
 
 # check_flowing WHAT: over the next second, traffic already running from
@@ -458,8 +470,7 @@ check_flowing() {
 	snapshot
 	sleep 1
 	deltas
-	((D_X4 >= 40 && D_X6 >= 40)) || fail "$1: traffic not XDP-forwarded (v4 +$D_X4, v6 +$D_X6 in 1 s)"
-	((D_K4 == 0 && D_K6 == 0)) || fail "$1: router kernel forwarded v4 +$D_K4 v6 +$D_K6"
+	forwarded_by xdp 40 "$1 (1 s of traffic)"
 }
 
 # nping NS ARGS...: ping from NS, waiting at most 1 s for an answer (ARGS
@@ -470,14 +481,74 @@ nping() {
 	ip netns exec "$ns" ping -W 1 "$@"
 }
 
+# ping_summary TEXT: sets PING_TX and PING_RX from the summary line of
+# ping's output TEXT ("N packets transmitted, M received, ..."); returns 1
+# (both 0) if there is none.
+ping_summary() {
+	local line
+	PING_TX=0 PING_RX=0
+	line=$(grep -m 1 'packets transmitted' <<<"$1") || return 1
+	PING_TX=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' <<<"$line")
+	PING_RX=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$line")
+	PING_TX=${PING_TX:-0} PING_RX=${PING_RX:-0}
+}
+
 # ping_all NS FAMILY DST COUNT [ARGS...]: COUNT echoes, every one answered.
 ping_all() {
-	local ns=$1 fam=$2 dst=$3 n=$4 out rcvd
+	local ns=$1 fam=$2 dst=$3 n=$4 out
 	shift 4
 	out=$(nping "$ns" "-$fam" -q -c "$n" -i 0.01 "$@" "$dst" 2>&1) || true
-	rcvd=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out")
-	[ "${rcvd:-0}" -eq "$n" ] ||
-		fail "ping -$fam $dst from $ns: ${rcvd:-0}/$n answered: $(tr '\n' ' ' <<<"$out")"
+	ping_summary "$out" || true
+	[ "$PING_RX" -eq "$n" ] ||
+		fail "ping -$fam $dst from $ns: $PING_RX/$n answered: $(tr '\n' ' ' <<<"$out")"
+}
+
+# ping_both COUNT [DST4 DST6]: COUNT echoes per family from gen to DST4
+# and DST6 (default: the sink), every one answered, counted: snapshot
+# before, deltas after.
+ping_both() {
+	snapshot
+	ping_all "$GEN" 4 "${2:-$SNK4}" "$1"
+	ping_all "$GEN" 6 "${3:-$SNK6}" "$1"
+	deltas
+}
+
+# Streams: pings from gen that run in the background while a test changes
+# things, checked when they end. Their pids, by name.
+declare -gA XFIB_STREAMS=()
+
+# stream_start NAME FAMILY DST PING_ARGS...: starts a quiet ping from gen
+# to DST (PING_ARGS give its count or deadline and interval); its output
+# goes to $XFIB_TMP/NAME.out.
+stream_start() {
+	local name=$1 fam=$2 dst=$3
+	shift 3
+	nping "$GEN" "-$fam" -q "$@" "$dst" >"$XFIB_TMP/$name.out" 2>&1 &
+	XFIB_STREAMS[$name]=$!
+	XFIB_PIDS+=("$!")
+}
+
+# stream_wait NAME: waits for the stream to end and sets PING_TX and
+# PING_RX from its summary; fails if it printed none.
+stream_wait() {
+	wait "${XFIB_STREAMS[$1]}" 2>/dev/null || true
+	ping_summary "$(cat "$XFIB_TMP/$1.out")" ||
+		fail "stream $1: no ping summary: $(tr '\n' ' ' <"$XFIB_TMP/$1.out")"
+	log "stream $1: $PING_RX/$PING_TX answered"
+}
+
+# stream_answered NAME COUNT WHAT: the stream sent COUNT echoes and every
+# one was answered.
+stream_answered() {
+	stream_wait "$1"
+	((PING_TX == $2 && PING_RX == $2)) ||
+		fail "$3: $PING_RX of $PING_TX echoes answered, $2 expected: $(tr '\n' ' ' <"$XFIB_TMP/$1.out")"
+}
+
+# stream_stop NAME: ends a stream that is still running.
+stream_stop() {
+	kill "${XFIB_STREAMS[$1]}" 2>/dev/null || true
+	wait "${XFIB_STREAMS[$1]}" 2>/dev/null || true
 }
 
 # xdp_ping_ok FAMILY DST [ECHO_NS]: one ping from gen to DST (FAMILY 4
@@ -495,6 +566,17 @@ xdp_ping_ok() {
 	k1=$("$kf" "$RTR")
 	[ -z "$echo_ns" ] || e1=$(icmp_in_echos "$echo_ns")
 	[ $((x1 - x0)) -ge 2 ] && [ "$k1" -eq "$k0" ] && [ "$e1" -gt "$e0" ]
+}
+
+# wait_until TIMEOUT_S CMD...: runs CMD every 0.1 s until it succeeds;
+# returns 1 if it still fails after TIMEOUT_S seconds.
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
 }
 
 # now_ms: monotonic enough for polling, in milliseconds.
@@ -568,15 +650,22 @@ stats_line() {
 		map_values(.packets)' 2>/dev/null || rctl stats -j 2>&1 | tr '\n' ' '
 }
 
-# topo_up: topology 0, xfibd, every port attached, neighbours resolved,
-# and gen <-> sink traffic XDP-forwarded in both families.
+# topo_up [sink2]: topology 0 (with the second sink if asked), xfibd,
+# every port attached, neighbours resolved, and traffic from gen to each
+# sink XDP-forwarded in both families.
+# shellcheck disable=SC2120 # the second sink is optional
 topo_up() {
 	topo_create 0
+	[ "${1:-}" != sink2 ] || topo_add_sink2
 	xfibd_start
 	attach_all
 	resolve_neighbours
 	expect_xdp 4 "$SNK4"
 	expect_xdp 6 "$SNK6"
+	if [ -n "${SNK2:-}" ]; then
+		expect_xdp 4 "$SNK2_4" 3000 "$SNK2"
+		expect_xdp 6 "$SNK2_6" 3000 "$SNK2"
+	fi
 }
 
 # ---- comparing with the kernel ------------------------------------------
@@ -624,12 +713,13 @@ lookup_is() {
 
 # wait_lookup ADDR JQ_EXPR [TIMEOUT_S]: polls lookup_is until it holds.
 wait_lookup() {
-	local deadline=$((SECONDS + ${3:-10}))
-	until lookup_is "$1" "$2"; do
-		((SECONDS < deadline)) ||
-			fail "lookup $1: not $2 after ${3:-10} s: $(rctl -j lookup "$1" 2>&1 | jq -c '{nexthop, egress, neighbour, action, reason}' 2>/dev/null)"
-		sleep 0.05
-	done
+	wait_until "${3:-10}" lookup_is "$1" "$2" ||
+		fail "lookup $1: not $2 after ${3:-10} s: $(rctl -j lookup "$1" 2>&1 | jq -c '{nexthop, egress, neighbour, action, reason}' 2>/dev/null)"
+}
+
+# status_is JQ_EXPR: the router's status (status -j) satisfies JQ_EXPR.
+status_is() {
+	rctl status -j 2>/dev/null | jq -e "$1" >/dev/null 2>&1
 }
 
 # kicmp NS FIELD: a field of the Icmp: line of NS's /proc/net/snmp

@@ -16,6 +16,7 @@ set -euo pipefail
 xfib_init
 
 algo_of() { rctl status -j | jq -r ".ipv$1.algorithm"; }
+algo_is() { [ "$(algo_of "$1")" = "$2" ]; }
 
 topo_create
 # Selection re-evaluates 1 s after the first change (or after 100 changes).
@@ -34,11 +35,8 @@ ip -n "$SNK" addr add 2001:db8:f1::1/128 dev lo nodad
 
 # ---- forced switches under traffic and churn -----------------------------
 snapshot
-nping "$GEN" -4 -q -c 400 -i 0.01 "$SNK4" >"$XFIB_TMP/ping4" 2>&1 &
-p4=$!
-nping "$GEN" -6 -q -c 400 -i 0.01 "$SNK6" >"$XFIB_TMP/ping6" 2>&1 &
-p6=$!
-XFIB_PIDS+=("$p4" "$p6")
+stream_start ping4 4 "$SNK4" -c 400 -i 0.01
+stream_start ping6 6 "$SNK6" -c 400 -i 0.01
 for round in 1 2; do
 	rctl algo ipv4 dir24_8 >/dev/null || fail "forcing dir24_8 failed"
 	rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
@@ -56,14 +54,11 @@ for round in 1 2; do
 		ip -n "$RTR" -6 route del "2001:db8:ff$i::/48"
 	done
 done
-wait "$p4" "$p6" || true
 for f in 4 6; do
-	rcvd=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$XFIB_TMP/ping$f")
-	[ "${rcvd:-0}" -eq 400 ] || fail "IPv$f: ${rcvd:-0}/400 echoes answered across algorithm switches: $(cat "$XFIB_TMP/ping$f")"
+	stream_answered "ping$f" 400 "IPv$f across algorithm switches"
 done
 deltas
-((D_X4 >= 800 && D_X6 >= 800)) || fail "echoes not XDP-forwarded across switches (v4 +$D_X4, v6 +$D_X6)"
-((D_K4 == 0 && D_K6 == 0)) || fail "the kernel forwarded during switches (v4 +$D_K4, v6 +$D_K6)"
+forwarded_by xdp 800 "echoes across algorithm switches"
 swaps=$(rctl status -j | jq '.ipv4.swaps')
 ((swaps >= 5)) || fail "only $swaps IPv4 swaps recorded"
 log "no loss over $swaps IPv4 swaps with churn"
@@ -106,18 +101,12 @@ for b in $(seq 0 255); do
 done >"$batch"
 ip -n "$RTR" -batch "$batch"
 # 4096 changes: evaluated at once (> 100 changes), well past the crossing.
-deadline=$((SECONDS + 10))
-until [ "$(algo_of 4)" = dir24_8 ]; do
-	((SECONDS < deadline)) || fail "4096 prefixes still on $(algo_of 4) after 10 s: $(rctl algo ipv4)"
-	sleep 0.2
-done
+wait_until 10 algo_is 4 dir24_8 ||
+	fail "4096 prefixes still on $(algo_of 4) after 10 s: $(rctl algo ipv4)"
 log "4096 IPv4 prefixes: switched to dir24_8 ($(rctl status -j | jq -c '.ipv4.preferences'))"
 wait_xdp_ping 4 "$SNK4" 1000 >/dev/null || fail "not forwarding after the automatic switch"
 sed 's/^route add/route del/; s/ via .*//' "$batch" >"$batch.del"
 ip -n "$RTR" -batch "$batch.del"
-deadline=$((SECONDS + 10))
-until [ "$(algo_of 4)" = bsearch4 ]; do
-	((SECONDS < deadline)) || fail "back to a small table but still $(algo_of 4) after 10 s"
-	sleep 0.2
-done
+wait_until 10 algo_is 4 bsearch4 ||
+	fail "back to a small table but still $(algo_of 4) after 10 s"
 log "PASS: forced and automatic switches, in-place updates, no loss"

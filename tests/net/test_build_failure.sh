@@ -46,22 +46,17 @@ st=$(rctl status -j)
 expect_xdp 4 "$SNK4"
 grep -q "retrying in" "$XFIBD_LOG" || fail "no retry scheduled in the log"
 # The daemon retries on its own, with growing intervals.
-deadline=$((SECONDS + 10))
-until (($(grep -c 'building dir24_8 failed' "$XFIBD_LOG") >= 3)); do
-	((SECONDS < deadline)) || fail "no retries within 10 s: $(grep 'dir24_8' "$XFIBD_LOG")"
-	sleep 0.2
-done
+failed_builds() { (($(grep -c 'building dir24_8 failed' "$XFIBD_LOG") >= $1)); }
+wait_until 10 failed_builds 3 || fail "no retries within 10 s: $(grep 'dir24_8' "$XFIBD_LOG")"
 grep -q "retrying in 1000 ms" "$XFIBD_LOG" && grep -q "retrying in 2000 ms" "$XFIBD_LOG" ||
 	fail "retry interval does not back off: $(grep 'retrying' "$XFIBD_LOG")"
 expect_xdp 4 "$SNK4"
 log "ENOMEM: bsearch4 keeps forwarding through 3 failed attempts with backoff"
 
 echo 1G >"$CG/memory.limit_in_bytes"
-deadline=$((SECONDS + 20))
-until st=$(rctl status -j) && [ "$(jq -r '.ipv4.algorithm' <<<"$st")" = dir24_8 ]; do
-	((SECONDS < deadline)) || fail "no successful retry 20 s after raising the limit: $(jq -c .ipv4 <<<"$st")"
-	sleep 0.2
-done
+wait_until 20 status_is '.ipv4.algorithm == "dir24_8"' ||
+	fail "no successful retry 20 s after raising the limit: $(rctl status -j | jq -c .ipv4)"
+st=$(rctl status -j)
 [ "$(jq -r '.ipv4.build_error' <<<"$st")" = "" ] || fail "build error not cleared: $(jq -c .ipv4 <<<"$st")"
 expect_xdp 4 "$SNK4"
 log "PASS: failed builds left bsearch4 serving; a retry switched once memory allowed"

@@ -36,24 +36,19 @@ ip -n "$RTR" route add blackhole 198.18.101.0/24
 ip -n "$RTR" -6 route add unreachable 2001:db8:101::/48
 # The router's link-local addresses add their local routes once their
 # duplicate address detection is done: wait, so the table is fixed.
-deadline=$((SECONDS + 10))
-while [ -n "$(ip -n "$RTR" -6 addr show tentative)" ]; do
-	((SECONDS < deadline)) || fail "router addresses still tentative: $(ip -n "$RTR" -6 addr show tentative)"
-	sleep 0.1
-done
+wait_ipv6_ready "$RTR"
 xfibd_start
 # Neighbours resolved by the kernel before any port is attached, so the
 # counters below count exactly the pings sent after the attach.
 resolve_neighbours
 
 # wait_neigh_valid ADDR MAC: xfib's neighbour array has ADDR valid at MAC.
+neigh_valid() {
+	rctl neighbours -j | jq -e --arg a "$1" --arg m "$2" \
+		'any(.[]; .address == $a and .lladdr == $m and .state == "valid")' >/dev/null
+}
 wait_neigh_valid() {
-	local deadline=$((SECONDS + 5))
-	until rctl neighbours -j | jq -e --arg a "$1" --arg m "$2" \
-		'any(.[]; .address == $a and .lladdr == $m and .state == "valid")' >/dev/null; do
-		((SECONDS < deadline)) || fail "neighbour $1 not valid in xfib: $(rctl neighbours)"
-		sleep 0.1
-	done
+	wait_until 5 neigh_valid "$1" "$2" || fail "neighbour $1 not valid in xfib: $(rctl neighbours)"
 }
 wait_neigh_valid "$SNK4" "$SNK_MAC"
 wait_neigh_valid "$SNK6" "$SNK_MAC"

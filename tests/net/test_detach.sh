@@ -24,13 +24,8 @@ fi
 n=$(rctl status -j | jq '.interfaces | length') || fail "status -j failed after detach"
 [ "$n" -eq 0 ] || fail "status lists $n interfaces after detach: $(rctl status -j | jq -c .interfaces)"
 
-snapshot
-ping_all "$GEN" 4 "$SNK4" 20
-ping_all "$GEN" 6 "$SNK6" 20
-deltas
-[ "$D_K4" -ge 40 ] || fail "router kernel forwarded only $D_K4 IPv4 datagrams after detach, expected >= 40"
-[ "$D_K6" -ge 40 ] || fail "router kernel forwarded only $D_K6 IPv6 datagrams after detach, expected >= 40"
-(( D_X4 == 0 && D_X6 == 0 )) || fail "xfib still forwarding after detach"
+ping_both 20
+forwarded_by kernel 40 "after detach"
 
 # The daemon keeps running; attaching again brings XDP back.
 kill -0 "$XFIBD_PID" || fail "xfibd exited after detach"

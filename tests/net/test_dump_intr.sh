@@ -68,11 +68,8 @@ expect_xdp 4 "$SNK4" 5000
 expect_xdp 6 "$SNK6" 5000
 
 snapshot
-nping "$GEN" -4 -q -i 0.02 -c 500 -W 2 "$SNK4" >"$XFIB_TMP/ping4" 2>&1 &
-P4=$!
-nping "$GEN" -6 -q -i 0.02 -c 500 -W 2 "$SNK6" >"$XFIB_TMP/ping6" 2>&1 &
-P6=$!
-XFIB_PIDS+=("$P4" "$P6")
+stream_start ping4 4 "$SNK4" -i 0.02 -c 500 -W 2
+stream_start ping6 6 "$SNK6" -i 0.02 -c 500 -W 2
 
 # Churn until several resyncs ran into interrupted dumps (at most 40 s).
 deadline=$((SECONDS + 40))
@@ -95,8 +92,8 @@ if grep -E "netlink dump: |resync failed|netlink: " "$XFIBD_LOG"; then
 fi
 
 # The last resync settles, then xfib equals the kernel.
-wait "$P4" || true
-wait "$P6" || true
+stream_wait ping4
+stream_wait ping6
 wait_prefixes_match 30
 verify_clean "after the churn"
 st=$(rctl status -j)
@@ -107,8 +104,7 @@ log "status: $(jq -c '.daemon | {resyncs, last_sync, started}' <<<"$st"), $(grep
 grep "sync (resync .*) done" "$XFIBD_LOG" | tail -n 3 | sed 's/^/    /'
 
 for f in 4 6; do
-	rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$XFIB_TMP/ping$f")
-	[ "${rx:-0}" -eq 500 ] || fail "v$f: ${rx:-0}/500 echoes answered during the churn: $(cat "$XFIB_TMP/ping$f")"
+	stream_answered "ping$f" 500 "v$f during the churn"
 done
 deltas
 ((D_K4 == 0 && D_K6 == 0)) || fail "the router kernel forwarded v4 +$D_K4 v6 +$D_K6 during the churn"

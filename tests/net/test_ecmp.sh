@@ -21,15 +21,7 @@ FLOWS=256
 PKTS=4
 flows_py="$XFIB_TOP/tests/lib/flows.py"
 
-topo_create 0
-topo_add_sink2
-xfibd_start
-attach_all
-resolve_neighbours
-expect_xdp 4 "$SNK4"
-expect_xdp 6 "$SNK6"
-expect_xdp 4 "$SNK2_4"
-expect_xdp 6 "$SNK2_6"
+topo_up sink2
 
 # The flow destinations exist on both sinks.
 for ns in "$SNK" "$SNK2"; do

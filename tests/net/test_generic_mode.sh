@@ -22,12 +22,8 @@ for p in $(router_ports); do
 	[ "$m" = 2 ] || fail "$p: XDP attach mode $m, expected 2 (generic)"
 done
 
-snapshot
-ping_all "$GEN" 4 "$SNK4" 20
-ping_all "$GEN" 6 "$SNK6" 20
-deltas
-(( D_X4 >= 40 && D_X6 >= 40 )) || fail "generic mode: forwarded v4 +$D_X4 v6 +$D_X6, expected >= 40 each"
-(( D_K4 == 0 && D_K6 == 0 )) || fail "generic mode: router kernel forwarded v4 +$D_K4 v6 +$D_K6"
+ping_both 20
+forwarded_by xdp 40 "generic mode"
 
 capture_start "$SNK" "$SNK_IF" "icmp and src $GEN4 and dst $SNK4 and icmp[icmptype] == icmp-echo"
 ping_all "$GEN" 4 "$SNK4" 1 -t 9

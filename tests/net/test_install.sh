@@ -4,7 +4,8 @@
 # make install / uninstall, and the service steps run from the installed
 # files on a namespaced router:
 #  - install honours PREFIX and DESTDIR-less prefixes, keeps an existing
-#    configuration, and systemd accepts the unit;
+#    configuration, and systemd accepts the unit; bash-completion finds
+#    the completion of xfibctl where it is installed;
 #  - the installed xfib-service starts xfibd with the configured table and
 #    timers, attaches the configured ports and applies the algorithm
 #    policy; traffic is XDP-forwarded;
@@ -20,9 +21,19 @@ root="$XFIB_TMP/root"
 mk() { make -s -C "$XFIB_TOP" --no-print-directory PREFIX="$root/usr" SYSCONFDIR="$root/etc" "$@"; }
 mk install >/dev/null
 for f in usr/sbin/xfibd usr/sbin/xfibctl usr/libexec/xfib/xfib-service \
-	usr/lib/systemd/system/xfibd.service etc/xfib/xfibd.conf; do
+	usr/lib/systemd/system/xfibd.service etc/xfib/xfibd.conf \
+	usr/share/bash-completion/completions/xfibctl; do
 	[ -e "$root/$f" ] || fail "make install did not install $f"
 done
+# bash-completion looks in XDG_DATA_DIRS (/usr/local/share:/usr/share by
+# default): PREFIX/share.
+if [ -r /usr/share/bash-completion/bash_completion ]; then
+	out=$(XDG_DATA_DIRS="$root/usr/share" bash --norc -c '
+		. /usr/share/bash-completion/bash_completion
+		__load_completion xfibctl && complete -p xfibctl' 2>&1) || true
+	[ "$out" = "complete -F _xfibctl xfibctl" ] ||
+		fail "bash-completion does not find the installed completion: $out"
+fi
 for m in "$XFIB_TOP"/man/*.8; do
 	[ -e "$m" ] || continue
 	[ -e "$root/usr/share/man/man8/$(basename "$m")" ] || fail "man page $(basename "$m") not installed"
@@ -67,11 +78,8 @@ svc run >>"$XFIBD_LOG" 2>&1 &
 XFIB_PIDS+=("$!")
 # The step runs in a subshell, which then execs down to xfibd: ask the
 # maps which pid it is.
-deadline=$((SECONDS + 10))
-until rctl status -j 2>/dev/null | jq -e '.daemon.running and .daemon.synced' >/dev/null; do
-	((SECONDS < deadline)) || fail "the service's xfibd did not sync: $(tail -n 5 "$XFIBD_LOG")"
-	sleep 0.1
-done
+wait_until 10 status_is '.daemon.running and .daemon.synced' ||
+	fail "the service's xfibd did not sync: $(tail -n 5 "$XFIBD_LOG")"
 XFIBD_PID=$(rctl status -j | jq '.daemon.pid')
 svc post-start
 st=$(rctl status -j)
@@ -102,7 +110,7 @@ deltas
 
 mk uninstall >/dev/null
 for f in usr/sbin/xfibd usr/sbin/xfibctl usr/libexec/xfib/xfib-service \
-	usr/lib/systemd/system/xfibd.service; do
+	usr/lib/systemd/system/xfibd.service usr/share/bash-completion/completions/xfibctl; do
 	[ ! -e "$root/$f" ] || fail "make uninstall left $f"
 done
 [ -e "$root/etc/xfib/xfibd.conf" ] || fail "make uninstall removed the configuration"

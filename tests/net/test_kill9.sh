@@ -15,14 +15,8 @@ topo_up
 
 # A steady stream in both families for the whole test: 50 echoes/s each.
 STREAM_S=15
-stream() {
-	ip netns exec "$GEN" ping "-$1" -q -i 0.02 -W 1 -w "$STREAM_S" "$2" >"$XFIB_TMP/stream$1.out" 2>&1
-}
-stream 4 "$SNK4" &
-P4=$!
-stream 6 "$SNK6" &
-P6=$!
-XFIB_PIDS+=("$P4" "$P6")
+stream_start stream4 4 "$SNK4" -i 0.02 -w "$STREAM_S"
+stream_start stream6 6 "$SNK6" -i 0.02 -w "$STREAM_S"
 sleep 1
 
 check_flowing "xfibd running"
@@ -54,16 +48,12 @@ expect_xdp 4 "$D4" 2000 "$SNK"
 expect_xdp 6 "$D6" 2000 "$SNK"
 
 # The stream ran through kill and restart without a gap.
-wait "$P4" || true
-wait "$P6" || true
 for f in 4 6; do
-	s=$(grep 'packets transmitted' "$XFIB_TMP/stream$f.out") || fail "no ping summary: $(cat "$XFIB_TMP/stream$f.out")"
-	tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' <<<"$s")
-	rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$s")
-	log "stream v$f: $s"
-	[ "$tx" -ge 200 ] || fail "stream v$f sent only $tx"
+	stream_wait "stream$f"
+	[ "$PING_TX" -ge 200 ] || fail "stream v$f sent only $PING_TX"
 	# At most the echoes in flight when the stream's deadline hit.
-	[ $((tx - rx)) -le 3 ] || fail "stream v$f lost $((tx - rx)) of $tx echoes across kill -9 and restart"
+	[ $((PING_TX - PING_RX)) -le 3 ] ||
+		fail "stream v$f lost $((PING_TX - PING_RX)) of $PING_TX echoes across kill -9 and restart"
 done
 
 log "PASS: forwarding survived kill -9 and restart; changes mirrored after restart"

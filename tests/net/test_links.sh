@@ -26,13 +26,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
 
-topo_create 0
-topo_add_sink2
-xfibd_start
-attach_all
-resolve_neighbours
-expect_xdp 4 "$SNK4"
-expect_xdp 6 "$SNK6"
+topo_up sink2
 wait_prefixes_match
 verify_clean "start"
 
@@ -205,27 +199,17 @@ log "MTU back to 1500: 1428-byte packets XDP-forwarded"
 # ---- 3. rename under traffic ---------------------------------------------
 
 log "3. rename $R_SNK -> r-out under a stream"
-stream() {
-	nping "$GEN" "-$1" -q -i 0.02 -c 150 "$2" >"$XFIB_TMP/rename$1.out" 2>&1
-}
 snap_all
-stream 4 "$D4" &
-P4=$!
-stream 6 "$D6" &
-P6=$!
-XFIB_PIDS+=("$P4" "$P6")
+stream_start rename4 4 "$D4" -i 0.02 -c 150
+stream_start rename6 6 "$D6" -i 0.02 -c 150
 sleep 1
 ip -n "$RTR" link set dev "$R_SNK" name r-out
 R_SNK=r-out
-wait "$P4" || true
-wait "$P6" || true
 for f in 4 6; do
-	rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$XFIB_TMP/rename$f.out")
-	[ "${rx:-0}" -eq 150 ] || fail "rename: v$f stream $rx/150 answered: $(cat "$XFIB_TMP/rename$f.out")"
+	stream_answered "rename$f" 150 "rename: v$f stream"
 done
 deltas
-((D_X4 >= 300 && D_X6 >= 300 && D_K4 == 0 && D_K6 == 0)) ||
-	fail "rename: stream not all XDP-forwarded (xfib v4 +$D_X4 v6 +$D_X6, kernel v4 +$D_K4 v6 +$D_K6)"
+forwarded_by xdp 300 "rename: stream"
 rctl status -j | jq -e '[.interfaces[].name] | index("r-out") != null' >/dev/null ||
 	fail "status after rename: $(rctl status -j | jq -c .interfaces)"
 lookup_is "$D4" '.egress.name == "r-out" and .action == "forward"' ||

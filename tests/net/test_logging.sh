@@ -52,11 +52,8 @@ for seq in $(seq 101 $((100 + FLAPS))); do
 	sleep 1.2
 done
 MSG="ipv4: ignoring request for algorithm 99"
-deadline=$((SECONDS + 15))
-until grep -q "last message repeated" "$LOG1"; do
-	((SECONDS < deadline)) || fail "repeats never summed up: $(cat "$LOG1")"
-	sleep 0.5
-done
+wait_until 15 grep -q "last message repeated" "$LOG1" ||
+	fail "repeats never summed up: $(cat "$LOG1")"
 n=$(grep -c "$MSG" "$LOG1" || true)
 [ "$n" -eq 1 ] || fail "'$MSG' printed $n times, expected once: $(cat "$LOG1")"
 grep -Eq "^${TS}last message repeated $((FLAPS - 1)) times\$" "$LOG1" ||

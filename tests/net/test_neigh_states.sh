@@ -175,27 +175,19 @@ done
 
 # ---- STALE under XDP-only traffic ------------------------------------------
 
-# stream FAMILY DST SECONDS: pings at 20/s in the background (P_STREAM).
-stream() {
-	nping "$GEN" "-$1" -q -i 0.05 -w "$3" "$2" >"$XFIB_TMP/stream.$1" 2>&1 &
-	P_STREAM=$!
-	XFIB_PIDS+=("$P_STREAM")
-}
-
 for a in "$SNK4" "$SNK6"; do
 	f=$(fam_of "$a")
 	log "== $a STALE, traffic only through XDP"
 	set_state "$a" stale
 	snapshot
-	stream "$f" "$a" 12
+	stream_start stale "$f" "$a" -i 0.05 -w 12
 	t0=$SECONDS
 	until [ "$(kstate "$a")" = REACHABLE ]; do
 		((SECONDS - t0 < 12)) || fail "$a stayed $(kstate "$a") under XDP traffic: the kernel was never told the neighbour is in use"
 		sleep 0.1
 	done
 	log "$a: kernel re-probed and confirmed the neighbour after $((SECONDS - t0)) s"
-	kill "$P_STREAM" 2>/dev/null || true
-	wait "$P_STREAM" 2>/dev/null || true
+	stream_stop stale
 	deltas
 	((D_K4 == 0 && D_K6 == 0)) || fail "$a: the stream went through the router kernel"
 
@@ -207,7 +199,7 @@ for a in "$SNK4" "$SNK6"; do
 	SNK_MAC=$NEW_MAC
 	# The old entry is what the dataplane uses now: frames to the old MAC
 	# are dropped by the sink, as they would be through the kernel.
-	stream "$f" "$a" 25
+	stream_start mac "$f" "$a" -i 0.05 -w 25
 	t0=$SECONDS
 	until ip -n "$RTR" -j neigh show to "$a" dev "$R_SNK" |
 		jq -e --arg m "$NEW_MAC" '.[0].lladdr == $m and .[0].state[0] == "REACHABLE"' >/dev/null; do
@@ -215,8 +207,7 @@ for a in "$SNK4" "$SNK6"; do
 		sleep 0.1
 	done
 	log "$a: new MAC $NEW_MAC learnt $((SECONDS - t0)) s after the change (was $OLD_MAC)"
-	kill "$P_STREAM" 2>/dev/null || true
-	wait "$P_STREAM" 2>/dev/null || true
+	stream_stop mac
 	lookup_is "$a" ".neighbour.dst_mac == \"$NEW_MAC\" and .action == \"forward\"" ||
 		fail "$a: dataplane neighbour $(rctl -j lookup "$a" | jq -c .neighbour)"
 	expect_xdp "$f" "$a" 3000 "$SNK"

@@ -27,15 +27,13 @@ for b in $(seq 0 255); do
 done >"$batch"
 
 snapshot
-nping "$GEN" -4 -q -c 300 -i 0.01 "$SNK4" >"$XFIB_TMP/ping4" 2>&1 &
-XFIB_PIDS+=("$!")
-ping_pid=$!
+stream_start ping4 4 "$SNK4" -c 300 -i 0.01
 for round in 1 2 3; do
 	ip -n "$RTR" -batch "$batch"
 	sed 's/^route add/route del/; s/ via .*//' "$batch" >"$batch.del"
 	[ "$round" = 3 ] || ip -n "$RTR" -batch "$batch.del"
 done
-wait "$ping_pid" || true
+stream_wait ping4
 
 deadline=$((SECONDS + 20))
 while :; do
@@ -55,8 +53,7 @@ log "resyncs: $(jq '.daemon.resyncs' <<<"$st"), ipv4 prefixes $(jq '.ipv4.routes
 # Let the last resync settle, then compare with the kernel.
 sleep 1.5
 out=$(rctl verify --random 100000 2>&1) || fail "verify after overruns: $(tail -n 25 <<<"$out")"
-rcvd=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$XFIB_TMP/ping4")
-[ "${rcvd:-0}" -eq 300 ] || fail "${rcvd:-0}/300 echoes answered during the flood"
+stream_answered ping4 300 "during the flood"
 deltas
 ((D_K4 == 0)) || fail "the kernel forwarded $D_K4 packets during the flood"
 log "PASS: overruns resynced, verify clean, no echo lost"

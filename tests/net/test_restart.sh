@@ -78,16 +78,10 @@ verify_clean "before the restart"
 # The steady flow: 50 echoes/s per family, a fixed count, every one must
 # come back (ping waits for the last replies).
 COUNT=750
-stream() {
-	nping "$GEN" "-$1" -q -i 0.02 -c "$COUNT" -W 2 "$2" >"$XFIB_TMP/stream$1.out" 2>&1
-}
 snapshot
 S0_K4=$S_K4 S0_K6=$S_K6
-stream 4 "$(dst4 10)" &
-P4=$!
-stream 6 "$(dst6 10)" &
-P6=$!
-XFIB_PIDS+=("$P4" "$P6")
+stream_start stream4 4 "$(dst4 10)" -i 0.02 -c "$COUNT" -W 2
+stream_start stream6 6 "$(dst6 10)" -i 0.02 -c "$COUNT" -W 2
 sleep 1
 
 check_flowing "xfibd running"
@@ -163,15 +157,8 @@ check_frame "$CAP_TEXT" "$R_SNK2_MAC" "$NEW_MAC" 63
 
 # The steady flow crossed stop, changes and restart without losing a
 # packet, and the router kernel forwarded nothing in the whole run.
-wait "$P4" || true
-wait "$P6" || true
 for f in 4 6; do
-	s=$(grep 'packets transmitted' "$XFIB_TMP/stream$f.out") || fail "no ping summary: $(cat "$XFIB_TMP/stream$f.out")"
-	tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' <<<"$s")
-	rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$s")
-	log "steady flow v$f: $s"
-	[ "$tx" -eq "$COUNT" ] || fail "flow v$f sent $tx of $COUNT"
-	[ "$rx" -eq "$tx" ] || fail "flow v$f lost $((tx - rx)) of $tx echoes across SIGTERM and restart"
+	stream_answered "stream$f" "$COUNT" "steady flow v$f across SIGTERM and restart"
 done
 k4=$(($(kfwd4 "$RTR") - S0_K4))
 k6=$(($(kfwd6 "$RTR") - S0_K6))

@@ -14,15 +14,7 @@ set -euo pipefail
 xfib_init
 
 LIMIT_MS=1000
-topo_create
-topo_add_sink2
-xfibd_start
-attach_all
-resolve_neighbours
-expect_xdp 4 "$SNK4"
-expect_xdp 6 "$SNK6"
-expect_xdp 4 "$SNK2_4" 3000 "$SNK2"
-expect_xdp 6 "$SNK2_6" 3000 "$SNK2"
+topo_up sink2
 
 P4="198.19.$((16 * TOPO_ID + 5)).0/24" D4="198.19.$((16 * TOPO_ID + 5)).1"
 P6="2001:db8:f$((16 * TOPO_ID + 5))::/64" D6="2001:db8:f$((16 * TOPO_ID + 5))::1"

@@ -11,19 +11,15 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
 
-topo_up
-topo_add_sink2
+topo_up sink2
 ip -n "$SNK2" addr add "$SNK4/32" dev lo 2>/dev/null || true
 
 # Table 100 sends the sink's address to sink2 instead, for gen's traffic.
 ip -n "$RTR" route add "$SNK4/32" via "$SNK2_4" table 100
 ip -n "$RTR" rule add from "$NET4_G.0/24" lookup 100 priority 100
 
-deadline=$((SECONDS + 5))
-until [ "$(rctl status -j | jq -r '.ipv4.fallback')" = policy_rules ]; do
-	((SECONDS < deadline)) || fail "status does not show the policy-rules fallback: $(rctl status -j | jq -c .ipv4)"
-	sleep 0.1
-done
+wait_until 5 status_is '.ipv4.fallback == "policy_rules"' ||
+	fail "status does not show the policy-rules fallback: $(rctl status -j | jq -c .ipv4)"
 [ "$(rctl status -j | jq -r '.ipv4.algorithm')" = none ] || fail "ipv4 still has an instance"
 [ "$(rctl status -j | jq -r '.ipv6.fallback')" = none ] || fail "ipv6 affected by an IPv4 rule"
 rctl status | grep -q "policy rules" || fail "text status does not say why"
@@ -40,10 +36,7 @@ deltas
 expect_xdp 6 "$SNK6"
 
 ip -n "$RTR" rule del from "$NET4_G.0/24" lookup 100 priority 100
-deadline=$((SECONDS + 5))
-until [ "$(rctl status -j | jq -r '.ipv4.algorithm')" = bsearch4 ]; do
-	((SECONDS < deadline)) || fail "fast path not back after the rule went: $(rctl status -j | jq -c .ipv4)"
-	sleep 0.1
-done
+wait_until 5 status_is '.ipv4.algorithm == "bsearch4"' ||
+	fail "fast path not back after the rule went: $(rctl status -j | jq -c .ipv4)"
 expect_xdp 4 "$SNK4" 3000 "$SNK"
 log "PASS: policy rules hand IPv4 to the kernel and back"

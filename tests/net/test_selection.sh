@@ -31,19 +31,13 @@ routes() { # routes add|del FROM TO
 }
 # wait_prefixes N: the dataplane holds N IPv4 prefixes (base included).
 wait_prefixes() {
-	local deadline=$((SECONDS + 10))
-	until [ "$(prefixes4)" -eq "$1" ]; do
-		((SECONDS < deadline)) || fail "dataplane has $(prefixes4) IPv4 prefixes, expected $1"
-		sleep 0.1
-	done
+	wait_until 10 status_is ".ipv4.routes == $1" ||
+		fail "dataplane has $(prefixes4) IPv4 prefixes, expected $1"
 }
 # expect_algo ALGO SECONDS: ALGO within SECONDS.
 expect_algo() {
-	local deadline=$((SECONDS + $2))
-	until [ "$(algo4)" = "$1" ]; do
-		((SECONDS < deadline)) || fail "$(prefixes4) prefixes: $(algo4), expected $1 ($(rctl algo ipv4 | tr -s ' \n' ' '))"
-		sleep 0.1
-	done
+	wait_until "$2" status_is ".ipv4.algorithm == \"$1\"" ||
+		fail "$(prefixes4) prefixes: $(algo4), expected $1 ($(rctl algo ipv4 | tr -s ' \n' ' '))"
 }
 # stays ALGO SECONDS: ALGO throughout.
 stays() {

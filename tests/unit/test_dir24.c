@@ -481,7 +481,7 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 		       size_t n, const char *what)
 {
 	const struct dir24 *d = &in->d;
-	__u8 *st = calloc(d->ngroups + 1, 1);
+	__u8 *st = calloc(d->pool.ngroups + 1, 1);
 	__u32 b = 0, ext = 0, i;
 	char buf[INET6_ADDRSTRLEN];
 	size_t k = 0;
@@ -491,21 +491,21 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 	for (k = 1; k < n; k++)
 		CHECK(r[k].start > r[k - 1].start && r[k].nh != r[k - 1].nh,
 		      "test bug: range list not merged");
-	CHECK(d->nfree + d->nretired <= d->ngroups,
-	      "%s: %u free + %u retired > %u groups", what, d->nfree,
-	      d->nretired, d->ngroups);
-	for (i = 0; i < d->nfree; i++) {
-		CHECK(d->free[i] < d->ngroups && st[d->free[i]] == G_UNSEEN,
+	CHECK(d->pool.nfree + d->pool.nretired <= d->pool.ngroups,
+	      "%s: %u free + %u retired > %u groups", what, d->pool.nfree,
+	      d->pool.nretired, d->pool.ngroups);
+	for (i = 0; i < d->pool.nfree; i++) {
+		CHECK(d->pool.free[i] < d->pool.ngroups && st[d->pool.free[i]] == G_UNSEEN,
 		      "%s: free list entry %u (group %u) bad or repeated", what,
-		      i, d->free[i]);
-		st[d->free[i]] = G_FREE;
+		      i, d->pool.free[i]);
+		st[d->pool.free[i]] = G_FREE;
 	}
-	for (i = 0; i < d->nretired; i++) {
-		CHECK(d->retired[i] < d->ngroups &&
-			      st[d->retired[i]] == G_UNSEEN,
+	for (i = 0; i < d->pool.nretired; i++) {
+		CHECK(d->pool.retired[i] < d->pool.ngroups &&
+			      st[d->pool.retired[i]] == G_UNSEEN,
 		      "%s: retired entry %u (group %u) bad or repeated", what,
-		      i, d->retired[i]);
-		st[d->retired[i]] = G_RETIRED;
+		      i, d->pool.retired[i]);
+		st[d->pool.retired[i]] = G_RETIRED;
 	}
 
 	k = 0;
@@ -533,8 +533,8 @@ static void check_full(const struct inst *in, const struct xfib_bs4_range *r,
 		      "%s: /24 %s holds a longer prefix but entry is plain 0x%x",
 		      what, fmt_addr(32, base, buf), e);
 		g = XFIB_DIR24_GROUP(e);
-		CHECK(g < d->ngroups, "%s: /24 %s: group %u out of %u", what,
-		      fmt_addr(32, base, buf), g, d->ngroups);
+		CHECK(g < d->pool.ngroups, "%s: /24 %s: group %u out of %u", what,
+		      fmt_addr(32, base, buf), g, d->pool.ngroups);
 		CHECK(st[g] == G_UNSEEN, "%s: /24 %s: group %u is %s", what,
 		      fmt_addr(32, base, buf), g,
 		      st[g] == G_FREE ? "free" :
@@ -836,7 +836,7 @@ static void test_empty(struct inst *in)
 	check_full(in, &none, 1, "after init");
 	CHECK(dir24_groups_used(&in->d) == 0 &&
 		      dir24_groups_retired(&in->d) == 0 &&
-		      dir24_groups_free(&in->d) == in->d.ngroups,
+		      dir24_groups_free(&in->d) == in->d.pool.ngroups,
 	      "counters after init: %u used %u retired %u free",
 	      dir24_groups_used(&in->d), dir24_groups_retired(&in->d),
 	      dir24_groups_free(&in->d));
@@ -911,7 +911,7 @@ static void test_basic(struct inst *in)
 	/* Replace the nexthop of the whole /24 range: tbl24, group retired. */
 	write_ok(in, x, x + 255, 5);
 	CHECK(entry(in, x >> 8) == 5 && dir24_groups_used(d) == 0 &&
-		      dir24_groups_retired(d) == 1 && d->retired[0] == g,
+		      dir24_groups_retired(d) == 1 && d->pool.retired[0] == g,
 	      "/24 over a group: entry 0x%x, %u used, %u retired",
 	      entry(in, x >> 8), dir24_groups_used(d), dir24_groups_retired(d));
 	/* The retired group still answers for readers that hold it. */
@@ -920,7 +920,7 @@ static void test_basic(struct inst *in)
 	      "retired group was modified");
 	dir24_reclaim(d);
 	CHECK(dir24_groups_retired(d) == 0 &&
-		      dir24_groups_free(d) == d->ngroups,
+		      dir24_groups_free(d) == d->pool.ngroups,
 	      "reclaim");
 	/* A range over many /24s with both ends cutting: two groups. */
 	write_ok(in, ADDR(198, 18, 10, 7), ADDR(198, 18, 20, 9), 6);
@@ -1038,7 +1038,7 @@ static void test_flap(struct inst *in)
 {
 	struct dir24 *d = &in->d;
 	__u32 base_nh, x = ADDR(198, 18, 7, 0), b = x >> 8;
-	unsigned int i, k, ngroups = d->ngroups;
+	unsigned int i, k, ngroups = d->pool.ngroups;
 	__u32 snap[GRP_N];
 
 	cur_test = "flap";
@@ -1057,8 +1057,8 @@ static void test_flap(struct inst *in)
 			      dir24_groups_used(d));
 			g = XFIB_DIR24_GROUP(e);
 			/* Reclaimed every 10th round: until then, no reuse. */
-			for (k = 0; k < d->nretired; k++)
-				CHECK(d->retired[k] != g,
+			for (k = 0; k < d->pool.nretired; k++)
+				CHECK(d->pool.retired[k] != g,
 				      "flap %u: retired group %u reused before reclaim",
 				      i, g);
 			CHECK(lookup(in, x + 127) == base_nh &&
@@ -1075,7 +1075,7 @@ static void test_flap(struct inst *in)
 			write_ok(in, x + 128, x + 255, base_nh);
 			CHECK(entry(in, b) == base_nh &&
 				      dir24_groups_used(d) == 0 &&
-				      d->retired[d->nretired - 1] == g,
+				      d->pool.retired[d->pool.nretired - 1] == g,
 			      "flap %u: delete gave entry 0x%x, %u used", i,
 			      entry(in, b), dir24_groups_used(d));
 			/*
@@ -1110,7 +1110,7 @@ static bool tables_equal(const struct inst *in, const __u64 *t24,
 			 const __u64 *t8)
 {
 	return !memcmp(in->t24, t24, (size_t)XFIB_DIR24_TBL24_VALUES * 8) &&
-	       !memcmp(in->t8, t8, (size_t)in->d.ngroups * GRP_N * 4);
+	       !memcmp(in->t8, t8, (size_t)in->d.pool.ngroups * GRP_N * 4);
 }
 
 /* A tiny pool runs dry: -ENOSPC, nothing written, retired groups stay out. */
@@ -1131,11 +1131,11 @@ static void test_exhaust(void)
 	do {                                                              \
 		memcpy(s24, in.t24, (size_t)XFIB_DIR24_TBL24_VALUES * 8); \
 		memcpy(s8, in.t8, 3 * GRP_N * 4);                         \
-		nf = d->nfree;                                            \
-		nr = d->nretired;                                         \
+		nf = d->pool.nfree;                                            \
+		nr = d->pool.nretired;                                         \
 	} while (0)
 #define UNCHANGED() \
-	(tables_equal(&in, s24, s8) && d->nfree == nf && d->nretired == nr)
+	(tables_equal(&in, s24, s8) && d->pool.nfree == nf && d->pool.nretired == nr)
 
 	write_ok(&in, x, x + 0xffff, 2); /* a /16 */
 	for (i = 0; i < 3; i++)
@@ -1548,9 +1548,9 @@ static void test_order(struct inst *in, struct inst *fresh, size_t n)
 		}
 		dir24_reclaim(&in->d);
 		check_full(in, &none, 1, "all deleted");
-		CHECK(dir24_groups_free(&in->d) == in->d.ngroups,
+		CHECK(dir24_groups_free(&in->d) == in->d.pool.ngroups,
 		      "all deleted: %u of %u groups free",
-		      dir24_groups_free(&in->d), in->d.ngroups);
+		      dir24_groups_free(&in->d), in->d.pool.ngroups);
 	}
 	printf("    %zu prefixes inserted forwards and backwards, deleted in between\n",
 	       n);

@@ -106,8 +106,8 @@ static void poison_free(struct inst *in)
 {
 	__u32 i;
 
-	for (i = 0; i < in->t.nfree; i++)
-		poison_group(in, in->t.free[i]);
+	for (i = 0; i < in->t.pool.nfree; i++)
+		poison_group(in, in->t.pool.free[i]);
 }
 
 static void inst_init(struct inst *in, __u32 ngroups)
@@ -123,7 +123,7 @@ static void inst_init(struct inst *in, __u32 ngroups)
 	CHECK(ret == 0, "trie6_init(%u groups): %d", ngroups, ret);
 	CHECK(trie6_groups_used(&in->t) == 0 &&
 		      trie6_groups_retired(&in->t) == 0 &&
-		      in->t.nfree == ngroups,
+		      in->t.pool.nfree == ngroups,
 	      "fresh instance not empty");
 	poison_free(in);
 }
@@ -149,9 +149,9 @@ static __u32 lk(const struct inst *in, u128 a)
 /* The grace period has passed: reclaim, and poison what came back. */
 static void reclaim(struct inst *in)
 {
-	__u32 n = in->t.nretired, i, *g = xmalloc(n * sizeof(*g));
+	__u32 n = in->t.pool.nretired, i, *g = xmalloc(n * sizeof(*g));
 
-	memcpy(g, in->t.retired, n * sizeof(*g));
+	memcpy(g, in->t.pool.retired, n * sizeof(*g));
 	trie6_reclaim(&in->t);
 	CHECK(trie6_groups_retired(&in->t) == 0, "retired after reclaim");
 	for (i = 0; i < n; i++)
@@ -166,7 +166,7 @@ static void reclaim(struct inst *in)
 static int try_write(struct inst *in, u128 lo, u128 hi, __u32 nh)
 {
 	__u32 need = trie6_groups_needed(&in->t, lo, hi);
-	__u32 nfree = in->t.nfree, nret = in->t.nretired;
+	__u32 nfree = in->t.pool.nfree, nret = in->t.pool.nretired;
 	int ret;
 
 	ret = trie6_write_range(&in->t, lo, hi, nh);
@@ -179,16 +179,16 @@ static int try_write(struct inst *in, u128 lo, u128 hi, __u32 nh)
 		CHECK(ret == -ENOSPC,
 		      "write [%s, %s] needs %u of %u free groups: returned %d",
 		      fmt(lo), fmt(hi), need, nfree, ret);
-		CHECK(in->t.nfree == nfree && in->t.nretired == nret,
+		CHECK(in->t.pool.nfree == nfree && in->t.pool.nretired == nret,
 		      "-ENOSPC changed the pool");
 		return ret;
 	}
 	CHECK(ret == 0, "write [%s, %s] nh %u: %d (needed %u, free %u)",
 	      fmt(lo), fmt(hi), nh, ret, need, nfree);
-	CHECK(nfree - in->t.nfree <= need,
+	CHECK(nfree - in->t.pool.nfree <= need,
 	      "write [%s, %s] took %u groups, needed says %u", fmt(lo),
-	      fmt(hi), nfree - in->t.nfree, need);
-	CHECK(in->t.nretired >= nret, "retired groups vanished");
+	      fmt(hi), nfree - in->t.pool.nfree, need);
+	CHECK(in->t.pool.nretired >= nret, "retired groups vanished");
 	return 0;
 }
 
@@ -570,17 +570,17 @@ static size_t walk(const struct inst *in, const struct rset *rs)
 
 	w.state = calloc(in->ngroups + 1, 1);
 	CHECK(w.state, "out of memory");
-	for (i = 0; i < in->t.nfree; i++) {
-		CHECK(in->t.free[i] < in->ngroups &&
-			      w.state[in->t.free[i]] == G_UNSEEN,
+	for (i = 0; i < in->t.pool.nfree; i++) {
+		CHECK(in->t.pool.free[i] < in->ngroups &&
+			      w.state[in->t.pool.free[i]] == G_UNSEEN,
 		      "free list corrupt");
-		w.state[in->t.free[i]] = G_FREE;
+		w.state[in->t.pool.free[i]] = G_FREE;
 	}
-	for (i = 0; i < in->t.nretired; i++) {
-		CHECK(in->t.retired[i] < in->ngroups &&
-			      w.state[in->t.retired[i]] == G_UNSEEN,
+	for (i = 0; i < in->t.pool.nretired; i++) {
+		CHECK(in->t.pool.retired[i] < in->ngroups &&
+			      w.state[in->t.pool.retired[i]] == G_UNSEEN,
 		      "retired list corrupt");
-		w.state[in->t.retired[i]] = G_RETIRED;
+		w.state[in->t.pool.retired[i]] = G_RETIRED;
 	}
 	if (!rs) {
 		for (i = 0; i < XFIB_TRIE6_TBL24_ENTRIES; i++)
@@ -1014,7 +1014,7 @@ static void test_extend(void)
 	poison_free(&in);
 	apply_add(&in, &ps, &rs, p64, 64, 4);
 	reclaim(&in);
-	base_free = in.t.nfree;
+	base_free = in.t.pool.nfree;
 	for (k = 0; k < 1000; k++) {
 		apply_add(&in, &ps, &rs, p64, 65, 5);
 		CHECK(lk(&in, p64) == 5 && lk(&in, p65b) == 4 &&
@@ -1026,8 +1026,8 @@ static void test_extend(void)
 		CHECK(trie6_groups_retired(&in.t) == 1,
 		      "cycle %d: %u retired", k, trie6_groups_retired(&in.t));
 		reclaim(&in);
-		CHECK(in.t.nfree == base_free, "cycle %d: %u free, was %u", k,
-		      in.t.nfree, base_free);
+		CHECK(in.t.pool.nfree == base_free, "cycle %d: %u free, was %u", k,
+		      in.t.pool.nfree, base_free);
 	}
 	check_table(&in, NULL, &rs, &ps, 1000, true);
 	/* Contract the /64 to its first /65, extend it back. */
@@ -1041,8 +1041,8 @@ static void test_extend(void)
 		CHECK(lk(&in, p64) == 4 && lk(&in, p65b) == 4,
 		      "extended, cycle %d", k);
 		reclaim(&in);
-		CHECK(in.t.nfree == base_free, "cycle %d: %u free, was %u", k,
-		      in.t.nfree, base_free);
+		CHECK(in.t.pool.nfree == base_free, "cycle %d: %u free, was %u", k,
+		      in.t.pool.nfree, base_free);
 	}
 	check_table(&in, NULL, &rs, &ps, 1000, true);
 
@@ -1061,9 +1061,9 @@ static void test_extend(void)
 		cycles_ok++;
 		do_write(&in, lo, hi, 4);
 		/* The group just retired: record it, it must not change. */
-		CHECK(in.t.nretired == nsnap + 1, "retired %u, expected %zu",
-		      in.t.nretired, nsnap + 1);
-		snap_ids[nsnap] = in.t.retired[nsnap];
+		CHECK(in.t.pool.nretired == nsnap + 1, "retired %u, expected %zu",
+		      in.t.pool.nretired, nsnap + 1);
+		snap_ids[nsnap] = in.t.pool.retired[nsnap];
 		memcpy(snap + nsnap * GROUP_BYTES, grp_of(&in, snap_ids[nsnap]),
 		       GROUP_BYTES);
 		nsnap++;
@@ -1074,7 +1074,7 @@ static void test_extend(void)
 			      snap_ids[j]);
 		CHECK(k < 100, "pool never runs dry");
 	}
-	CHECK(cycles_ok == base_free && in.t.nfree == 0,
+	CHECK(cycles_ok == base_free && in.t.pool.nfree == 0,
 	      "%u cycles before -ENOSPC with %u free groups", cycles_ok,
 	      base_free);
 	walk(&in, NULL);
@@ -1192,7 +1192,7 @@ static void test_paint(const char *name, u128 base, unsigned int bits,
 	sfree = xmalloc((ngroups + 1) * sizeof(*sfree));
 	for (i = 0; i < nwrites; i++) {
 		u128 lo, hi;
-		__u32 nh = 1 + rnd_below(nhs), nfree = in.t.nfree;
+		__u32 nh = 1 + rnd_below(nhs), nfree = in.t.pool.nfree;
 		int ret;
 
 		if (i % 97 == 96)
@@ -1201,7 +1201,7 @@ static void test_paint(const char *name, u128 base, unsigned int bits,
 		if (snap) {
 			memcpy(s24, in.tbl24 + lo24, win * sizeof(*s24));
 			memcpy(s8, in.tbl8, (size_t)ngroups * GROUP_BYTES);
-			memcpy(sfree, in.t.free, nfree * sizeof(*sfree));
+			memcpy(sfree, in.t.pool.free, nfree * sizeof(*sfree));
 		}
 		ret = try_write(&in, lo, hi, nh);
 		if (ret == -ENOSPC) {
@@ -1212,7 +1212,7 @@ static void test_paint(const char *name, u128 base, unsigned int bits,
 					      !memcmp(s8, in.tbl8,
 						      (size_t)ngroups *
 							      GROUP_BYTES) &&
-					      !memcmp(sfree, in.t.free,
+					      !memcmp(sfree, in.t.pool.free,
 						      nfree * sizeof(*sfree)),
 				      "-ENOSPC changed the tables");
 			/* Readers may be done by now. */
@@ -1286,7 +1286,7 @@ static void test_exhaust(void)
 
 	inst_init(&in, 13);
 	do_write(&in, ONES, ONES, 5);
-	CHECK(in.t.nfree == 0 && lk(&in, ONES) == 5 && lk(&in, ONES - 1) == 0,
+	CHECK(in.t.pool.nfree == 0 && lk(&in, ONES) == 5 && lk(&in, ONES - 1) == 0,
 	      "all-ones /128 in 13 groups");
 	memcpy(snap, in.tbl24, TBL24_BYTES);
 	CHECK(try_write(&in, one, one, 5) == -ENOSPC, "second /128");
@@ -1306,7 +1306,7 @@ static void test_exhaust(void)
 	/* Retired groups are not free: still no room for 13. */
 	CHECK(try_write(&in, one, one, 5) == -ENOSPC, "retired reused");
 	do_write(&in, ONES - 255, ONES, 0);
-	CHECK(trie6_groups_retired(&in.t) == 13 && in.t.nfree == 0,
+	CHECK(trie6_groups_retired(&in.t) == 13 && in.t.pool.nfree == 0,
 	      "deleted: %u retired", trie6_groups_retired(&in.t));
 	CHECK(try_write(&in, one, one, 5) == -ENOSPC, "retired reused");
 	reclaim(&in);

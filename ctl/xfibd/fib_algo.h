@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Between fib.c and the algorithm modules: the algorithms fib.c chooses
+ * from, the scale helpers their preferences share, and what fib_table.c
+ * does for every algorithm whose instance is a pair of tables in a
+ * map-in-map slot (dir24_8, trie6).
+ */
+#ifndef XFIB_FIB_ALGO_H
+#define XFIB_FIB_ALGO_H
+
+#include <math.h>
+
+#include "fib.h"
+#include "grpool.h"
+
+extern const struct fib_algo fib_algo_bsearch4;
+extern const struct fib_algo fib_algo_bsearch6;
+extern const struct fib_algo fib_algo_dir24_8;
+extern const struct fib_algo fib_algo_trie6;
+
+static inline double fib_log2n(size_t n)
+{
+	return log2((double)n + 1);
+}
+
+/* A preference in 1..max. */
+static inline unsigned int fib_clamp_pref(double v, unsigned int max)
+{
+	if (v < 1)
+		return 1;
+	return v > max ? max : (unsigned int)v;
+}
+
+/*
+ * A table algorithm's instance: a tbl24 map and a map of tbl8 groups, both
+ * new BPF array maps (zeroed, mmap()ed into in->m24 and in->m8), reached
+ * by packets through the slot of two outer map-in-map maps. Updates go in
+ * place; the groups come from the pool of grpool.h. What differs between
+ * the algorithms is below.
+ */
+struct fib_table_ops {
+	/* Levels of groups under tbl24 and address bits: for sizing the
+	 * pool of a build (dir24_8: 1, 32; trie6: 13, 128). */
+	int levels, bits;
+	/* The outer maps, indexed by slot: tbl24 and tbl8 inner maps. */
+	void (*outer_maps)(const struct xfib_fwd_bpf *s, int *o24, int *o8);
+	/* The builder's range format: bytes per range in scratch. */
+	size_t range_size;
+	/* Takes over the instance's maps and fills them from the complete
+	 * range list; scratch has room for n ranges of range_size. */
+	int (*build)(struct fib_inst *in, const struct fib_range *r, size_t n,
+		     void *scratch);
+	/* Free groups writing one range takes on the tables as they are. */
+	__u32 (*groups_needed)(const struct fib_inst *in,
+			       const struct fib_range *r);
+	int (*write)(struct fib_inst *in, const struct fib_range *r);
+	struct grpool *(*pool)(struct fib_inst *in);
+	/* Releases what build took over (not the maps). */
+	void (*fini)(struct fib_inst *in);
+};
+
+/* The struct fib_algo callbacks of a table algorithm (fib_table.c). */
+unsigned int fib_table_preference(const struct fib_scale *s);
+int fib_table_build(struct fib *f, int fam, struct fib_inst *in,
+		    const struct fib_range *r, size_t n);
+int fib_table_update(struct fib_inst *in, const struct fib_range *r, size_t n);
+void fib_table_reclaim(struct fib_inst *in);
+bool fib_table_has_retired(struct fib_inst *in);
+void fib_table_destroy(struct fib *f, struct fib_inst *in);
+/* Groups in use, for status. */
+__u32 fib_table_groups_used(struct fib_inst *in);
+
+/* The struct fib_algo of a table algorithm with these ops. */
+#define FIB_TABLE_ALGO(algo_id, ops)					\
+	{								\
+		.id = (algo_id),					\
+		.preference = fib_table_preference,			\
+		.build = fib_table_build,				\
+		.update = fib_table_update,				\
+		.reclaim = fib_table_reclaim,				\
+		.has_retired = fib_table_has_retired,			\
+		.destroy = fib_table_destroy,				\
+		.table = (ops),						\
+	}
+
+/* Links the instance's maps into its outer slot, tbl8 first: both must be
+ * there before the active word sends packets to the slot. -errno. */
+int fib_table_link(struct fib *f, const struct fib_inst *in);
+/* Unlinks a retired instance's slot, before its maps go. */
+void fib_table_unlink(struct fib *f, const struct fib_inst *in);
+
+#endif /* XFIB_FIB_ALGO_H */
