@@ -88,8 +88,8 @@ void nf_status_text(const struct status *st)
 			printf(": %.*s", (int)sizeof(in->why), in->why);
 		printf("\n");
 		if (in->mode == XFIB_NF_GATE || in->learned || in->learn_errors)
-			printf("             %s: %llu flows prepared for XDP, %llu failed, %llu changes\n",
-			       fam_name(fam), (unsigned long long)in->learned,
+			printf("                   %llu flows prepared for XDP, %llu failed; %llu rule changes\n",
+			       (unsigned long long)in->learned,
 			       (unsigned long long)in->learn_errors,
 			       (unsigned long long)in->changes);
 	}
@@ -125,4 +125,20 @@ json_object *nf_status_json(const struct status *st)
 		js_set(o, fam_name(fam), f);
 	}
 	return o;
+}
+
+void nf_status_prom(const struct status *st)
+{
+	__u32 fam;
+
+	printf("# HELP xfib_netfilter_mode_info What the dataplane does while the host's netfilter forward path has rules (forward, gate: established flows only, pass: all to the kernel).\n"
+	       "# TYPE xfib_netfilter_mode_info gauge\n");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		printf("xfib_netfilter_mode_info{family=\"%s\",mode=\"%s\"} 1\n", fam_name(fam),
+		       mode_name_nf(st->nf[fam].mode));
+	printf("# HELP xfib_netfilter_flows_prepared_total Flows xfibd prepared for the conntrack gate's fast path.\n"
+	       "# TYPE xfib_netfilter_flows_prepared_total counter\n");
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		printf("xfib_netfilter_flows_prepared_total{family=\"%s\"} %llu\n", fam_name(fam),
+		       (unsigned long long)st->nf[fam].learned);
 }

@@ -139,6 +139,7 @@ void status_free(struct status *st);
 /* nfstatus.c: the netfilter part of status. */
 void nf_status_text(const struct status *st);
 struct json_object *nf_status_json(const struct status *st);
+void nf_status_prom(const struct status *st);
 
 /* stats.c: the counters' names ("forwarded_v4") and help lines. */
 const char *reason_name(enum xfib_reason r);

@@ -45,7 +45,7 @@
 	  "to kernel: egress is the ingress port (ICMP redirect)")             \
 	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")          \
 	X(PASS_NETFILTER, "pass_netfilter",                                    \
-	  "to kernel: forward-path netfilter rules the conntrack gate cannot decide") \
+	  "to kernel: netfilter rules the gate cannot decide, or --netfilter=pass") \
 	X(PASS_CT_NEW, "pass_ct_new",                                          \
 	  "to kernel: flow not established both ways in conntrack")           \
 	X(PASS_CT_TCP_FLAGS, "pass_ct_tcp_flags",                              \
@@ -57,7 +57,7 @@
 	X(PASS_CT_PROTO, "pass_ct_proto",                                      \
 	  "to kernel: fragment, extension header, ICMP other than echo, other protocol") \
 	X(PASS_CT_LEARN, "pass_ct_learn",                                      \
-	  "to kernel: established flow xfibd has not yet prepared for XDP")
+	  "to kernel: flow not yet prepared for XDP by xfibd")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

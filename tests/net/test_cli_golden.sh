@@ -160,7 +160,9 @@ run status status
 json status '.daemon.running and .daemon.synced and .daemon.table == 254 and
 	([.interfaces[].name] | sort) == ([$rg, $rs] | sort) and
 	.ipv4.algorithm == "bsearch4" and .ipv6.algorithm == "bsearch6" and
-	.ipv4.routes > 0 and .ipv6.routes > 0 and .ipv4.fallback == "none"' status
+	.ipv4.routes > 0 and .ipv6.routes > 0 and .ipv4.fallback == "none" and
+	.netfilter.option == "conntrack" and .netfilter.checked > 0 and
+	all(.netfilter.ipv4, .netfilter.ipv6; .mode == "forward" and .rules == false)' status
 
 rctl stats | stats_norm | golden stats
 rctl stats --prometheus | stats_norm | golden stats-prometheus
