@@ -244,8 +244,13 @@ $(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c | $(BENCH_SKELS) $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
 
+# ctfill: conntrack entries for the generator's flows (the gate case).
+$(BENCH_DIR)/ctfill: tests/bench/ctfill.c $(CTL_LIB_A) | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
+
 bench-fwd: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctfill
 	$(Q)tests/bench/fwd.sh
 
 # ---- bench: lookups per second, BPF vs native ----------------------------
@@ -271,7 +276,7 @@ bench-lookup: deps
 # SCALE=small: a smoke run of under two minutes (CI).
 .PHONY: bench
 BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
-              $(BENCH_DIR)/ctlwatch
+              $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

@@ -19,6 +19,15 @@
 #   xfib     xfibctl attach, with xfibd running; one measurement per
 #            lookup algorithm that can hold the table (xfibctl algo
 #            ipv4 bsearch4|dir24_8, ipv6 bsearch6|trie6)
+#   xfib_ct  the same with the conntrack gate on (10-route table only;
+#            GATE=0 leaves it out): the router has a stateful nftables
+#            ruleset (forward policy drop, established flows accepted) and
+#            a conntrack entry, established both ways, for every flow the
+#            generator sends (tests/bench/ctfill), so every packet is
+#            forwarded in XDP after a conntrack lookup. Its rate against
+#            xfib's in the same repetitions is the gate's cost.
+#   kernel_ct  the kernel stack with the same ruleset and entries: what
+#            the firewalled router forwards without xfib.
 #
 # Tables: "10": a covering 198.19.0.0/16 and 2001:db8:8000::/33 and 9
 # more specifics each inside them (the destinations hit all ten); "full":
@@ -51,7 +60,7 @@
 # in the records show where work ran (host wide: they include anything
 # else running).
 #
-# Environment: SCALE=full (3 x 2 s; 1M + 250k prefixes, 1000 + 2000 in
+# Environment: GATE (1; 0: no xfib_ct path), SCALE=full (3 x 2 s; 1M + 250k prefixes, 1000 + 2000 in
 # the test ranges; every algorithm) or small (1 x 0.3 s; 1000 + 1000,
 # 100 + 200; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
 # ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
@@ -88,6 +97,8 @@ FWD_CPU=${FWD_CPU:-}
 TABLES=${TABLES:-"10 full"}
 OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
+CTFILL=${CTFILL:-$XFIB_BUILD/bench/ctfill}
+GATE=${GATE:-1}
 DST4_BASE=198.19.0.0
 DST6_BASE=2001:db8:8000::
 WARMUP=20000
@@ -101,6 +112,10 @@ if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1)); then
 	exit 2
 fi
 [ -x "$FWDBENCH" ] || { echo "fwd.sh: $FWDBENCH not built (make $FWDBENCH)" >&2; exit 1; }
+if [ "$GATE" = 1 ]; then
+	[ -x "$CTFILL" ] || { echo "fwd.sh: $CTFILL not built (make $CTFILL)" >&2; exit 1; }
+	command -v nft >/dev/null || { echo "fwd.sh: the gate case needs nft (nftables)" >&2; exit 1; }
+fi
 # Destination i: 198.19.0.0 + i * STRIDE4, and 2001:db8:8000:: plus
 # i * STRIDE6 in bits 32..63: evenly over the /16 and the /33.
 STRIDE4=$((65536 / NDST))
@@ -112,6 +127,10 @@ xfib_init
 # A private copy, like xfibd and xfibctl: a rebuild cannot swap it mid-run.
 cp "$FWDBENCH" "$XFIB_TMP/bin/"
 FWDBENCH="$XFIB_TMP/bin/fwdbench"
+if [ "$GATE" = 1 ]; then
+	cp "$CTFILL" "$XFIB_TMP/bin/"
+	CTFILL="$XFIB_TMP/bin/ctfill"
+fi
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
 NCPU=$(nproc)
@@ -227,9 +246,60 @@ gen() {
 
 PATH_NOW=kernel
 
+# ---- the conntrack gate ---------------------------------------------------
+
+GATE_NOW=0
+
+# nf_modes: the router's netfilter modes, "ipv4/ipv6".
+nf_modes() { rctl status -j | jq -r '"\(.netfilter.ipv4.mode)/\(.netfilter.ipv6.mode)"'; }
+
+# wait_nf_modes MODES: xfibd publishes MODES ("gate/gate").
+wait_nf_modes() {
+	local deadline=$((SECONDS + 10))
+	until [ "$(nf_modes)" = "$1" ]; do
+		((SECONDS < deadline)) || fail "netfilter modes $(nf_modes), expected $1"
+		sleep 0.1
+	done
+}
+
+# gate_on: the stateful ruleset and an established entry per generator
+# flow (again after gate_off: entries not refreshed may have expired).
+gate_on() {
+	local fam out
+	[ "$GATE_NOW" = 0 ] || return 0
+	ip netns exec "$RTR" nft -f - <<-NFT || fail "loading the gate ruleset"
+		table inet xfib_bench {
+			chain forward {
+				type filter hook forward priority filter; policy drop;
+				ct state established accept
+			}
+		}
+	NFT
+	for fam in 4 6; do
+		if [ "$fam" = 4 ]; then
+			set -- "$GEN4" "$DST4_BASE" "$STRIDE4"
+		else
+			set -- "$GEN6" "$DST6_BASE" "$STRIDE6"
+		fi
+		out=$(in_ns "$RTR" "$CTFILL" --family "$fam" --src "$1" --dst-base "$2" \
+			--ndst "$NDST" --stride "$3") || fail "ctfill IPv$fam: $out"
+		log "conntrack entries IPv$fam: $out"
+	done
+	wait_nf_modes gate/gate
+	GATE_NOW=1
+}
+
+gate_off() {
+	[ "$GATE_NOW" = 1 ] || return 0
+	ip netns exec "$RTR" nft delete table inet xfib_bench || fail "removing the gate ruleset"
+	wait_nf_modes forward/forward
+	GATE_NOW=0
+}
+
 # use_kernel: nothing attached to the router ports.
 use_kernel() {
 	local p
+	gate_off
 	case $PATH_NOW in
 	xfib)
 		# shellcheck disable=SC2046
@@ -249,6 +319,7 @@ use_kernel() {
 xdp_state() { ip -n "$RTR" -d -j link show dev "$1" | jq -c '.[0].xdp // "none"'; }
 
 use_fibfwd() {
+	gate_off
 	[ "$PATH_NOW" = fibfwd ] && return 0
 	use_kernel
 	# shellcheck disable=SC2046
@@ -415,27 +486,36 @@ run_table() {
 		2) order="xfib kernel fibfwd" ;;
 		0) order="fibfwd xfib kernel" ;;
 		esac
+		# The gate right after xfib, the ruleset in the kernel right
+		# after the kernel: the pairs compare best adjacent.
+		if [ "$GATE" = 1 ] && [ "$table" = 10 ]; then
+			order=${order/xfib/xfib xfib_ct}
+			order=${order/kernel/kernel kernel_ct}
+		fi
 		for path in $order; do
 			case $path in
-			kernel)
+			kernel | kernel_ct)
 				use_kernel
-				for fam in 4 6; do measure "$table" "$routes" kernel "" "$fam" "$rep"; done
+				[ "$path" = kernel ] || gate_on
+				for fam in 4 6; do measure "$table" "$routes" "$path" "" "$fam" "$rep"; done
 				;;
 			fibfwd)
 				use_fibfwd
 				for fam in 4 6; do measure "$table" "$routes" fibfwd "" "$fam" "$rep"; done
 				;;
-			xfib)
+			xfib | xfib_ct)
 				for fa in "${fits[@]}"; do
 					fam=${fa%%:*} algo=${fa#*:}
 					force_algo "$fam" "$algo" || continue
+					if [ "$path" = xfib_ct ]; then gate_on; else gate_off; fi
 					use_xfib "$fam"
-					measure "$table" "$routes" xfib "$algo" "$fam" "$rep"
+					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
 				done
 				;;
 			esac
 		done
 	done
+	gate_off
 	[ "${PERF:-0}" != 1 ] || profile_table "$table" "${fits[@]}"
 	use_kernel
 	rctl algo ipv4 auto >/dev/null || true
@@ -493,10 +573,14 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 	   si: [range($x[0].cpu_softirq_pct | length) as $i | $x | map(.cpu_softirq_pct[$i]) | median]}
 	] as $sum |
 	def base($t; $f; $p): [$sum[] | select(.table == $t and .family == $f and .path == $p)][0].rx;
+	def xfib_rx($t; $f; $a): [$sum[] | select(.table == $t and .family == $f and .path == "xfib" and .algorithm == $a)][0].rx;
 	$sum | map(. as $r | . + {
 		ratio_kernel: (base($r.table; $r.family; "kernel") as $b | if $b and $b > 0 then $r.rx / $b else null end),
 		ratio_fibfwd: (base($r.table; $r.family; "fibfwd") as $b | if $b and $b > 0 then $r.rx / $b else null end),
-		verified: (if .path == "kernel" then .kpct >= 99 and .xpct == 0
+		# The conntrack gate against xfib without rules, same algorithm.
+		ratio_gate_off: (if $r.path == "xfib_ct" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
+			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
+		verified: (if .path == "kernel" or .path == "kernel_ct" then .kpct >= 99 and .xpct == 0
 		           elif .path == "fibfwd" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
 		           else .xpct >= 99 and .kpct <= 0.1 end)}) |
 	. as $sum |
@@ -510,11 +594,13 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		 {metric: "loss", value: ($r.loss | r4), unit: "%"},
 		 {metric: "path_verified", value: $r.verified, unit: "bool"})
 		| {bench: "fwd", family: "ipv\($r.family)",
-		   algorithm: (if $r.path == "xfib" then $r.algorithm else $r.path end),
+		   algorithm: (if $r.path == "xfib" then $r.algorithm
+			       elif $r.path == "xfib_ct" then $r.algorithm + "+ct_gate" else $r.path end),
 		   path: $r.path, table: $r.table, routes: $r.routes, destinations: $ndst}
 		  + . + {repetitions: $r.n,
 		     ratio_to_kernel: (if .metric == "rx_mpps" then $r.ratio_kernel | r4 else null end),
-		     ratio_to_fibfwd: (if .metric == "rx_mpps" then $r.ratio_fibfwd | r4 else null end)} ],
+		     ratio_to_fibfwd: (if .metric == "rx_mpps" then $r.ratio_fibfwd | r4 else null end),
+		     ratio_to_gate_off: (if .metric == "rx_mpps" then $r.ratio_gate_off | r4 else null end)} ],
 	 samples: ($s | map(.family = "ipv\(.family)"))}' "$SAMPLES" >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
@@ -523,14 +609,25 @@ echo "Forwarding over veth, gen -> router -> sinks, 64-byte UDP, $NDST destinati
 echo "$REPS x ${SECS} s per path; $PLACEMENT; $NCPU CPUs, kernel $(uname -r)"
 echo
 printf '%-5s %-5s %-16s %9s %17s %8s %8s %8s %8s  %-26s %s\n' table family path "rx Mpps" "min-max" "tx Mpps" loss "/kernel" "/fibfwd" "forwarded by (of rx)" check
-jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm else .path end),
+jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm
+	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm else .path end),
 	.rx, .rx_min, .rx_max, .tx, .loss, (.ratio_kernel // 0), (.ratio_fibfwd // 0), .kpct, .xpct, .verified] | @tsv' "$OUT" |
 	while IFS=$'\t' read -r t f p rx mn mx tx loss rk rf kp xp ok; do
 		printf '%-5s IPv%-2s %-16s %9.3f %8.3f-%-8.3f %8.3f %7.2f%% %7.2fx %7.2fx  kernel %5.1f%% xfib %5.1f%%  %s\n' \
 			"$t" "$f" "$p" "$rx" "$mn" "$mx" "$tx" "$loss" "$rk" "$rf" "$kp" "$xp" \
 			"$([ "$ok" = true ] && echo ok || echo 'NOT this path')"
 	done
+jq -r '.summary[] | select(.path == "xfib_ct") |
+	"conntrack gate, table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps with the gate, " +
+	"\(if .ratio_gate_off then (.rx / .ratio_gate_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
+	"\(if .ratio_gate_off then (.ratio_gate_off * 100 | round | tostring) + "%" else "?" end)"' "$OUT"
+jq -r '.summary as $s | $s[] | select(.path == "kernel_ct") | . as $k |
+	([$s[] | select(.path == "xfib_ct" and .table == $k.table and .family == $k.family)][0]) as $x |
+	select($x) | "same ruleset, IPv\(.family): the kernel forwards \(.rx * 1000 | round / 1000) Mpps, " +
+	"xfib with the gate \($x.rx * 1000 | round / 1000) Mpps (\($x.rx / .rx * 100 | round / 100)x)"' "$OUT"
 echo
 echo "rx = received by the sinks per second of generator run; loss = 1 - received/sent;"
+echo "xfib+ct = xfib with a stateful ruleset and every flow established in conntrack;"
+echo "kernel_ct = the kernel with that ruleset and those entries;"
 echo "/kernel, /fibfwd = ratio of the medians to that path's, same table and family."
 echo "Records: $OUT"

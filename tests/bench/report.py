@@ -202,7 +202,7 @@ def profiles(d):
 def fwd_section(fw):
     rows = []
     for r in fw["summary"]:
-        path = r["path"] + ("/" + r["algorithm"] if r["path"] == "xfib" else "")
+        path = r["path"] + ("/" + r["algorithm"] if r["path"] in ("xfib", "xfib_ct") else "")
         rows.append((r["table"], r["routes"], "ipv%d" % r["family"], path,
                      r["rx"], r["rx_min"], r["rx_max"], r["loss"],
                      r.get("ratio_kernel"), r.get("ratio_fibfwd"),
@@ -372,7 +372,8 @@ def plots(lk, fw, outdir):
                           key=lambda r: (r["path"] != "kernel", r["path"] != "fibfwd", r["algorithm"]))
             start = x
             for r in rows:
-                name = r["path"] if r["path"] != "xfib" else "xfib/" + r["algorithm"]
+                name = r["path"] if r["path"] not in ("xfib", "xfib_ct") else \
+                    r["path"] + "/" + r["algorithm"]
                 ax.bar(x, r["rx"], color=colours.get(r["path"], "tab:blue"),
                        yerr=[[r["rx"] - r["rx_min"]], [r["rx_max"] - r["rx"]]],
                        capsize=3)
