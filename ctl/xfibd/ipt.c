@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Legacy iptables and ip6tables (x_tables, Debian's iptables-legacy): the
- * tables this namespace has instantiated (/proc/net/ip{,6}_tables_names)
+ * tables this namespace has instantiated (ip{,6}_tables_names in /proc/net)
  * read with IPT_SO_GET_INFO / IPT_SO_GET_ENTRIES into the check's form
  * (nfrules.h). x_tables sends no notifications: xfibd reads the tables
  * again every second and compares a hash of the blobs, counters left out.
@@ -353,8 +353,10 @@ out:
 
 int ipt_read(struct nfx_ruleset *rs, __u64 *hash)
 {
-	static const char *const names[2] = { "/proc/net/ip_tables_names",
-					      "/proc/net/ip6_tables_names" };
+	/* /proc/self/net: the namespace of this process, also where only
+	 * the process part of /proc is mounted. */
+	static const char *const names[2] = { "/proc/self/net/ip_tables_names",
+					      "/proc/self/net/ip6_tables_names" };
 	int v6, err = 0;
 
 	*hash = 0xcbf29ce484222325ull;

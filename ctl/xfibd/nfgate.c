@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -70,6 +71,12 @@ static __u32 sysctl_u32(const char *name, __u32 dflt)
 
 static void read_sysctls(struct nf_sysctls *s)
 {
+	static bool warned;
+
+	if (!warned && access("/proc/sys/net/netfilter/nf_conntrack_udp_timeout", R_OK)) {
+		pr_warn("cannot read conntrack's sysctls in /proc/sys/net/netfilter: using the kernel's default timeouts");
+		warned = true;
+	}
 	/* The kernel's defaults where a sysctl is missing. */
 	s->tcp_s = sysctl_u32("nf_conntrack_tcp_timeout_established", 432000);
 	s->udp_s = sysctl_u32("nf_conntrack_udp_timeout", 30);
