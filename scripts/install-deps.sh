@@ -3,7 +3,9 @@
 # Install the Debian packages xfib needs to build, test, benchmark and demo
 # (python3-matplotlib draws the benchmark plots; bird2 and frr are route
 # sources in tests; debhelper, dpkg-dev, fakeroot and lintian build and
-# check the .deb; bash-completion runs the completion's test). Idempotent:
+# check the .deb; bash-completion runs the completion's test; nftables,
+# iptables, conntrack and socat run the netfilter tests and the gate
+# benchmark). Idempotent:
 # installs only what is missing, and runs apt-get update only if it must.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ PKGS=(
 	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
 	python3 python3-matplotlib groff-base bird2 frr systemd
 	debhelper dpkg-dev fakeroot lintian bash-completion
+	nftables iptables conntrack socat
 )
 
 missing=()
