@@ -433,7 +433,8 @@ int xfib_fwd(struct xdp_md *ctx)
 	r = xfib_after_lookup(&env, &q, nh_idx, &path);
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
 		return stop(r, &pkt);
-	nf = ct_gate(ctx, &pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6);
+	nf = ct_gate(ctx, &pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6,
+		     q.in_ifindex, path.ifindex);
 	if (nf != XFIB_NEXT)
 		return stop(nf, &pkt);
 	return forward(ctx, &pkt, &path, r);

@@ -79,6 +79,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_nf_conf SEC(".maps");
 
+/* Ports whose packets go to the kernel (enum xfib_nf_port_dir). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XFIB_NF_PORTS_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_nf_ports SEC(".maps");
+
 /* For xfibctl status; not read here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -417,19 +427,33 @@ static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
 	return r;
 }
 
+/* Does port ifindex have rules for packets going in direction dir? */
+static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
+{
+	__u32 *d = bpf_map_lookup_elem(&xfib_nf_ports, &ifindex);
+
+	return d && (*d & dir);
+}
+
 /*
  * The netfilter step for a packet the forwarder is about to forward in
- * family fam (XFIB_V4 / XFIB_V6): XFIB_NEXT to forward it, else the
- * reason it goes to the kernel.
+ * family fam (XFIB_V4 / XFIB_V6) from port in to port out: XFIB_NEXT to
+ * forward it, else the reason it goes to the kernel.
  */
 static __always_inline __u32 ct_gate(struct xdp_md *ctx,
-				     const struct xfib_pkt *pkt, __u32 fam)
+				     const struct xfib_pkt *pkt, __u32 fam,
+				     __u32 in, __u32 out)
 {
 	const struct xfib_nf_conf *conf = bpf_map_lookup_elem(&xfib_nf_conf, &fam);
 	struct ct_flow f = {};
 	__u32 r;
 
-	if (!conf || conf->mode == XFIB_NF_OFF)
+	if (!conf)
+		return XFIB_NEXT;
+	if (conf->ports && (ct_port_rules(in, XFIB_NF_PORT_IN) ||
+			    ct_port_rules(out, XFIB_NF_PORT_OUT)))
+		return XFIB_PASS_NETFILTER;
+	if (conf->mode == XFIB_NF_OFF)
 		return XFIB_NEXT;
 	if (conf->mode != XFIB_NF_GATE)
 		return XFIB_PASS_NETFILTER;

@@ -5,6 +5,8 @@
  */
 #include <stdio.h>
 #include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "output.h"
 #include "xfibctl.h"
@@ -59,6 +61,28 @@ static void sources_text(__u8 s, char *buf, size_t len)
 		 s & XFIB_NF_SRC_ERROR ? "unreadable" : "");
 }
 
+void nf_status_read(struct xfib_fwd_bpf *skel, struct status *st)
+{
+	int fd = bpf_map__fd(skel->maps.xfib_nf_ports);
+	__u32 key, next;
+	bool first = true;
+
+	st->nf_nports = 0;
+	for (; st->nf_nports < sizeof(st->nf_port) / sizeof(st->nf_port[0]) &&
+	       !bpf_map_get_next_key(fd, first ? NULL : &key, &next); key = next) {
+		first = false;
+		if (bpf_map_lookup_elem(fd, &next, &st->nf_port_dir[st->nf_nports]))
+			continue;
+		st->nf_port[st->nf_nports++] = next;
+	}
+}
+
+static const char *port_dir_name(__u32 d)
+{
+	return d == (XFIB_NF_PORT_IN | XFIB_NF_PORT_OUT) ? "ingress, egress" :
+	       d & XFIB_NF_PORT_IN ? "ingress" : "egress";
+}
+
 void nf_status_text(const struct status *st)
 {
 	char when[32] = "never", src[64];
@@ -93,6 +117,34 @@ void nf_status_text(const struct status *st)
 			       (unsigned long long)in->learn_errors,
 			       (unsigned long long)in->changes);
 	}
+	if (st->nf_nports) {
+		char name[IF_NAMESIZE];
+		unsigned int i;
+
+		printf("             ports with ingress/egress rules, their packets to the kernel:");
+		for (i = 0; i < st->nf_nports; i++)
+			printf("%s %s (%s)", i ? "," : "", dev_str(st->nf_port[i], name),
+			       port_dir_name(st->nf_port_dir[i]));
+		printf("\n");
+	}
+}
+
+static json_object *nf_ports_json(const struct status *st)
+{
+	json_object *a = json_object_new_array();
+	char name[IF_NAMESIZE];
+	unsigned int i;
+
+	for (i = 0; a && i < st->nf_nports; i++) {
+		json_object *p = json_object_new_object();
+
+		js_set(p, "name", js_str(dev_str(st->nf_port[i], name)));
+		js_set(p, "ifindex", js_u64(st->nf_port[i]));
+		js_set(p, "ingress", js_bool(st->nf_port_dir[i] & XFIB_NF_PORT_IN));
+		js_set(p, "egress", js_bool(st->nf_port_dir[i] & XFIB_NF_PORT_OUT));
+		json_object_array_add(a, p);
+	}
+	return a;
 }
 
 json_object *nf_status_json(const struct status *st)
@@ -124,6 +176,7 @@ json_object *nf_status_json(const struct status *st)
 		js_set(f, "prepare_errors", js_u64(in->learn_errors));
 		js_set(o, fam_name(fam), f);
 	}
+	js_set(o, "ports", nf_ports_json(st));
 	return o;
 }
 

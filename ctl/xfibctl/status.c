@@ -77,6 +77,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_nf_info), &fam,
 				    &st->nf[fam]);
 	}
+	nf_status_read(skel, st);
 	ports_attached(&st->ports, &st->nports);
 }
 

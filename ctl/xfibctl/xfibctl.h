@@ -130,6 +130,9 @@ struct status {
 	size_t nports;
 	struct xfib_fib_info fi[XFIB_FAMILIES];
 	struct xfib_nf_info nf[XFIB_FAMILIES];
+	/* xfib_nf_ports: ports whose packets go to the kernel. */
+	unsigned int nf_nports;
+	__u32 nf_port[64], nf_port_dir[64];
 };
 
 void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
@@ -137,6 +140,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 void status_free(struct status *st);
 
 /* nfstatus.c: the netfilter part of status. */
+void nf_status_read(struct xfib_fwd_bpf *skel, struct status *st);
 void nf_status_text(const struct status *st);
 struct json_object *nf_status_json(const struct status *st);
 void nf_status_prom(const struct status *st);

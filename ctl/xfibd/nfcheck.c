@@ -318,33 +318,25 @@ static bool table_in_family(const struct nfx_table *t, unsigned int fam)
 	}
 }
 
-static bool devs_attached(const struct nfx_chain *c, nfx_attached_fn attached,
-			  void *ctx)
-{
-	unsigned int i;
-
-	for (i = 0; i < c->ndevs; i++)
-		if (!attached || attached(c->devs[i], ctx))
-			return true;
-	return false;
-}
-
 /*
- * Is c a chain forwarded packets cross that XDP would bypass? Sets the ct
- * state such packets have there.
+ * Is c a chain forwarded packets cross that XDP would bypass, and not
+ * bound to devices? Sets the ct state such packets have there. *dir is
+ * set for a device-bound chain (ingress, netdev egress).
  */
 static bool chain_on_path(const struct nfx_table *t, const struct nfx_chain *c,
-			  nfx_attached_fn attached, void *ctx, struct eval *ev)
+			  struct eval *ev, unsigned int *dir)
 {
 	ev->ct_known = true;
 	ev->ct_state = CT_STATE_ESTABLISHED;
+	*dir = 0;
 	if (!c->base)
 		return false;
 	if (t->family == NFPROTO_NETDEV) {
 		/* ingress runs before conntrack, egress after */
 		if (c->hook == NF_NETDEV_INGRESS)
 			ev->ct_state = CT_STATE_INVALID;
-		return devs_attached(c, attached, ctx);
+		*dir = c->hook == NF_NETDEV_INGRESS ? NFX_PORT_IN : NFX_PORT_OUT;
+		return false;
 	}
 	switch (c->hook) {
 	case NF_INET_PRE_ROUTING:
@@ -358,10 +350,34 @@ static bool chain_on_path(const struct nfx_table *t, const struct nfx_chain *c,
 		return true;
 	case NF_INET_INGRESS:
 		ev->ct_state = CT_STATE_INVALID;
-		return devs_attached(c, attached, ctx);
+		*dir = NFX_PORT_IN;
+		return false;
 	default:
 		return false; /* input, output: not forwarded packets */
 	}
+}
+
+/* A device-bound chain: the packets of its devices go to the kernel
+ * unless it accepts every packet unchanged whatever conntrack says (the
+ * family's mode does not apply there: it may be "forward"). */
+static void port_chain(struct eval *ev, const struct nfx_chain *c, unsigned int dir,
+		       nfx_port_fn port, void *ctx)
+{
+	char why[XFIB_NF_WHY_MAX] = "";
+	unsigned int i;
+
+	if (!c->nrules && c->policy == NF_ACCEPT)
+		return;
+	ev->base = c;
+	ev->depth = 0;
+	ev->ct_used = false;
+	ev->why = why;
+	ev->whylen = sizeof(why);
+	if (chain_eval(ev, c) == O_ACCEPT && !ev->ct_used)
+		return;
+	for (i = 0; i < c->ndevs; i++)
+		if (port)
+			port(c->devs[i], dir, ctx);
 }
 
 /* The first expression of t using what the gate cannot follow. */
@@ -391,18 +407,21 @@ static bool table_features(const struct nfx_table *t, char *why, size_t len)
 	return false;
 }
 
-static void table_check(const struct nfx_table *t, nfx_attached_fn attached,
+static void table_check(const struct nfx_table *t, nfx_port_fn port,
 			void *ctx, struct nfx_result *res)
 {
 	struct eval ev = { .t = t };
 	bool on_path = false;
-	unsigned int i;
+	unsigned int i, dir;
 
 	for (i = 0; i < t->nchains; i++) {
 		const struct nfx_chain *c = &t->chains[i];
 
-		if (!chain_on_path(t, c, attached, ctx, &ev))
+		if (!chain_on_path(t, c, &ev, &dir)) {
+			if (dir)
+				port_chain(&ev, c, dir, port, ctx);
 			continue;
+		}
 		on_path = true;
 		if (!c->nrules && c->policy == NF_ACCEPT)
 			continue;
@@ -427,7 +446,7 @@ static void table_check(const struct nfx_table *t, nfx_attached_fn attached,
 }
 
 void nfx_check(const struct nfx_ruleset *rs, unsigned int fam,
-	       nfx_attached_fn attached, void *ctx, struct nfx_result *res)
+	       nfx_port_fn port, void *ctx, struct nfx_result *res)
 {
 	unsigned int i;
 
@@ -435,7 +454,7 @@ void nfx_check(const struct nfx_ruleset *rs, unsigned int fam,
 	res->gate_ok = true;
 	for (i = 0; i < rs->n; i++)
 		if (table_in_family(&rs->tables[i], fam))
-			table_check(&rs->tables[i], attached, ctx, res);
+			table_check(&rs->tables[i], port, ctx, res);
 	if (!res->rules) {
 		res->gate_ok = true;
 		res->why[0] = '\0';

@@ -3,9 +3,9 @@
  * From the host's netfilter rules to each family's mode (nfgate.h). The
  * rules are read when they change (nftables notifications) or may have
  * (every second: legacy iptables, which has no notifications; the
- * sysctls; which ports are attached, for device-bound chains), checked
- * (nfcheck.c), and the outcome published in xfib_nf_conf and
- * xfib_nf_info. A failure to read is taken as rules the gate cannot
+ * sysctls; devices that appeared, for device-bound chains), checked
+ * (nfcheck.c), and the outcome published in xfib_nf_conf, xfib_nf_ports
+ * and xfib_nf_info. A failure to read is taken as rules the gate cannot
  * decide: the family goes to the kernel.
  */
 #include <errno.h>
@@ -126,15 +126,59 @@ static void read_ipt(struct nfgate *g)
 	nfx_ruleset_free(&rs);
 }
 
-/* A device-bound chain matters only on a port xfib forwards from or to. */
-static bool dev_attached(const char *dev, void *ctx)
+/* A port whose ingress or egress rules the check found (nfx_port_fn). */
+static void add_port(const char *dev, unsigned int dir, void *ctx)
 {
 	struct nfgate *g = ctx;
-	struct bpf_devmap_val v;
-	__u32 key = if_nametoindex(dev);
+	__u32 ifindex = if_nametoindex(dev), d;
+	unsigned int i;
 
-	return key && !bpf_map_lookup_elem(bpf_map__fd(g->skel->maps.xfib_tx_ports),
-					   &key, &v);
+	if (!ifindex)
+		return; /* no such device here (yet): the next check sees it */
+	d = (dir & NFX_PORT_IN ? XFIB_NF_PORT_IN : 0) |
+	    (dir & NFX_PORT_OUT ? XFIB_NF_PORT_OUT : 0);
+	for (i = 0; i < g->nports; i++)
+		if (g->port_ifindex[i] == ifindex) {
+			g->port_dir[i] |= d;
+			return;
+		}
+	if (g->nports == XFIB_NF_PORTS_MAX) {
+		pr_warn("more than %d ports with netfilter ingress/egress rules: %s left out",
+			XFIB_NF_PORTS_MAX, dev);
+		return;
+	}
+	g->port_ifindex[g->nports] = ifindex;
+	g->port_dir[g->nports++] = d;
+}
+
+/* xfib_nf_ports := the ports found; entries first, then the flag in
+ * xfib_nf_conf that makes the dataplane look at them. */
+static int sync_ports(struct nfgate *g)
+{
+	int fd = bpf_map__fd(g->skel->maps.xfib_nf_ports), err = 0;
+	__u32 key, next, *gone = NULL, *p;
+	unsigned int i, ngone = 0;
+	bool first = true;
+
+	for (; !bpf_map_get_next_key(fd, first ? NULL : &key, &next); key = next) {
+		first = false;
+		for (i = 0; i < g->nports && g->port_ifindex[i] != next; i++)
+			;
+		if (i < g->nports)
+			continue;
+		p = realloc(gone, (ngone + 1) * sizeof(*gone));
+		if (!p)
+			break;
+		gone = p;
+		gone[ngone++] = next;
+	}
+	for (i = 0; i < ngone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+	for (i = 0; i < g->nports; i++)
+		if (bpf_map_update_elem(fd, &g->port_ifindex[i], &g->port_dir[i], BPF_ANY))
+			err = -errno;
+	return err;
 }
 
 /* ---- deciding ------------------------------------------------------------------ */
@@ -160,8 +204,8 @@ static void decide(struct nfgate *g, unsigned int fam, struct xfib_nf_info *in)
 {
 	struct nfx_result r, l;
 
-	nfx_check(&g->nft, fam, dev_attached, g, &r);
-	nfx_check(&g->ipt, fam, dev_attached, g, &l);
+	nfx_check(&g->nft, fam, add_port, g, &r);
+	nfx_check(&g->ipt, fam, add_port, g, &l);
 	in->sources = (r.rules ? XFIB_NF_SRC_NFT : 0) | (l.rules ? XFIB_NF_SRC_LEGACY : 0);
 	merge(&r, &l);
 	in->chains = r.chains;
@@ -206,35 +250,47 @@ static int publish(struct nfgate *g)
 {
 	int fd_conf = bpf_map__fd(g->skel->maps.xfib_nf_conf);
 	int fd_info = bpf_map__fd(g->skel->maps.xfib_nf_info);
+	struct xfib_nf_info in[XFIB_FAMILIES];
+	unsigned int nports = g->nports;
 	__u32 fam;
-	int err = 0;
+	int err;
 
+	g->nports = 0;
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		in[fam] = g->info[fam];
+		decide(g, fam, &in[fam]);
+	}
+	if (g->nports != nports || (!g->published && g->nports))
+		pr_info("netfilter: %u port%s with ingress or egress rules: their packets to the kernel",
+			g->nports, g->nports == 1 ? "" : "s");
+	err = sync_ports(g);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct xfib_nf_conf c = {
+			.mode = in[fam].mode,
+			.ports = g->nports > 0,
 			.tcp_ms = ms(g->sys.tcp_s),
 			.udp_ms = ms(g->sys.udp_s),
 			.udp_stream_ms = ms(g->sys.udp_stream_s),
 		};
-		struct xfib_nf_info in = g->info[fam];
 
-		decide(g, fam, &in);
-		c.mode = in.mode;
-		in.checked = time(NULL);
+		in[fam].ports = g->nports > 255 ? 255 : g->nports;
+		in[fam].checked = time(NULL);
 		if (memcmp(&c, &g->conf[fam], sizeof(c)) || !g->published) {
 			if (bpf_map_update_elem(fd_conf, &fam, &c, BPF_ANY))
 				err = -errno;
 			if (!g->published || c.mode != g->conf[fam].mode ||
-			    strcmp(in.why, g->info[fam].why))
+			    strcmp(in[fam].why, g->info[fam].why))
 				pr_info("netfilter %s: %s%s%s", fam ? "ipv6" : "ipv4",
-					mode_word(c.mode), in.why[0] ? ": " : "", in.why);
+					mode_word(c.mode), in[fam].why[0] ? ": " : "",
+					in[fam].why);
 			if (g->published && (c.mode != g->conf[fam].mode ||
-					     in.chains != g->info[fam].chains))
-				in.changes++;
+					     in[fam].chains != g->info[fam].chains))
+				in[fam].changes++;
 			g->conf[fam] = c;
 		}
-		if (bpf_map_update_elem(fd_info, &fam, &in, BPF_ANY))
+		if (bpf_map_update_elem(fd_info, &fam, &in[fam], BPF_ANY))
 			err = -errno;
-		g->info[fam] = in;
+		g->info[fam] = in[fam];
 	}
 	g->published = true;
 	return err;

@@ -43,6 +43,10 @@ struct nfgate {
 	struct xfib_nf_conf conf[2];
 	struct xfib_nf_info info[2];
 	bool published;
+	/* Ports with ingress/egress rules, as the last check found them. */
+	unsigned int nports;
+	__u32 port_ifindex[XFIB_NF_PORTS_MAX];
+	__u32 port_dir[XFIB_NF_PORTS_MAX];
 };
 
 /* Opens the sockets and the ring, reads the rules and publishes the

@@ -6,7 +6,8 @@
  * whether the forward path has rules and whether the conntrack gate may
  * stand in for them.
  *
- * The check runs each forward-path base chain on an abstract packet: one
+ * The check runs each forward-path base chain (prerouting, forward,
+ * postrouting) on an abstract packet: one
  * of a flow conntrack holds as established both ways and not NATed, which
  * is all the gate ever forwards. Of such a packet the check knows exactly
  * one thing, its ct state (established, or invalid in chains that run
@@ -124,7 +125,8 @@ struct nfx_ruleset {
 
 /* The check's answer for one family. */
 struct nfx_result {
-	bool rules;	    /* a forward-path chain has an effect */
+	bool rules;	    /* a forward-path chain has an effect (chains
+			     * bound to devices are reported by port) */
 	bool gate_ok;	    /* ... and the gate may stand in for all of them */
 	bool nat;	    /* ... one of them is a nat chain */
 	bool ct_used;	    /* the ct state decided a match: with gate_ok
@@ -134,12 +136,25 @@ struct nfx_result {
 	char why[XFIB_NF_WHY_MAX]; /* why not gate_ok, or "" */
 };
 
-/* Is this device attached to xfib (its ingress/egress chains matter)? */
-typedef bool (*nfx_attached_fn)(const char *dev, void *ctx);
+/* Where a device-bound chain sits. */
+enum nfx_port_dir {
+	NFX_PORT_IN = 1 << 0,  /* ingress: packets entering dev */
+	NFX_PORT_OUT = 1 << 1, /* egress: packets leaving dev */
+};
 
-/* Checks the family (XFIB_V4, XFIB_V6) of rs into res. */
+/* A device whose ingress or egress chain does more than accept every
+ * packet unchanged: its packets must go to the kernel (dir: nfx_port_dir). */
+typedef void (*nfx_port_fn)(const char *dev, unsigned int dir, void *ctx);
+
+/*
+ * Checks the family (XFIB_V4, XFIB_V6) of rs into res. Chains bound to
+ * devices (ingress, netdev egress) are not part of the family's answer:
+ * they see every packet of their device, before conntrack or after
+ * routing, so each such device that they may act on is reported to port
+ * instead, and the dataplane hands that port's packets to the kernel.
+ */
 void nfx_check(const struct nfx_ruleset *rs, unsigned int fam,
-	       nfx_attached_fn attached, void *ctx, struct nfx_result *res);
+	       nfx_port_fn port, void *ctx, struct nfx_result *res);
 
 /* ---- building (nft.c, ipt.c) ---------------------------------------------- */
 

@@ -45,7 +45,7 @@
 	  "to kernel: egress is the ingress port (ICMP redirect)")             \
 	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")          \
 	X(PASS_NETFILTER, "pass_netfilter",                                    \
-	  "to kernel: netfilter rules the gate cannot decide, or --netfilter=pass") \
+	  "to kernel: netfilter rules of the family or port xfib cannot stand in for") \
 	X(PASS_CT_NEW, "pass_ct_new",                                          \
 	  "to kernel: flow not established both ways in conntrack")           \
 	X(PASS_CT_TCP_FLAGS, "pass_ct_tcp_flags",                              \

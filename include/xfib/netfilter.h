@@ -35,7 +35,9 @@ enum xfib_nf_mode {
  */
 struct xfib_nf_conf {
 	__u8 mode;	/* enum xfib_nf_mode */
-	__u8 pad[3];
+	__u8 ports;	/* some port has ingress or egress rules: look the
+			 * packet's ports up in xfib_nf_ports */
+	__u8 pad[2];
 	__u32 tcp_ms;	     /* TCP established */
 	__u32 udp_ms;	     /* UDP, replied but not yet a stream */
 	__u32 udp_stream_ms; /* UDP, assured */
@@ -57,7 +59,7 @@ struct xfib_nf_info {
 	__u8 mode;	  /* enum xfib_nf_mode published */
 	__u8 option;	  /* enum xfib_nf_option: --netfilter */
 	__u8 sources;	  /* enum xfib_nf_source where rules were found */
-	__u8 pad;
+	__u8 ports;	  /* ports in xfib_nf_ports (at most 255 counted) */
 	__u32 chains;	  /* forward-path base chains with an effect */
 	__u64 checked;	  /* CLOCK_REALTIME, seconds, of the last check */
 	__u64 changes;	  /* checks that found a different ruleset */
@@ -67,6 +69,21 @@ struct xfib_nf_info {
 };
 _Static_assert(sizeof(struct xfib_nf_info) == 40 + XFIB_NF_WHY_MAX,
 	       "xfib_nf_info size");
+
+/*
+ * xfib_nf_ports: ifindex -> enum xfib_nf_port_dir. A port with an ingress
+ * chain (inet or netdev) or a netdev egress chain that does more than
+ * accept every packet unchanged: packets entering (IN) or leaving (OUT)
+ * it go to the kernel, whatever the family's mode. Such chains see
+ * packets before conntrack (ingress) or whatever their flow (egress), so
+ * the gate cannot stand in for them.
+ */
+enum xfib_nf_port_dir {
+	XFIB_NF_PORT_IN = 1 << 0,
+	XFIB_NF_PORT_OUT = 1 << 1,
+};
+
+#define XFIB_NF_PORTS_MAX 1024
 
 /* xfibd --netfilter. */
 enum xfib_nf_option {

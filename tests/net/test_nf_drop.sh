@@ -7,7 +7,9 @@
 # let exactly those through (the kernel forwards them), not sink2's.
 # Then the options: --netfilter=ignore forwards whatever the rules say
 # (sink2 gets the echoes the kernel would drop), --netfilter=pass keeps
-# even a ruleset the gate could stand in for with the kernel.
+# even a ruleset the gate could stand in for with the kernel. Last, a
+# netdev ingress chain on the ingress port keeps that port's packets with
+# the kernel, whose chain drops those to sink2.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -135,4 +137,45 @@ wait "$XFIBD_PID" || true
 xfibd_start
 wait_nf_mode 4 gate
 wait_nf_mode 6 gate
+
+# A netdev ingress chain on r-gen, dropping what goes to sink2, and no
+# other rules: the families forward, but every packet entering r-gen goes
+# to the kernel, which runs the chain.
+ip netns exec "$RTR" nft delete table inet fw
+ip netns exec "$RTR" nft -f - <<NFT || fail "loading the netdev chain"
+table netdev edge {
+	chain in {
+		type filter hook ingress device "$R_GEN" priority 0;
+		ip daddr $SNK2_4 drop
+		ip6 daddr $SNK2_6 drop
+	}
+}
+NFT
+wait_nf_mode 4 forward
+wait_nf_mode 6 forward
+deadline=$((SECONDS + 5))
+until rctl status -j | jq -e --arg p "$R_GEN" \
+	'.netfilter.ports == [{name: $p, ifindex: .netfilter.ports[0].ifindex, ingress: true, egress: false}]' \
+	>/dev/null; do
+	((SECONDS < deadline)) || fail "status does not list $R_GEN: $(rctl status -j | jq -c .netfilter)"
+	sleep 0.1
+done
+rctl status | grep -q "ports with ingress/egress rules, their packets to the kernel: $R_GEN (ingress)" ||
+	fail "status text: $(rctl status | grep -A 4 '^netfilter')"
+# Echo requests enter r-gen (the kernel forwards them), replies enter
+# r-sink (xfib forwards them).
+for fam in 4 6; do
+	dst=$SNK4 kf=kfwd$fam
+	[ "$fam" = 4 ] || dst=$SNK6
+	k0=$("$kf" "$RTR")
+	x0=$(counter "forwarded_v$fam")
+	ping_all "$GEN" "$fam" "$dst" 20
+	(($("$kf" "$RTR") - k0 >= 20)) || fail "IPv$fam echo requests into $R_GEN not forwarded by the kernel"
+	(($(counter "forwarded_v$fam") - x0 >= 20)) || fail "IPv$fam echo replies into $R_SNK not forwarded by xfib"
+done
+nothing_arrives "$SNK2" "$SNK2_4" "$SNK2_6"
+ip netns exec "$RTR" nft delete table netdev edge
+expect_xdp 4 "$SNK2_4" 3000 "$SNK2"
+expect_xdp 6 "$SNK2_6" 3000 "$SNK2"
+log "a netdev ingress chain keeps its port's packets with the kernel"
 log "PASS: policy drop holds with xfib attached; the options do what they say"

@@ -5,7 +5,8 @@
  * network namespace, creates veths (xt0 ingress, xt1 egress), fills the
  * maps with two connected routes, and creates the entries each case needs
  * over ctnetlink (ctl/lib/ctnl.c), in that namespace, where the program's
- * lookups (the ingress device's namespace) find them. Every case checks
+ * lookups (the ingress device's namespace) find them, and fills
+ * xfib_nf_ports for the port cases. Every case checks
  * the verdict, that exactly the expected counter moved by one packet, and
  * a forwarded frame's bytes; some check what the program did to the entry
  * (its timeout) or told xfibd (xfib_ct_events).
@@ -252,14 +253,20 @@ static void update(struct bpf_map *m, const void *k, const void *v)
 		die("update %s: %s", bpf_map__name(m), strerror(errno));
 }
 
-/* The family's mode, and conntrack timeouts: TCP 3600 s, UDP 60/180 s. */
-static void set_mode(int fam, __u8 mode)
+/* The family's mode, and conntrack timeouts: TCP 3600 s, UDP 60/180 s.
+ * ports: look the ports up in xfib_nf_ports. */
+static void set_mode_ports(int fam, __u8 mode, __u8 ports)
 {
-	struct xfib_nf_conf c = { .mode = mode, .tcp_ms = 3600000, .udp_ms = 60000,
-				  .udp_stream_ms = 180000 };
+	struct xfib_nf_conf c = { .mode = mode, .ports = ports, .tcp_ms = 3600000,
+				  .udp_ms = 60000, .udp_stream_ms = 180000 };
 	__u32 k = fam;
 
 	update(skel->maps.xfib_nf_conf, &k, &c);
+}
+
+static void set_mode(int fam, __u8 mode)
+{
+	set_mode_ports(fam, mode, 0);
 }
 
 static void tuple_of(const struct flow *fl, struct ctnl_tuple *t)
@@ -542,6 +549,29 @@ static void cases_modes(void)
 	send_flow("mode gate: without an entry it goes to the kernel", &f, XFIB_PASS_CT_NEW);
 }
 
+/* Ports with ingress or egress rules: their packets to the kernel in any
+ * mode, when the flag says to look. */
+static void cases_ports(void)
+{
+	struct flow f = tcp(0, 41000, TH_ACK);
+	__u32 in = XFIB_NF_PORT_IN, out = XFIB_NF_PORT_OUT;
+	int fd = bpf_map__fd(skel->maps.xfib_nf_ports);
+
+	update(skel->maps.xfib_nf_ports, &if_in, &in);
+	set_mode_ports(XFIB_V4, XFIB_NF_OFF, 1);
+	send_flow("mode off, ingress port with ingress rules: kernel", &f, XFIB_PASS_NETFILTER);
+	set_mode_ports(XFIB_V4, XFIB_NF_OFF, 0);
+	send_flow("... without the flag the ports are not looked at", &f, XFIB_FWD_V4);
+	update(skel->maps.xfib_nf_ports, &if_in, &out);
+	set_mode_ports(XFIB_V4, XFIB_NF_OFF, 1);
+	send_flow("... its rules are egress rules: forwarded", &f, XFIB_FWD_V4);
+	bpf_map_delete_elem(fd, &if_in);
+	update(skel->maps.xfib_nf_ports, &if_out, &out);
+	send_flow("egress port with egress rules: kernel", &f, XFIB_PASS_NETFILTER);
+	bpf_map_delete_elem(fd, &if_out);
+	set_mode(XFIB_V4, XFIB_NF_GATE);
+}
+
 /* What the entry says. */
 static void cases_entries(int v6)
 {
@@ -720,6 +750,7 @@ int main(void)
 	set_mode(XFIB_V6, XFIB_NF_GATE);
 	self_check();
 	cases_modes();
+	cases_ports();
 	cases_entries(0);
 	cases_entries(1);
 	cases_tcp_packets();

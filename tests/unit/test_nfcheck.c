@@ -126,9 +126,14 @@ static void reset(void)
 	nfx_ruleset_free(&rs);
 }
 
-static bool attached(const char *dev, void *ctx)
+/* The ports nfx_check reported, "dev:dir dev:dir ". */
+static char ports[256];
+
+static void port(const char *dev, unsigned int dir, void *ctx)
 {
-	return !strcmp(dev, "port0");
+	size_t n = strlen(ports);
+
+	snprintf(ports + n, sizeof(ports) - n, "%s:%u ", dev, dir);
 }
 
 /* What nfx_check must say for family fam: rules, gate_ok, ct_used, and
@@ -139,7 +144,8 @@ static void expect(const char *name, unsigned int fam, bool rules, bool gate_ok,
 	struct nfx_result r;
 
 	cur_test = name;
-	nfx_check(&rs, fam, attached, NULL, &r);
+	ports[0] = '\0';
+	nfx_check(&rs, fam, port, NULL, &r);
 	CHECK(r.rules == rules, "%s: rules %d, expected %d", fam ? "ipv6" : "ipv4", r.rules,
 	      rules);
 	CHECK(r.gate_ok == gate_ok, "%s: gate_ok %d, expected %d (%s)", fam ? "ipv6" : "ipv4",
@@ -333,11 +339,29 @@ static void test_hooks(void)
 
 	t = table(NFPROTO_NETDEV, "edge");
 	c = chain(t, "in", NF_NETDEV_INGRESS, 0, NF_ACCEPT);
-	nfx_chain_add_dev(c, "other0");
-	r_effect(c, false);
-	both("netdev ingress on a port xfib does not use", false, true, false, NULL);
 	nfx_chain_add_dev(c, "port0");
-	both("... and on one it is attached to", true, false, false, "log");
+	nfx_chain_add_dev(c, "port1");
+	ex(rule(c), NFX_ACCOUNT);
+	both("netdev ingress counting only: no port, no family rules", false, true, false, NULL);
+	CHECK(!ports[0], "ports reported: %s", ports);
+	r_effect(c, false);
+	both("netdev ingress that logs: its ports, not the family", false, true, false, NULL);
+	CHECK(!strcmp(ports, "port0:1 port1:1 "), "ports reported: '%s'", ports);
+	t = table(NFPROTO_NETDEV, "edge2");
+	c = chain(t, "out", NF_NETDEV_EGRESS, 0, NF_DROP);
+	nfx_chain_add_dev(c, "port2");
+	r_ct(c, EST, NF_ACCEPT);
+	both("netdev egress accepting established only: a port (any flow passes it)", false,
+	     true, false, NULL);
+	CHECK(strstr(ports, "port2:2"), "ports reported: '%s'", ports);
+	reset();
+
+	t = table(NFPROTO_INET, "fw");
+	c = chain(t, "in", NF_INET_INGRESS, 0, NF_ACCEPT);
+	nfx_chain_add_dev(c, "port3");
+	r_cond(c, NF_DROP, NULL);
+	both("inet ingress that may drop: its port", false, true, false, NULL);
+	CHECK(!strcmp(ports, "port3:1 "), "ports reported: '%s'", ports);
 	reset();
 
 	t = table(NFPROTO_INET, "nat");
