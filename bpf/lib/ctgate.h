@@ -123,6 +123,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_ct_events SEC(".maps");
 
+/* Events sent in the current window, per CPU (XFIB_CT_LEARN_BURST). */
+struct ct_budget {
+	__u64 window; /* start, bpf_ktime_get_ns() */
+	__u32 used;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ct_budget);
+} xfib_ct_budget SEC(".maps");
+
 /* ---- the kernel's types and kfuncs ----------------------------------------- */
 
 /* Only the fields read here; offsets come from the kernel's BTF (CO-RE). */
@@ -317,15 +331,37 @@ static __always_inline void ct_tuple(struct ct_flow *f)
 
 /* ---- talking to xfibd ---------------------------------------------------- */
 
+/* One more event in this CPU's window, if the budget allows. */
+static __always_inline int ct_budget_take(__u64 now)
+{
+	__u32 zero = 0;
+	struct ct_budget *b = bpf_map_lookup_elem(&xfib_ct_budget, &zero);
+
+	if (!b)
+		return 0;
+	if (now - b->window >= XFIB_CT_LEARN_WINDOW_NS) {
+		b->window = now;
+		b->used = 0;
+	}
+	if (b->used >= XFIB_CT_LEARN_BURST)
+		return 0;
+	b->used++;
+	return 1;
+}
+
 /* Tells xfibd about the flow, unless it was told less than
- * XFIB_CT_LEARN_RETRY_NS ago. A full ring drops the event; the flow is
- * sent again after the retry time. */
+ * XFIB_CT_LEARN_RETRY_NS ago. Packets anyone can send trigger this (a
+ * stream of echo requests with new identifiers): a per-CPU budget bounds
+ * the work they make for xfibd. A flow over budget, or whose event a full
+ * ring drops, is sent with a later packet. */
 static __always_inline void ct_learn(struct ct_flow *f)
 {
 	__u64 now = bpf_ktime_get_ns(), *last;
 
 	last = bpf_map_lookup_elem(&xfib_ct_pending, &f->ev);
 	if (last && now - *last < XFIB_CT_LEARN_RETRY_NS)
+		return;
+	if (!ct_budget_take(now))
 		return;
 	bpf_map_update_elem(&xfib_ct_pending, &f->ev, &now, BPF_ANY);
 	bpf_ringbuf_output(&xfib_ct_events, &f->ev, sizeof(f->ev), 0);

@@ -136,4 +136,9 @@ _Static_assert(sizeof(struct xfib_ct_event) == 40, "xfib_ct_event size");
 
 #define XFIB_CT_LEARN_RETRY_NS 100000000ull
 
+/* At most this many flows per CPU per XFIB_CT_LEARN_WINDOW_NS are sent to
+ * xfibd, whatever arrives: each costs it a ctnetlink request. */
+#define XFIB_CT_LEARN_BURST 256
+#define XFIB_CT_LEARN_WINDOW_NS 100000000ull
+
 #endif /* XFIB_NETFILTER_H */

@@ -713,6 +713,45 @@ static void cases_learn(void)
 	       nevents - n0);
 }
 
+/* Flows reported to xfibd are budgeted per CPU: a stream of echo
+ * requests with new identifiers makes at most XFIB_CT_LEARN_BURST events
+ * per window. The test runs on one CPU, and the burst well inside one
+ * window (it is retried if the machine was too slow for that). */
+static void cases_budget(void)
+{
+	struct timespec t0, t1;
+	int n0, sent, i, try;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		die("sched_setaffinity: %s", strerror(errno));
+	for (try = 0; try < 3; try++) {
+		/* A fresh window: the last one has passed. */
+		usleep(XFIB_CT_LEARN_WINDOW_NS / 1000 + 1000);
+		n0 = nevents;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 0; i < XFIB_CT_LEARN_BURST + 100; i++) {
+			struct flow f = echo(0, true, 1000 + try * 1000 + i);
+			struct frame fr = build(&f);
+			struct xdp_md ctx = { .data_end = fr.len, .ingress_ifindex = if_in };
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr.b, .data_size_in = fr.len,
+				    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+			bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xfib_fwd), &o);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ring_buffer__consume(rb);
+		sent = nevents - n0;
+		if ((t1.tv_sec - t0.tv_sec) * 1000000000ll + t1.tv_nsec - t0.tv_nsec <
+		    (long long)XFIB_CT_LEARN_WINDOW_NS)
+			break;
+	}
+	result(sent == XFIB_CT_LEARN_BURST, "%d new echo flows in one window: %d reported to xfibd (budget %d)",
+	       XFIB_CT_LEARN_BURST + 100, sent, XFIB_CT_LEARN_BURST);
+}
+
 /* Echo flows: forwarded while xfib_ct_echo says so, both ways. */
 static void cases_echo(int v6)
 {
@@ -758,6 +797,7 @@ int main(void)
 	cases_learn();
 	cases_echo(0);
 	cases_echo(1);
+	cases_budget();
 	ring_buffer__free(rb);
 	ctnl_close(ct);
 	xfib_fwd_bpf__destroy(skel);
