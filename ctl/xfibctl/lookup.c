@@ -61,6 +61,7 @@ struct lookup {
 	struct xv_query k;           /* the kernel's FIB lookup */
 	enum verify_outcome agree;
 	__u32 iif;                   /* the port the kernel's lookup entered by */
+	__u8 nf_mode;                /* the family's netfilter mode */
 };
 
 static int parse_addr(const char *s, int *fam, __u8 *addr)
@@ -179,6 +180,11 @@ static void lookup_text(const struct lookup *l)
 		printf("action:     drop (blackhole)\n");
 	else
 		printf("action:     pass to the kernel: %s\n", pass_why(r->action));
+	if (l->nf_mode == XFIB_NF_GATE)
+		printf("netfilter:  conntrack gate: forwarded in XDP only for flows\n"
+		       "            conntrack holds as established (xfibctl status)\n");
+	else if (l->nf_mode == XFIB_NF_PASS)
+		printf("netfilter:  every packet of the family to the kernel (xfibctl status)\n");
 	lookup_kernel_text(l);
 }
 
@@ -264,6 +270,8 @@ static json_object *lookup_json(const struct lookup *l)
 	lookup_egress_json(o, r);
 	js_set(o, "action", js_str(action_str(r->action)));
 	js_set(o, "reason", js_str(reason_name(r->action)));
+	js_set(o, "netfilter", js_str(l->nf_mode == XFIB_NF_GATE ? "gate" :
+				      l->nf_mode == XFIB_NF_PASS ? "pass" : "forward"));
 	js_set(o, "kernel", kroute_json(&l->kr));
 	js_set(o, "kernel_fib", kfib_json(fam_af(r->fam), r->addr, &l->k));
 	js_set(o, "iif", js_str(dev_str(l->iif, dev)));
@@ -299,6 +307,16 @@ static int kfib_ask(const char *arg, int fam, const __u8 *addr, __u32 iif,
 	return err;
 }
 
+/* The family's netfilter mode (xfib_nf_conf), XFIB_NF_OFF if unknown. */
+static __u8 nf_mode_of(struct xfib_fwd_bpf *skel, int fam)
+{
+	struct xfib_nf_conf conf = { 0 };
+	__u32 key = fam;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_nf_conf), &key, &conf);
+	return conf.mode;
+}
+
 int cmd_lookup(struct ctl *c, int argc, char **argv)
 {
 	struct xfib_fwd_bpf *skel = NULL;
@@ -332,6 +350,7 @@ int cmd_lookup(struct ctl *c, int argc, char **argv)
 	err = kfib_ask(arg, fam, c->addr, l.iif, &l.k);
 	if (err)
 		goto out;
+	l.nf_mode = nf_mode_of(skel, fam);
 	l.agree = verify_compare(&d, fam, c->addr, l.r.ready,
 				 l.r.group ? &l.r.group_nh : &l.r.nh, &l.k);
 	if (c->json)
