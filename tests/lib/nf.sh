@@ -89,7 +89,10 @@ nf_serve() {
 }
 
 # nf_pings FAMILY DST: a ping stream (one echo flow) is XDP-forwarded
-# after its first packets.
+# after its first packets: xfibd learns the flow from the first echo and
+# reply it is told about, or, should it ask conntrack before the kernel
+# has seen the reply, from the next ones the dataplane reports 100 ms
+# later (XFIB_CT_LEARN_RETRY_NS): at most 12 exchanges by the kernel.
 nf_pings() {
 	local fam=$1 dst=$2 c=forwarded_v$1 kf=kfwd$1 x0 k0 dx dk
 	x0=$(counter "$c")
@@ -98,7 +101,7 @@ nf_pings() {
 	dx=$(($(counter "$c") - x0))
 	dk=$(($("$kf" "$RTR") - k0))
 	share "ping stream IPv$fam, 200 echoes 10 ms apart" "$dx" "$dk"
-	((dk <= 10 && dx >= 390)) ||
+	((dk <= 24 && dx >= 376)) ||
 		fail "IPv$fam pings: xfib +$dx, kernel +$dk: not XDP-forwarded after the first packets ($(stats_line))"
 }
 
@@ -126,7 +129,10 @@ nf_tcp_transfer() {
 	dk=$(($("$kf" "$RTR") - k0))
 	[ "$(cat "$got")" = "$bytes" ] || fail "IPv$fam TCP: $(cat "$got") of $bytes bytes arrived"
 	share "TCP transfer IPv$fam, $bytes bytes in $(($(now_ms) - t0)) ms" "$dx" "$dk"
-	((SHARE >= 99 && dk <= 100)) ||
+	# The kernel forwards the handshake, the close, and the data until
+	# xfibd has made the entry liberal (a wakeup of the daemon: a few
+	# packets here, more on a loaded machine): at most 2%.
+	((SHARE >= 98)) ||
 		fail "IPv$fam TCP: xfib +$dx, kernel +$dk: not kept in XDP ($(stats_line))"
 	[ "$(nf_invalid_drops)" = "$inv0" ] ||
 		fail "IPv$fam TCP: the router dropped $(($(nf_invalid_drops) - inv0)) invalid packets"
