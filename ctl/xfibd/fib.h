@@ -107,6 +107,7 @@ struct fib_family {
 
 struct fib {
 	struct rib *rib;
+	struct xfib_fwd_bpf *skel;  /* the pinned maps instances go into */
 	struct xfib_active *active; /* mmap()ed xfib_active */
 	struct xfib_bs4_range *bs4; /* mmap()ed xfib_bs4 */
 	struct xfib_bs6_range *bs6; /* mmap()ed xfib_bs6 */
@@ -117,7 +118,8 @@ struct fib {
 	__u32 eval_ms;
 };
 
-int fib_init(struct fib *f, struct rib *r, __u32 eval_changes, __u32 eval_ms);
+int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
+	     __u32 eval_changes, __u32 eval_ms);
 void fib_fini(struct fib *f);
 /* Commits the RIB and brings both families' instances up to date. */
 int fib_flush(struct fib *f, __u64 now_ms);
