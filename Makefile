@@ -107,7 +107,7 @@ $(BUILD) $(BUILD)/tests:
 # The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
 # built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
+                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)

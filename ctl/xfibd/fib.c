@@ -42,6 +42,7 @@ static const struct fib_algo *const fib_algos[] = {
 	&fib_algo_bsearch6,
 	&fib_algo_dir24_8,
 	&fib_algo_trie6,
+	&fib_algo_dxr,
 };
 
 #define NALGOS (sizeof(fib_algos) / sizeof(fib_algos[0]))
@@ -468,7 +469,11 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	f->active = xfib_map_mmap(s->maps.xfib_active, true, &f->active_len);
 	f->bs4 = xfib_map_mmap(s->maps.xfib_bs4, true, &f->bs4_len);
 	f->bs6 = xfib_map_mmap(s->maps.xfib_bs6, true, &f->bs6_len);
-	if (!f->active || !f->bs4 || !f->bs6)
+	f->dxr_direct = xfib_map_mmap(s->maps.xfib_dxr_direct, true,
+				      &f->dxr_direct_len);
+	f->dxr_ranges = xfib_map_mmap(s->maps.xfib_dxr_ranges, true,
+				      &f->dxr_ranges_len);
+	if (!f->active || !f->bs4 || !f->bs6 || !f->dxr_direct || !f->dxr_ranges)
 		return -errno;
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_family *ff = &f->fam[fam];
@@ -513,4 +518,8 @@ void fib_fini(struct fib *f)
 		munmap(f->bs4, f->bs4_len);
 	if (f->bs6)
 		munmap(f->bs6, f->bs6_len);
+	if (f->dxr_direct)
+		munmap(f->dxr_direct, f->dxr_direct_len);
+	if (f->dxr_ranges)
+		munmap(f->dxr_ranges, f->dxr_ranges_len);
 }
