@@ -168,7 +168,10 @@ RUN_TESTS = BUILD=$(abspath $(BUILD)) XFIB_SAN=$(SAN) tests/run.sh
 MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_group_full net/test_links net/test_neigh_states \
                 net/test_neigh_change net/test_overrun net/test_dump_intr \
-                net/test_torture net/test_restart net/test_kill9
+                net/test_torture net/test_restart net/test_kill9 \
+                net/test_route_alias net/test_shared_subnet \
+                net/test_route_expiry net/test_verify_linkdown \
+                net/test_nexthop_scale net/test_replay
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS)
