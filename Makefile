@@ -104,11 +104,11 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
-# built again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy
+# and xfibctl's UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
-                   ctl/xfibd/ptree.c ctl/xfibctl/utf8.c)
+                   ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -116,7 +116,7 @@ $(BUILD)/san/%.o: %.c
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl
 
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
