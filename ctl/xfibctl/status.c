@@ -276,9 +276,17 @@ int algo_check(struct ctl *c, int argc, char **argv)
 	if (argc == 2) {
 		want = strcmp(argv[1], "auto") ? xfib_algo_by_name(argv[1]) : XFIB_ALGO_NONE;
 		if (want < 0 || (want && xfib_algo_family(want) != fam)) {
-			err_cmd("%s: not an %s algorithm (%s, auto)", argv[1],
-				fam_name(fam), fam == XFIB_V4 ? "bsearch4, dir24_8" :
-								"bsearch6, trie6");
+			char names[128] = "";
+			unsigned int a;
+
+			/* The family's algorithms in enum order. */
+			for (a = 1; a < XFIB_ALGO_COUNT; a++)
+				if (xfib_algo_family(a) == fam)
+					snprintf(names + strlen(names),
+						 sizeof(names) - strlen(names), "%s, ",
+						 xfib_algo_name(a));
+			err_cmd("%s: not an %s algorithm (%sauto)", argv[1],
+				fam_name(fam), names);
 			return -EINVAL;
 		}
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -641,6 +642,32 @@ static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
 		break;
 	}
 	return MNL_CB_OK;
+}
+
+void nl_init_offline(struct nl *nl, struct rib *rib)
+{
+	memset(nl, 0, sizeof(*nl));
+	nl->rib = rib;
+}
+
+void nl_feed(struct nl *nl, const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	size_t step;
+
+	/* One message at a time, so that a DONE or an error in the stream
+	 * does not end it; each is checked and dispatched as a received
+	 * notification is. (Not mnl_nlmsg_ok(): it takes a length of 2^31
+	 * or more for a negative one, and accepts it.) */
+	while (len >= sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	       nlh->nlmsg_len <= len) {
+		mnl_cb_run(nlh, nlh->nlmsg_len, 0, 0, nl_msg_cb, nl);
+		step = NLMSG_ALIGN(nlh->nlmsg_len);
+		if (step >= len)
+			break;
+		len -= step;
+		nlh = (const void *)((const char *)nlh + step);
+	}
 }
 
 /* ---- dumps --------------------------------------------------------------- */
