@@ -129,7 +129,8 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
-FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/rib.c \
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
+             ctl/xfibd/rib.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
              ctl/xfibd/htab.c ctl/xfibd/ptree.c ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
