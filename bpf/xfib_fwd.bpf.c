@@ -163,6 +163,29 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 	}
 }
 
+/*
+ * The kernel trims a packet to its IP length (ip_rcv_core(), ipv6_rcv()):
+ * Ethernet padding and whatever else follows the packet is not forwarded,
+ * and only the IP length counts against the egress MTU. Cuts the frame
+ * after l3len bytes of IP; non-zero if that failed (nothing changed).
+ */
+static __always_inline int trim_to_ip_len(struct xdp_md *ctx,
+					  struct xfib_pkt *pkt, __u32 l3len)
+{
+	__u32 l2len = sizeof(struct ethhdr) +
+		      (pkt->vlan0 ? sizeof(struct xfib_vlan_hdr) : 0);
+	int excess = (int)pkt->len - (int)(l2len + l3len);
+
+	if (excess <= 0)
+		return 0;
+	if (bpf_xdp_adjust_tail(ctx, -excess))
+		return -1;
+	pkt->data = (void *)(long)ctx->data;
+	pkt->data_end = (void *)(long)ctx->data_end;
+	pkt->l3 = pkt->data + l2len;
+	return 0;
+}
+
 SEC("xdp")
 int xfib_fwd(struct xdp_md *ctx)
 {
@@ -361,9 +384,14 @@ int xfib_fwd(struct xdp_md *ctx)
 	if (!bpf_map_lookup_elem(&xfib_tx_ports, &ifindex))
 		return PASS(PASS_EGRESS_NOT_ATTACHED);
 
-	/* Past this point the packet is ours. Strip a priority tag first, as
-	 * the kernel would: the Ethernet header written below then covers the
-	 * old header and the tag. */
+	/* Past this point the packet is ours. */
+	if (trim_to_ip_len(ctx, &pkt, l3len))
+		return PASS(PASS_MALFORMED);
+	eth = pkt.data;
+	if ((void *)(eth + 1) > pkt.data_end)
+		return XDP_DROP;
+	/* Strip a priority tag, as the kernel would: the Ethernet header
+	 * written below then covers the old header and the tag. */
 	if (pkt.vlan0) {
 		if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct xfib_vlan_hdr)))
 			return PASS(PASS_MALFORMED);

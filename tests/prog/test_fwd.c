@@ -455,6 +455,23 @@ static bool is_v4(const struct frame *f)
 	return get16(f->b + f->l3 - 2) == ETH_P_IP;
 }
 
+/* Appends n bytes of fill after the packet (Ethernet padding or trailing
+ * junk); the IP length stays. */
+static void add_trailer(struct frame *f, unsigned int n, __u8 fill)
+{
+	if (f->len + n > FRAME_MAX)
+		die("frame too large");
+	memset(f->b + f->len, fill, n);
+	f->len += n;
+}
+
+/* The IP length of a frame as its header says. */
+static unsigned int ip_len(const struct frame *f)
+{
+	return is_v4(f) ? get16(f->b + f->l3 + 2) :
+			  get16(f->b + f->l3 + 4) + sizeof(struct ipv6hdr);
+}
+
 /* ---- maps --------------------------------------------------------------- */
 
 static void update(int fd, const void *key, const void *val, const char *what)
@@ -955,6 +972,18 @@ static void expect_fwd(const char *name, const struct frame *f,
 	      is_v4(f) ? XFIB_FWD_V4 : XFIB_FWD_V6, &want);
 }
 
+/* Like the kernel, xfib forwards only the IP packet of a frame with bytes
+ * after it: the output is the forwarded frame cut at the IP length. */
+static void expect_fwd_trimmed(const char *name, const struct frame *f,
+			       const __u8 *dmac)
+{
+	struct frame want = forwarded(f, dmac);
+
+	want.len = want.l3 + ip_len(&want);
+	check(name, f, f->len, if_in, V(XDP_REDIRECT),
+	      is_v4(f) ? XFIB_FWD_V4 : XFIB_FWD_V6, &want);
+}
+
 static void expect_pass(const char *name, const struct frame *f, int reason)
 {
 	check(name, f, f->len, if_in, V(XDP_PASS), reason, NULL);
@@ -1203,12 +1232,35 @@ static void cases_forward(void)
 	f = frame4(0, SRC4, HOST4, 64, 32);
 	expect_fwd("v4 priority tag to an on-link destination", &f, mac_host4);
 
-	/* Minimum-size frame: 18 bytes of Ethernet padding after tot_len
-	 * travel along untouched. */
+	/* The kernel trims a frame to its IP length: Ethernet padding and
+	 * trailing bytes are not forwarded. */
 	f = frame4(-1, SRC4, DST4, 64, 0);
-	memset(f.b + f.len, 0, 60 - f.len);
-	f.len = 60;
-	expect_fwd("v4 short packet in a padded 60-byte frame", &f, mac_gw4);
+	add_trailer(&f, 60 - f.len, 0);
+	expect_fwd_trimmed("v4 short packet in a padded 60-byte frame: padding cut",
+			   &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 64, 32);
+	add_trailer(&f, 30, 0xa5);
+	expect_fwd_trimmed("v4 with 30 trailing bytes: cut", &f, mac_gw4);
+	f = frame4(0, SRC4, DST4, 64, 32);
+	add_trailer(&f, 30, 0xa5);
+	expect_fwd_trimmed("v4 priority-tagged, 30 trailing bytes: untagged, cut",
+			   &f, mac_gw4);
+	f = frame4(-1, SRC4, DST4, 64, 32);
+	EDIT_IP4(f, h.tot_len = htons(20));
+	fix4(&f);
+	expect_fwd_trimmed("v4 tot_len 20 in a longer frame: header only", &f,
+			   mac_gw4);
+	f = frame6(-1, SRC6, DST6, 64, 32);
+	add_trailer(&f, 30, 0xa5);
+	expect_fwd_trimmed("v6 with 30 trailing bytes: cut", &f, mac_gw6);
+	f = frame6(0, SRC6, DST6, 64, 0);
+	add_trailer(&f, 7, 0);
+	expect_fwd_trimmed("v6 priority-tagged, 7 trailing bytes: untagged, cut",
+			   &f, mac_gw6);
+	f = frame6(-1, SRC6, DST6, 64, 32);
+	EDIT_IP6(f, h.payload_len = htons(8));
+	expect_fwd_trimmed("v6 payload_len 8 in a longer frame: UDP header only",
+			   &f, mac_gw6);
 
 	/* MTU boundaries: egress MTU 1500, route MTU 1280. */
 	f = frame4(-1, SRC4, DST4, 64, 1500 - 28);
@@ -1225,6 +1277,19 @@ static void cases_forward(void)
 	expect_fwd("v4 tot_len 1280 = route MTU", &f, mac_gw4);
 	f = frame4(-1, SRC4, "198.18.7.1", 64, 1281 - 28);
 	expect_pass("v4 tot_len 1281 > route MTU 1280", &f, XFIB_PASS_MTU);
+	/* Only the IP length counts against the MTU; the frame leaves cut. */
+	f = frame4(-1, SRC4, "198.18.7.1", 64, 72);
+	add_trailer(&f, 1400 - f.len, 0);
+	expect_fwd_trimmed("v4 100 bytes in a 1400-byte frame, route MTU 1280",
+			   &f, mac_gw4);
+	f = frame4(-1, SRC4, "198.18.7.1", 64, 1281 - 28);
+	add_trailer(&f, 20, 0);
+	expect_pass("v4 tot_len 1281 and trailing bytes > route MTU 1280", &f,
+		    XFIB_PASS_MTU);
+	f = frame6(-1, SRC6, DST6, 64, 72);
+	add_trailer(&f, 1600 - f.len, 0);
+	expect_fwd_trimmed("v6 120 bytes in a 1600-byte frame, egress MTU 1500",
+			   &f, mac_gw6);
 }
 
 static void cases_route(void)
@@ -1308,6 +1373,7 @@ static void cases_route(void)
 
 	f = v4("198.18.5.1");
 	expect_pass("v4 egress is the ingress port", &f, XFIB_PASS_HAIRPIN);
+
 }
 
 /* Sets the UDP source port of f (checksums are not the dataplane's). */
