@@ -164,6 +164,33 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 }
 
 /*
+ * The kernel drops an IPv4 packet whose source is one of its own addresses
+ * as a martian, even with rp_filter off (fib_validate_source()). True if
+ * saddr (host order) has a local or broadcast route in the instance act,
+ * the one the destination was looked up in.
+ */
+static __always_inline int v4_local_source(const struct xfib_active *act,
+					   __u32 saddr)
+{
+	struct xfib_nexthop *nh;
+	__u32 idx;
+
+	if (act->algo == XFIB_ALGO_DIR24_8) {
+		__u32 slot = act->slot;
+		void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
+		void *t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
+
+		if (!t24 || !t8)
+			return 1;
+		idx = xfib_dir24_lookup(t24, t8, saddr);
+	} else {
+		idx = xfib_bs4_lookup(&xfib_bs4, act->slot, act->log2n, saddr);
+	}
+	nh = bpf_map_lookup_elem(&xfib_nexthops, &idx);
+	return nh && nh->kind == XFIB_NH_LOCAL;
+}
+
+/*
  * The kernel trims a packet to its IP length (ip_rcv_core(), ipv6_rcv()):
  * Ethernet padding and whatever else follows the packet is not forwarded,
  * and only the IP length counts against the egress MTU. Cuts the frame
@@ -278,6 +305,8 @@ int xfib_fwd(struct xdp_md *ctx)
 		} else {
 			return PASS(PASS_NO_FIB);
 		}
+		if (v4_local_source(&act, saddr))
+			return PASS(PASS_LOCAL_SOURCE);
 		family = AF_INET;
 		daddr = &iph->daddr;
 	} else {

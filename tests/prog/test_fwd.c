@@ -1374,6 +1374,21 @@ static void cases_route(void)
 	f = v4("198.18.5.1");
 	expect_pass("v4 egress is the ingress port", &f, XFIB_PASS_HAIRPIN);
 
+	/* The kernel drops IPv4 from its own addresses (martian source). */
+	f = frame4(-1, "198.18.1.9", DST4, 64, 32);
+	expect_pass("v4 source in a local route", &f, XFIB_PASS_LOCAL_SOURCE);
+	f = frame4(-1, "198.18.1.0", DST4, 64, 32);
+	expect_pass("v4 source, first address of a local range", &f,
+		    XFIB_PASS_LOCAL_SOURCE);
+	f = frame4(-1, "198.18.0.255", DST4, 64, 32);
+	expect_fwd("v4 source just below a local range", &f, mac_gw4);
+	f = frame4(-1, "198.18.2.9", DST4, 64, 32);
+	expect_fwd("v4 source in an unreachable route", &f, mac_gw4);
+	f = frame4(-1, "198.18.1.9", DST4, 1, 32);
+	expect_pass("v4 local source and TTL 1", &f, XFIB_PASS_TTL);
+	f = frame6(-1, "2001:db8:0:2::9", DST6, 64, 32);
+	expect_fwd("v6 source in a local route (the kernel forwards it)", &f,
+		   mac_gw6);
 }
 
 /* Sets the UDP source port of f (checksums are not the dataplane's). */
