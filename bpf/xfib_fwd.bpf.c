@@ -448,9 +448,12 @@ int xfib_fwd(struct xdp_md *ctx)
 	__builtin_memcpy(eth->h_dest, &dword, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, &sword, ETH_ALEN);
 
-	count(family == AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6, pkt.len, 0);
 	/* The port was in the devmap a moment ago; should it have been
 	 * detached since, drop: the frame is already rewritten, and the
-	 * kernel would forward it a second time. */
-	return bpf_redirect_map(&xfib_tx_ports, ifindex, XDP_DROP);
+	 * kernel would forward it a second time. Forwarded counts only what
+	 * the redirect took. */
+	if (bpf_redirect_map(&xfib_tx_ports, ifindex, XDP_DROP) != XDP_REDIRECT)
+		return count(XFIB_DROP_REDIRECT, pkt.len, XDP_DROP);
+	return count(family == AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6, pkt.len,
+		     XDP_REDIRECT);
 }

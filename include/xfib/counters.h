@@ -45,7 +45,9 @@
 	  "to kernel: egress is the ingress port (ICMP redirect)")             \
 	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")         \
 	X(PASS_LOCAL_SOURCE, "pass_local_source",                              \
-	  "to kernel: IPv4 source is a local or broadcast address")
+	  "to kernel: IPv4 source is a local or broadcast address")            \
+	X(DROP_REDIRECT, "drop_redirect",                                      \
+	  "dropped: egress port detached while forwarding")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,
