@@ -5,6 +5,7 @@
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
+#   make difftest   the router with and without xfib on crafted frames (root)
 #   make clean
 # V=1 shows the full commands.
 
@@ -34,7 +35,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-unit test-prog test-net test-doc demo clean
+.PHONY: all deps test test-unit test-prog test-net test-doc demo clean difftest
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -107,6 +108,12 @@ $(BUILD)/tests/prog_%: tests/prog/%.c | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDLIBS)
 
+# The differential test's XDP programs (tests/difftest).
+DIFFTEST_OBJS := $(BUILD)/tests/dt_pass.bpf.o $(BUILD)/tests/dt_plant.bpf.o
+$(BUILD)/tests/dt_%.bpf.o: tests/difftest/dt_%.bpf.c | $(BUILD)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
 
@@ -114,17 +121,26 @@ deps:
 	$(Q)scripts/install-deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(DIFFTEST_OBJS)
 	$(Q)tests/run.sh
 
 test-unit: $(UNIT_TESTS)
 	$(Q)tests/run.sh unit
 test-prog: all $(PROG_TESTS)
 	$(Q)tests/run.sh prog
-test-net: all
+test-net: all $(DIFFTEST_OBJS)
 	$(Q)tests/run.sh net
 test-doc: all
 	$(Q)tests/run.sh doc
+
+# make difftest [N=frames] [SEED=n] (root): the differential packet test,
+# the router with and without xfib (tests/difftest/run.sh); N=1000000 and
+# more run in chunks of 50000. make test runs it with 20000 frames.
+N    ?= 200000
+SEED ?= 1
+difftest: deps
+	$(Q)$(MAKE) --no-print-directory all $(DIFFTEST_OBJS)
+	$(Q)tests/difftest/run.sh -n $(N) -s $(SEED)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
