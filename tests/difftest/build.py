@@ -189,7 +189,7 @@ def _l4(s, fam, src, dst, idx, data):
         return 17, pkt.udp(src, dst, sport, 9, data, s.get('udp_len'), ck), 8
     if l4 in ('tcp', 'syn'):
         flags = 0x02 if l4 == 'syn' else 0x18
-        b = pkt.tcp(src, dst, sport, 80, data, seq=idx * 7919,
+        b = pkt.tcp(src, dst, sport, 80, data, seq=idx * 7919 & 0xffffffff,
                     ack=0 if l4 == 'syn' else 1, flags=flags,
                     doff=s.get('doff'), check=ck)
         return 6, b, 20

@@ -199,7 +199,8 @@ def tcp(src, dst, sport, dport, data, seq=1000, ack=0, flags=0x18,
     options = options.ljust((len(options) + 3) // 4 * 4, b'\0')
     if doff is None:
         doff = 5 + len(options) // 4
-    buf = bytearray(struct.pack('!HHIIBBHHH', sport, dport, seq, ack,
+    buf = bytearray(struct.pack('!HHIIBBHHH', sport, dport,
+                                seq & 0xffffffff, ack & 0xffffffff,
                                 (doff & 15) << 4, flags, win, 0, 0) +
                     options + data)
     return bytes(_l4csum(buf, 16, src, dst, 6, check))
