@@ -74,6 +74,29 @@ dt_add_sink3() {
 	R_SNK3_MAC=$(mac_of "$RTR" "$R_SNK3")
 }
 
+# shellcheck disable=SC2034 # the variables are for the tests
+# dt_macs: fixed MACs on every port, so a seed gives the same frames byte
+# for byte in every run (random mutations also change MAC bytes).
+dt_macs() {
+	local ns dev mac
+	while read -r ns dev mac; do
+		ip -n "$ns" link set dev "$dev" address "$mac" || fail "MAC of $ns/$dev"
+	done <<-EOF
+		$GEN $GEN_IF 02:00:00:00:01:02
+		$RTR $R_GEN 02:00:00:00:01:01
+		$SNK $SNK_IF 02:00:00:00:02:02
+		$RTR $R_SNK 02:00:00:00:02:01
+		$SNK2 $SNK2_IF 02:00:00:00:03:02
+		$RTR $R_SNK2 02:00:00:00:03:01
+		$SNK3 $SNK3_IF 02:00:00:00:04:02
+		$RTR $R_SNK3 02:00:00:00:04:01
+	EOF
+	GEN_MAC=$(mac_of "$GEN" "$GEN_IF") R_GEN_MAC=$(mac_of "$RTR" "$R_GEN")
+	SNK_MAC=$(mac_of "$SNK" "$SNK_IF") R_SNK_MAC=$(mac_of "$RTR" "$R_SNK")
+	SNK2_MAC=$(mac_of "$SNK2" "$SNK2_IF") R_SNK2_MAC=$(mac_of "$RTR" "$R_SNK2")
+	SNK3_MAC=$(mac_of "$SNK3" "$SNK3_IF") R_SNK3_MAC=$(mac_of "$RTR" "$R_SNK3")
+}
+
 # dt_host NS DEV: a capture-only host port: no addresses, no IPv6, GRO
 # off, dt_pass attached.
 dt_host() {
@@ -232,6 +255,7 @@ run_mode() {
 topo_create 0
 topo_add_sink2
 dt_add_sink3
+dt_macs
 DT_PORTS="$R_GEN $R_SNK $R_SNK2 $R_SNK3"
 for h in "$GEN $GEN_IF" "$SNK $SNK_IF" "$SNK2 $SNK2_IF" "$SNK3 $SNK3_IF"; do
 	# shellcheck disable=SC2086 # two words intended
