@@ -5,6 +5,7 @@
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
+#   make difftest   the router with and without xfib on crafted frames (root)
 #   make install    install under PREFIX (/usr/local); make deb: the Debian package
 #   make clean
 # V=1 shows the full commands. SAN=1 builds xfibd, xfibctl and the tests
@@ -48,7 +49,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-san test-unit test-prog test-net test-doc demo clean
+.PHONY: all deps test test-san test-unit test-prog test-net test-doc demo clean \
+	difftest
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -104,12 +106,12 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
-# built again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy
+# and xfibctl's UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
-                   ctl/xfibd/ptree.c ctl/xfibd/nfcheck.c ctl/xfibd/nfrules.c \
-                   ctl/xfibctl/utf8.c)
+                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
+                   ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
+                   ctl/xfibd/nfrules.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -117,7 +119,7 @@ $(BUILD)/san/%.o: %.c
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl
 
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
@@ -125,8 +127,45 @@ $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< $(CTL_LIB_A) -o $@ $(LDLIBS)
 
+# The differential test's XDP programs (tests/difftest).
+DIFFTEST_OBJS := $(BUILD)/tests/dt_pass.bpf.o $(BUILD)/tests/dt_plant.bpf.o
+$(BUILD)/tests/dt_%.bpf.o: tests/difftest/dt_%.bpf.c | $(BUILD)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
+
+# The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
+# RIB, the maps replaced by memory; nlcapture records its seed corpus.
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
+             ctl/xfibd/rib.c \
+             ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
+             ctl/xfibd/htab.c ctl/xfibd/ptree.c ctl/lib/log.c
+FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
+
+$(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)
+	$(call msg,FUZZER,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Wall -Wextra -Werror \
+		-Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Iinclude \
+		-Ictl/lib -Ictl/xfibd -I$(BUILD) $(DEPFLAGS) -MF $@.d $(FUZZ_SRCS) \
+		-o $@ -lmnl -lbpf -lxdp
+
+$(BUILD)/fuzz/nlcapture: tests/fuzz/nlcapture.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@
+
+# make fuzz: FUZZ_SECONDS (default 600) of fuzzing from the seed corpus;
+# make fuzz-corpus (root) records the seed corpus again.
+.PHONY: fuzz fuzz-corpus
+fuzz: $(FUZZ_BINS)
+	$(Q)BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$${FUZZ_SECONDS:-600} \
+		tests/fuzz/test_netlink_fuzz.sh
+fuzz-corpus: $(BUILD)/fuzz/nlcapture
+	$(Q)NLCAPTURE=$< tests/fuzz/make-corpus.sh tests/fuzz/corpus
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -139,10 +178,14 @@ RUN_TESTS = BUILD=$(abspath $(BUILD)) XFIB_SAN=$(SAN) tests/run.sh
 MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_group_full net/test_links net/test_neigh_states \
                 net/test_neigh_change net/test_overrun net/test_dump_intr \
-                net/test_torture net/test_restart net/test_kill9
+                net/test_torture net/test_restart net/test_kill9 \
+                net/test_route_alias net/test_shared_subnet \
+                net/test_route_expiry net/test_verify_linkdown \
+                net/test_nexthop_scale net/test_replay
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
+		$(DIFFTEST_OBJS)
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:
@@ -152,7 +195,7 @@ test-unit: $(UNIT_TESTS)
 	$(Q)$(RUN_TESTS) unit
 test-prog: all $(PROG_TESTS)
 	$(Q)$(RUN_TESTS) prog
-test-net: all
+test-net: all $(DIFFTEST_OBJS)
 	$(Q)$(RUN_TESTS) net
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
@@ -164,6 +207,15 @@ test-doc: all
 soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(abspath $(BUILD)) tests/soak/soak.sh
+
+# make difftest [N=frames] [SEED=n] (root): the differential packet test,
+# the router with and without xfib (tests/difftest/run.sh); N=1000000 and
+# more run in chunks of 50000. make test runs it with 20000 frames.
+N    ?= 200000
+SEED ?= 1
+difftest: deps
+	$(Q)$(MAKE) --no-print-directory all $(DIFFTEST_OBJS)
+	$(Q)BUILD=$(abspath $(BUILD)) tests/difftest/run.sh -n $(N) -s $(SEED)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
