@@ -194,7 +194,10 @@ nf_masquerade() {
 	share "masqueraded TCP IPv$fam, 5 MB" "$dx" "$dk"
 	((dk > 1000 && dx <= dk / 50)) ||
 		fail "IPv$fam masqueraded flow: xfib +$dx, kernel +$dk: not kept with the kernel"
-	(($(counter pass_ct_nat) - n0 > 500)) || fail "pass_ct_nat did not count the masqueraded flow"
+	# The data comes back to the router's own address (local: the
+	# kernel's anyway); the gate sees gen's ACKs, as few as GRO makes them.
+	(($(counter pass_ct_nat) - n0 >= 10)) ||
+		fail "pass_ct_nat grew by $(($(counter pass_ct_nat) - n0)): the gate did not see the flow's NAT"
 	log "IPv$fam masquerade: sink2 saw $peer"
 }
 
