@@ -33,8 +33,9 @@
  * any sequence number of the flow.
  *
  * Timeouts: the kernel refreshes a flow's timeout with every packet it
- * sees; for the packets forwarded here the program does, to conntrack's
- * value for the flow's state (xfib_nf_conf, from the sysctls), once more
+ * sees (and makes a UDP flow that lasts a stream); for the packets
+ * forwarded here the program does, to conntrack's value for the flow's
+ * state (xfib_nf_conf, from the sysctls), once more
  * than XFIB_CT_REFRESH_HZ_DIV-th of a second has passed since the timeout
  * was last set. An entry therefore expires at most that much earlier than
  * if the kernel had seen every packet. Fixed-timeout entries are left
@@ -149,8 +150,13 @@ struct ip_ct_tcp {
 	__u8 state;
 } __attribute__((preserve_access_index));
 
+struct nf_ct_udp {
+	unsigned long stream_ts; /* jiffies after which a replied flow is a stream */
+} __attribute__((preserve_access_index));
+
 union nf_conntrack_proto {
 	struct ip_ct_tcp tcp;
+	struct nf_ct_udp udp;
 } __attribute__((preserve_access_index));
 
 struct nf_ct_ext {
@@ -182,10 +188,13 @@ extern struct nf_conn *bpf_xdp_ct_lookup(struct xdp_md *ctx,
 					 __u32 opts__sz) __ksym;
 extern void bpf_ct_release(struct nf_conn *ct) __ksym;
 extern int bpf_ct_change_timeout(struct nf_conn *ct, __u32 timeout) __ksym;
+extern int bpf_ct_change_status(struct nf_conn *ct, __u32 status) __ksym;
 
 extern unsigned int CONFIG_HZ __kconfig;
 
 #define XFIB_BPF_F_CURRENT_NETNS (-1)
+/* IPS_NAT_CLASH (newer than some uapi headers): shares IPS_UNTRACKED's bit. */
+#define IPS_NAT_CLASH_ (1 << 12)
 #define XFIB_CT_REFRESH_HZ_DIV 4
 
 #define TCPF_FIN_ 0x01
@@ -411,6 +420,22 @@ static __always_inline void ct_refresh(struct nf_conn *ct, unsigned long status,
 		bpf_ct_change_timeout(ct, ms);
 }
 
+/*
+ * The timeout conntrack's udp_packet() would give a replied UDP flow for
+ * this packet: the stream one once the flow has lasted past stream_ts
+ * (two seconds after it began), when it also becomes ASSURED, which the
+ * kernel can no longer see happen; the shorter one before.
+ */
+static __always_inline __u32 ct_udp_timeout(struct nf_conn *ct, unsigned long status,
+					    const struct xfib_nf_conf *conf)
+{
+	if ((__s64)(bpf_jiffies64() - ct->proto.udp.stream_ts) <= 0)
+		return conf->udp_ms;
+	if (!(status & (IPS_ASSURED | IPS_NAT_CLASH_)))
+		bpf_ct_change_status(ct, (__u32)status | IPS_ASSURED);
+	return conf->udp_stream_ms;
+}
+
 /* What conntrack's entry says about forwarding this TCP or UDP packet. */
 static __always_inline __u32 ct_entry_check(struct nf_conn *ct, __u8 proto,
 					    const struct xfib_nf_conf *conf)
@@ -436,7 +461,7 @@ static __always_inline __u32 ct_entry_check(struct nf_conn *ct, __u8 proto,
 			return XFIB_PASS_CT_LEARN;
 		ms = conf->tcp_ms;
 	} else {
-		ms = status & IPS_ASSURED ? conf->udp_stream_ms : conf->udp_ms;
+		ms = ct_udp_timeout(ct, status, conf);
 	}
 	ct_refresh(ct, status, ms);
 	return XFIB_NEXT;
