@@ -136,17 +136,16 @@ int trace_check(struct ctl *c, int argc, char **argv)
 
 /* ---- one event ---------------------------------------------------------------- */
 
-static const char *proto_str(__u8 p, char *buf, size_t len)
+static void proto_str(__u8 p, char *buf, size_t len)
 {
-	switch (p) {
-	case 1: return "icmp";
-	case 6: return "tcp";
-	case 17: return "udp";
-	case 58: return "icmp6";
-	default:
+	static const char *const names[256] = {
+		[1] = "icmp", [6] = "tcp", [17] = "udp", [58] = "icmp6",
+	};
+
+	if (names[p])
+		snprintf(buf, len, "%s", names[p]);
+	else
 		snprintf(buf, len, "proto %u", p);
-		return buf;
-	}
 }
 
 static const char *action_of(__u32 reason)
