@@ -243,8 +243,25 @@ $(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c | $(BENCH_SKELS) $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
 
+# Builds of the forwarder for fwd.sh's cost measurements: without the
+# per-port counters, without the trace hook (bpf/xfib_fwd.bpf.c).
+$(BENCH_DIR)/xfib_fwd_noport.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_PORT_STATS $(DEPFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/xfib_fwd_notrace.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_TRACE $(DEPFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/fwdvariant: tests/bench/fwdvariant.c | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
+
+FWD_VARIANTS := $(BENCH_DIR)/fwdvariant $(BENCH_DIR)/xfib_fwd_noport.bpf.o \
+                $(BENCH_DIR)/xfib_fwd_notrace.bpf.o
+
 bench-fwd: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench $(FWD_VARIANTS)
 	$(Q)tests/bench/fwd.sh
 
 # ---- bench: lookups per second, BPF vs native ----------------------------
@@ -270,7 +287,7 @@ bench-lookup: deps
 # SCALE=small: a smoke run of under two minutes (CI).
 .PHONY: bench
 BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
-              $(BENCH_DIR)/ctlwatch
+              $(BENCH_DIR)/ctlwatch $(FWD_VARIANTS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

@@ -61,7 +61,9 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #include "xfib/lookup_trie6.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
+#ifndef XFIB_BENCH_WITHOUT_TRACE
 #include "lib/trace.h"
+#endif
 
 #define ETH_P_8021Q_ 0x8100
 

@@ -19,6 +19,14 @@
 #   xfib     xfibctl attach, with xfibd running; one measurement per
 #            lookup algorithm that can hold the table (xfibctl algo
 #            ipv4 bsearch4|dir24_8, ipv6 bsearch6|trie6)
+#   xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the first
+#            algorithm of each family that holds the table): xfib built
+#            without the per-port counters, xfib built without the trace
+#            hook (both attached by tests/bench/fwdvariant), and xfib
+#            while xfibctl trace runs with a filter every packet matches
+#            at its default rate (100/s, on another CPU). Their ratios to
+#            xfib, same run, are the costs of the per-port counters, of
+#            the idle trace hook and of an active trace.
 #
 # Tables: "10": a covering 198.19.0.0/16 and 2001:db8:8000::/33 and 9
 # more specifics each inside them (the destinations hit all ten); "full":
@@ -88,6 +96,8 @@ FWD_CPU=${FWD_CPU:-}
 TABLES=${TABLES:-"10 full"}
 OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
+FWDVARIANT=${FWDVARIANT:-$XFIB_BUILD/bench/fwdvariant}
+VARIANTS=${VARIANTS:-"noport notrace trace"}
 DST4_BASE=198.19.0.0
 DST6_BASE=2001:db8:8000::
 WARMUP=20000
@@ -101,6 +111,15 @@ if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1)); then
 	exit 2
 fi
 [ -x "$FWDBENCH" ] || { echo "fwd.sh: $FWDBENCH not built (make $FWDBENCH)" >&2; exit 1; }
+for v in $VARIANTS; do
+	case $v in
+	noport | notrace) o="$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o"
+		[ -f "$o" ] && [ -x "$FWDVARIANT" ] ||
+			{ echo "fwd.sh: $o or $FWDVARIANT not built (make bench-fwd)" >&2; exit 1; } ;;
+	trace) ;;
+	*) echo "fwd.sh: VARIANTS: noport, notrace, trace" >&2; exit 2 ;;
+	esac
+done
 # Destination i: 198.19.0.0 + i * STRIDE4, and 2001:db8:8000:: plus
 # i * STRIDE6 in bits 32..63: evenly over the /16 and the /33.
 STRIDE4=$((65536 / NDST))
@@ -112,6 +131,11 @@ xfib_init
 # A private copy, like xfibd and xfibctl: a rebuild cannot swap it mid-run.
 cp "$FWDBENCH" "$XFIB_TMP/bin/"
 FWDBENCH="$XFIB_TMP/bin/fwdbench"
+for v in noport notrace; do
+	[ ! -f "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" ] ||
+		cp "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" "$XFIB_TMP/bin/"
+done
+[ ! -x "$FWDVARIANT" ] || { cp "$FWDVARIANT" "$XFIB_TMP/bin/"; FWDVARIANT="$XFIB_TMP/bin/fwdvariant"; }
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
 NCPU=$(nproc)
@@ -230,8 +254,9 @@ PATH_NOW=kernel
 # use_kernel: nothing attached to the router ports.
 use_kernel() {
 	local p
+	trace_stop
 	case $PATH_NOW in
-	xfib)
+	xfib*)
 		# shellcheck disable=SC2046
 		rctl detach $(router_ports) >/dev/null || fail "xfibctl detach"
 		;;
@@ -280,15 +305,61 @@ attach_xfib() {
 	fail "xfibctl attach $(router_ports | xargs) failed 3 times"
 }
 
+# trace_start / trace_stop: xfibctl trace, every packet matching, at its
+# default rate, output discarded, off the generator's CPU if there is
+# another.
+TRACE_PID=""
+trace_start() {
+	local cpus=$GEN_CPU
+	((NCPU < 2)) || cpus=$(((GEN_CPU + 1) % NCPU))
+	in_ns "$RTR" taskset -c "$cpus" "$XFIBCTL" --pin-dir "$PIN" trace -j >/dev/null 2>&1 &
+	TRACE_PID=$!
+	XFIB_PIDS+=("$TRACE_PID")
+	wait_until 5 trace_is_on || fail "xfibctl trace did not start"
+}
+trace_is_on() {
+	bpftool map dump pinned "$PIN/xfib_trace_cfg" -j | jq -e '.[0].formatted.value.on == 1' >/dev/null
+}
+trace_stop() {
+	[ -n "$TRACE_PID" ] || return 0
+	kill -INT "$TRACE_PID" 2>/dev/null || true
+	wait "$TRACE_PID" 2>/dev/null || true
+	TRACE_PID=""
+}
+
+# use_variant NAME FAMILY: xfib-NAME (see the header) forwarding.
+use_variant() {
+	local v=$1 fam=$2
+	if [ "$v" = trace ]; then
+		use_xfib "$fam"
+		[ -n "$TRACE_PID" ] || trace_start
+		return 0
+	fi
+	if [ "$PATH_NOW" != "xfib-$v" ]; then
+		use_kernel
+		# shellcheck disable=SC2046
+		in_ns "$RTR" "$FWDVARIANT" --obj "$XFIB_TMP/bin/xfib_fwd_$v.bpf.o" \
+			--pin-dir "$PIN" $(router_ports) || fail "fwdvariant $v"
+		PATH_NOW="xfib-$v"
+	fi
+	xfib_warm "$fam"
+}
+
 # use_xfib FAMILY: xfib attached; waits until a burst of FAMILY is
 # forwarded by xfib (the daemon publishes the new ports).
 use_xfib() {
-	local fam=$1 x0 x1 k0 k1 deadline
+	local fam=$1
+	trace_stop
 	if [ "$PATH_NOW" != xfib ]; then
 		use_kernel
 		attach_xfib
 		PATH_NOW=xfib
 	fi
+	xfib_warm "$fam"
+}
+
+xfib_warm() {
+	local fam=$1 x0 x1 k0 k1 deadline
 	place_router
 	deadline=$((SECONDS + 10))
 	while :; do
@@ -400,7 +471,7 @@ profile_table() {
 
 # run_table TABLE ROUTES: every path and family, REPS times.
 run_table() {
-	local table=$1 routes=$2 rep fam algo path order fits=()
+	local table=$1 routes=$2 rep fam algo path order fits=() vs ord v
 	# Which algorithms hold this table (tried once, up front).
 	for fam in 4 6; do
 		for algo in $(algos_of "$fam"); do
@@ -415,6 +486,14 @@ run_table() {
 		2) order="xfib kernel fibfwd" ;;
 		0) order="fibfwd xfib kernel" ;;
 		esac
+		# The variants next to xfib, rotating among themselves too.
+		vs=$(for v in $VARIANTS; do echo "$v"; done | awk -v r="$rep" '{ a[NR] = $0 } END { for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }' | xargs)
+		ord=""
+		for path in $order; do
+			ord="$ord $path"
+			[ "$path" != xfib ] || for v in $vs; do ord="$ord v:$v"; done
+		done
+		order=$ord
 		for path in $order; do
 			case $path in
 			kernel)
@@ -424,6 +503,17 @@ run_table() {
 			fibfwd)
 				use_fibfwd
 				for fam in 4 6; do measure "$table" "$routes" fibfwd "" "$fam" "$rep"; done
+				;;
+			v:*)
+				for fam in 4 6; do
+					algo=""
+					for fa in "${fits[@]}"; do
+						[ "${fa%%:*}" != "$fam" ] || [ -n "$algo" ] || algo=${fa#*:}
+					done
+					[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
+					use_variant "${path#v:}" "$fam"
+					measure "$table" "$routes" "xfib-${path#v:}" "$algo" "$fam" "$rep"
+				done
 				;;
 			xfib)
 				for fa in "${fits[@]}"; do
@@ -530,6 +620,26 @@ jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algori
 			"$t" "$f" "$p" "$rx" "$mn" "$mx" "$tx" "$loss" "$rk" "$rf" "$kp" "$xp" \
 			"$([ "$ok" = true ] && echo ok || echo 'NOT this path')"
 	done
+if [ -n "$VARIANTS" ]; then
+	echo
+	echo "Costs, same run (medians; ratio of the variant's rx to xfib's, same table, family, algorithm):"
+	jq -r '.summary as $s | $s[] | select(.path | startswith("xfib-")) | . as $v |
+		([$s[] | select(.path == "xfib" and .table == $v.table and .family == $v.family and
+			.algorithm == $v.algorithm)][0].rx) as $x |
+		select($x != null and $x > 0) |
+		[$v.table, $v.family, $v.algorithm, $v.path, $v.rx, $x, ($v.rx / $x)] | @tsv' "$OUT" |
+		while IFS=$'\t' read -r t f a p vrx xrx r; do
+			case $p in
+			xfib-noport) what="per-port counters: xfib / without them" ;;
+			xfib-notrace) what="idle trace hook: xfib / without it" ;;
+			xfib-trace) what="active trace: with it / xfib" ;;
+			esac
+			case $p in
+			xfib-trace) printf '%-5s IPv%-2s %-8s %-44s %8.3f / %8.3f Mpps = %6.4f\n' "$t" "$f" "$a" "$what" "$vrx" "$xrx" "$r" ;;
+			*) printf '%-5s IPv%-2s %-8s %-44s %8.3f / %8.3f Mpps = %6.4f\n' "$t" "$f" "$a" "$what" "$xrx" "$vrx" "$(echo "1 / $r" | bc -l)" ;;
+			esac
+		done
+fi
 echo
 echo "rx = received by the sinks per second of generator run; loss = 1 - received/sent;"
 echo "/kernel, /fibfwd = ratio of the medians to that path's, same table and family."
