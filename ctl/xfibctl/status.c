@@ -68,6 +68,9 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	st->pin_dir = pin_dir;
 	st->pid = xfib_daemon_pid(skel);
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &st->daemon);
+	st->cap_neighs = bpf_map__max_entries(skel->maps.xfib_neighs);
+	st->cap_nexthops = bpf_map__max_entries(skel->maps.xfib_nexthops);
+	st->cap_groups = bpf_map__max_entries(skel->maps.xfib_nh_groups);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_fib_info), &fam,
 				    &st->fi[fam]);
@@ -162,16 +165,18 @@ static void daemon_text(const struct status *st)
 	when_str(d->last_sync, when, sizeof(when));
 	printf("daemon:      running (pid %d), table %u, %s\n",
 	       st->pid, d->table, d->last_sync ? "synced" : "syncing");
-	printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups;\n"
+	printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups, %u nexthop objects;\n"
 	       "             last full sync %s, %llu resyncs after %llu overruns\n",
-	       d->links, d->neighs, d->nexthops, d->groups, when,
+	       d->links, d->neighs, d->nexthops, d->groups, d->nhobjs, when,
 	       (unsigned long long)d->resyncs, (unsigned long long)d->overruns);
+	printf("capacity:    %u neighbours, %u nexthops, %u groups; %u routes to the kernel for want of room\n",
+	       st->cap_neighs, st->cap_nexthops, st->cap_groups, d->no_room);
 }
 
 static json_object *daemon_json(const struct status *st)
 {
 	const struct xfib_daemon *d = &st->daemon;
-	json_object *o = json_object_new_object();
+	json_object *o = json_object_new_object(), *cap;
 
 	js_set(o, "running", js_bool(st->pid));
 	js_set(o, "pid", js_int(st->pid));
@@ -185,6 +190,13 @@ static json_object *daemon_json(const struct status *st)
 	js_set(o, "neighbours", js_u64(d->neighs));
 	js_set(o, "nexthops", js_u64(d->nexthops));
 	js_set(o, "groups", js_u64(d->groups));
+	js_set(o, "nexthop_objects", js_u64(d->nhobjs));
+	js_set(o, "no_room", js_u64(d->no_room));
+	cap = json_object_new_object();
+	js_set(cap, "neighbours", js_u64(st->cap_neighs));
+	js_set(cap, "nexthops", js_u64(st->cap_nexthops));
+	js_set(cap, "groups", js_u64(st->cap_groups));
+	js_set(o, "capacity", cap);
 	return o;
 }
 

@@ -547,7 +547,8 @@ static bool gen_next(struct gen *g, __u8 *a)
 /* ---- comparing ---------------------------------------------------------------- */
 
 /*
- * xfib's nexthop kind against bpf_fib_lookup()'s verdict:
+ * xfib's nexthop kind against bpf_fib_lookup()'s verdict, the route each
+ * side would use:
  *
  *   xfib                      kernel
  *   GATEWAY(ifindex, gw)      SUCCESS, same egress ifindex, and the gateway
@@ -571,11 +572,12 @@ static bool gen_next(struct gen *g, __u8 *a)
  * destinations the dataplane passes before any lookup (dpl_special), and
  * any answer where the kernel says FWD_DISABLED (the ingress port does not
  * forward: the dataplane checks the same flag per packet). Anything else
- * is a mismatch.
+ * is a disagreement, which verify_compare() then weighs by what the
+ * dataplane does with the packet.
  */
-static enum verify_outcome compare_one(int fam, const __u8 *addr, bool ready,
-				       const struct xfib_nexthop *nh,
-				       const struct xv_query *k)
+static enum verify_outcome compare_route(int fam, const __u8 *addr, bool ready,
+					 const struct xfib_nexthop *nh,
+					 const struct xv_query *k)
 {
 	size_t alen = fam_alen(fam);
 	bool ok;
@@ -616,6 +618,53 @@ static enum verify_outcome compare_one(int fam, const __u8 *addr, bool ready,
 }
 
 /*
+ * True when the dataplane hands packets for nh to the kernel because its
+ * egress port is down or has no carrier (XFIB_PASS_EGRESS_DOWN, the check
+ * bpf/xfib_fwd.bpf.c makes on xfib_ifaces). The kernel's own answer for
+ * such a port depends on state xfib does not model (a route whose
+ * nexthop lost its carrier is skipped with ignore_routes_with_linkdown,
+ * the next duplicate or a covering route answers instead), and the kernel
+ * handles these packets itself: whatever it would do happens.
+ */
+static bool handed_over_egress_down(const struct dpl *d,
+				    const struct xfib_nexthop *nh)
+{
+	struct xfib_iface ifc;
+	__u32 ifindex = nh->ifindex;
+
+	if (nh->kind != XFIB_NH_GATEWAY && nh->kind != XFIB_NH_CONNECTED)
+		return false;
+	if (bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.xfib_ifaces),
+				&ifindex, &ifc))
+		return true; /* unknown port: XFIB_PASS_EGRESS_DOWN too */
+	return !(ifc.flags & XFIB_IF_UP);
+}
+
+/*
+ * What the dataplane does with a packet to addr against what the kernel
+ * would: forwarding out of the same port to the same next hop, or
+ * dropping where the kernel drops, matches; handing the packet to the
+ * kernel for what the route says (local, unreachable, no route) matches
+ * the kernel saying so. A route xfib would forward by but the kernel
+ * would not is a mismatch even while the dataplane still passes its
+ * packets for an unresolved neighbour or an unattached port, because it
+ * forwards them wrongly once that changes; but not when it passes them
+ * because the egress port is down (handed_over_egress_down): that is the
+ * kernel's decision to make, and the dataplane lets it.
+ */
+static enum verify_outcome compare_one(const struct dpl *d, int fam,
+				       const __u8 *addr, bool ready,
+				       const struct xfib_nexthop *nh,
+				       const struct xv_query *k)
+{
+	enum verify_outcome o = compare_route(fam, addr, ready, nh, k);
+
+	if (o == VERIFY_MISMATCH && handed_over_egress_down(d, nh))
+		return VERIFY_DEFERRED;
+	return o;
+}
+
+/*
  * A multipath group agrees when the kernel's answer is one of its members:
  * the kernel picks a path with its own hash, xfib with its own, and each
  * keeps a flow on one path.
@@ -631,11 +680,11 @@ enum verify_outcome verify_compare(const struct dpl *d, int fam,
 	size_t i, n;
 
 	if (!ready || nh->kind != XFIB_NH_GROUP)
-		return compare_one(fam, addr, ready, nh, k);
+		return compare_one(d, fam, addr, ready, nh, k);
 	n = dpl_group_members(d->grp, nh, m, NULL);
 	for (i = 0; i < n && best != VERIFY_MATCH; i++) {
 		dpl_nexthop(d, m[i], &mnh);
-		o = compare_one(fam, addr, ready, &mnh, k);
+		o = compare_one(d, fam, addr, ready, &mnh, k);
 		if (o == VERIFY_MATCH || (o == VERIFY_DEFERRED && best == VERIFY_MISMATCH))
 			best = o;
 	}

@@ -139,6 +139,8 @@ struct status {
 	const char *pin_dir;
 	int pid;                /* the daemon's; 0: not running */
 	struct xfib_daemon daemon;
+	/* entries the dataplane's arrays hold */
+	__u32 cap_neighs, cap_nexthops, cap_groups;
 	struct port *ports;     /* attached ports */
 	size_t nports;
 	struct xfib_fib_info fi[XFIB_FAMILIES];

@@ -20,6 +20,7 @@ struct nl {
 	unsigned int req_portid;
 	unsigned int seq;
 	bool dump_intr;
+	bool dumping; /* what is parsed comes from a dump */
 	bool in_rule_dump;
 	unsigned int rule_idx; /* position in the rule list being dumped */
 	bool rules_ok;
@@ -40,7 +41,9 @@ int nl_open(struct nl *nl, struct rib *rib, int rcvbuf);
 void nl_close(struct nl *nl);
 int nl_event_fd(const struct nl *nl);
 /* Dumps links, forwarding settings, addresses, neighbours and routes into
- * the RIB. Retries when the kernel reports the dump was interrupted. */
+ * the RIB, everything marked stale first (rib_sweep_stale after it removes
+ * what the dump did not show), notifications queued before it discarded.
+ * Retries when the kernel reports the dump was interrupted. */
 int nl_dump_all(struct nl *nl);
 /* Re-reads the policy rules of both families and decides whether the
  * mirror can answer for them (see nl_dump_rules in netlink.c). */

@@ -8,9 +8,11 @@
  * unpublish, wait for an RCU grace period (rib_reclaim), then reuse.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <arpa/inet.h>
@@ -22,12 +24,11 @@
 
 #include "log.h"
 #include "pin.h"
-#include "rib.h"
+#include "rib_priv.h"
 
-static int family_index(int family)
-{
-	return family == AF_INET6 ? XFIB_V6 : XFIB_V4;
-}
+/* At most one line per this many ms about routes left to the kernel for
+ * want of an index (the rest are counted). */
+#define NO_ROOM_LOG_MS 10000
 
 static struct rib_link *link_find(struct rib *r, int ifindex)
 {
@@ -148,7 +149,7 @@ static struct rib_neigh *neigh_get(struct rib *r, int family, int ifindex,
 		return NULL;
 	n->key = k;
 	if (idx_alloc(r->neigh_free, &r->neigh_nfree, &n->idx)) {
-		pr_warn("neighbour table full (%u entries)", XFIB_NEIGH_MAX);
+		rib_no_room(r, "neighbour", XFIB_NEIGH_MAX);
 		free(n);
 		return NULL;
 	}
@@ -205,7 +206,7 @@ void rib_neigh_del(struct rib *r, int family, int ifindex, const __u8 *addr)
 
 /* ---- nexthops ------------------------------------------------------ */
 
-static struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k)
+struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k)
 {
 	struct rib_nexthop *nh = htab_find(&r->nexthops, k);
 
@@ -227,7 +228,7 @@ static struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k
 		nh->neigh->nh_refs++;
 	}
 	if (idx_alloc(r->nh_free, &r->nh_nfree, &nh->idx)) {
-		pr_warn("nexthop table full (%u entries)", XFIB_NEXTHOP_MAX);
+		rib_no_room(r, "nexthop", XFIB_NEXTHOP_MAX);
 		if (nh->neigh) {
 			nh->neigh->nh_refs--;
 			neigh_put(r, nh->neigh);
@@ -260,7 +261,7 @@ static void nexthop_free(struct rib *r, struct rib_nexthop *nh)
 	free(nh);
 }
 
-static void nexthop_put(struct rib *r, struct rib_nexthop *nh)
+void nexthop_put(struct rib *r, struct rib_nexthop *nh)
 {
 	if (nh && --nh->refs == 0)
 		nexthop_free(r, nh);
@@ -273,6 +274,48 @@ __u32 rib_nh_unsupported(struct rib *r)
 	if (!r->nh_unsupported)
 		r->nh_unsupported = nexthop_get(r, &k);
 	return r->nh_unsupported ? r->nh_unsupported->idx : XFIB_NH_IDX_NONE;
+}
+
+struct rib_nexthop *nexthop_unsupported(struct rib *r)
+{
+	/* Kept referenced by r->nh_unsupported: found, never allocated. */
+	if (!rib_nh_unsupported(r))
+		return NULL;
+	r->nh_unsupported->refs++;
+	return r->nh_unsupported;
+}
+
+__u64 rib_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+void rib_no_room(struct rib *r, const char *what, __u32 capacity)
+{
+	__u64 now = rib_now_ms();
+
+	if (r->no_room_logged && now - r->no_room_logged < NO_ROOM_LOG_MS) {
+		r->no_room_new++;
+		return;
+	}
+	pr_warn("%s table full (%u entries): routes that need one more go to the kernel (%u so far)",
+		what, capacity, r->no_room + 1);
+	r->no_room_logged = now;
+	r->no_room_new = 0;
+}
+
+void rib_report_no_room(struct rib *r)
+{
+	if (!r->no_room_new ||
+	    rib_now_ms() - r->no_room_logged < NO_ROOM_LOG_MS)
+		return;
+	pr_warn("%u more times a full nexthop, neighbour or group table; %u routes go to the kernel for want of room",
+		r->no_room_new, r->no_room);
+	r->no_room_logged = rib_now_ms();
+	r->no_room_new = 0;
 }
 
 /* ---- multipath groups ---------------------------------------------- */
@@ -326,7 +369,7 @@ static void group_write(struct rib *r, __u32 gidx, const struct rib_group_key *k
  * what they are, not by index: a group rebuilt with other indexes (by a
  * restarted xfibd) lays its buckets out the same, and flows stay put.
  */
-static int group_members(struct rib *r, const struct rib_path *p, __u16 n,
+int group_members(struct rib *r, const struct rib_path *p, __u16 n,
 			 struct rib_group_key *k, struct rib_nexthop **member)
 {
 	__u32 i, j;
@@ -361,7 +404,7 @@ err:
 
 /* A new group of the members group_members() took, written to the
  * dataplane. It takes over their references; NULL on failure. */
-static struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
+struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
 				   struct rib_nexthop **member, bool shared)
 {
 	struct rib_nh_key fk = { .kind = XFIB_NH_GROUP };
@@ -371,9 +414,7 @@ static struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
 	if (!g)
 		goto err;
 	if (idx_alloc(r->grp_free, &r->grp_nfree, &gidx)) {
-		if (!r->nh_fallbacks)
-			pr_warn("multipath group table full (%u groups)",
-				XFIB_GROUP_MAX);
+		rib_no_room(r, "multipath group", XFIB_GROUP_MAX);
 		goto err;
 	}
 	g->key = *k;
@@ -401,8 +442,8 @@ err:
 
 /* Rewrites g in place with new paths: packets see the old members or the
  * new, never neither. Only for groups of nexthop objects (not shared). */
-static void group_set(struct rib *r, struct rib_group *g,
-		      const struct rib_path *p, __u16 n)
+void group_set(struct rib *r, struct rib_group *g, const struct rib_path *p,
+	       __u16 n)
 {
 	struct rib_nexthop *old[XFIB_GROUP_MEMBERS];
 	__u32 i, nold = g->key.n;
@@ -425,6 +466,8 @@ static void group_destroy(struct rib *r, struct rib_group *g)
 
 	if (g->shared)
 		htab_remove(&r->groups, g);
+	if (g->obj)
+		g->obj->group = NULL;
 	for (i = 0; i < g->key.n; i++)
 		nexthop_put(r, g->member[i]);
 	free(g);
@@ -434,8 +477,8 @@ static void group_destroy(struct rib *r, struct rib_group *g)
  * The nexthop for a set of paths, with a reference: the path's own for
  * one, else a group shared with every route of the same paths.
  */
-static struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
-					 __u16 n)
+struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
+				  __u16 n)
 {
 	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
 	struct rib_group_key *k;
@@ -462,7 +505,7 @@ static struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p
 }
 
 /* The paths of a group's members, for rebuilding it without some. */
-static __u16 group_paths(const struct rib_group *g, struct rib_path *p)
+__u16 group_paths(const struct rib_group *g, struct rib_path *p)
 {
 	__u32 i;
 
@@ -471,748 +514,6 @@ static __u16 group_paths(const struct rib_group *g, struct rib_path *p)
 		p[i].weight = g->key.m[i].weight;
 	}
 	return g->key.n;
-}
-
-/* ---- routes -------------------------------------------------------- */
-
-static void route_nh_key(const struct rib_route_msg *m, struct rib_nh_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	switch (m->type) {
-	case RTN_UNICAST:
-		if (m->unsupported || m->oif <= 0) {
-			k->kind = XFIB_NH_UNSUPPORTED;
-		} else if (m->gw_family) {
-			k->kind = XFIB_NH_GATEWAY;
-			k->family = m->gw_family;
-			memcpy(k->gw, m->gw, 16);
-		} else {
-			k->kind = XFIB_NH_CONNECTED;
-			k->family = m->key.family;
-		}
-		if (k->kind != XFIB_NH_UNSUPPORTED) {
-			k->ifindex = m->oif;
-			k->mtu = m->mtu > 0xffff ? 0xffff : m->mtu;
-		}
-		break;
-	case RTN_BLACKHOLE:
-		k->kind = XFIB_NH_BLACKHOLE;
-		break;
-	case RTN_UNREACHABLE:
-	case RTN_PROHIBIT:
-	case RTN_THROW:
-		k->kind = XFIB_NH_UNREACHABLE;
-		break;
-	case RTN_LOCAL:
-	case RTN_BROADCAST:
-	case RTN_ANYCAST:
-	case RTN_MULTICAST:
-		k->kind = XFIB_NH_LOCAL;
-		break;
-	default:
-		k->kind = XFIB_NH_UNSUPPORTED;
-		break;
-	}
-}
-
-static bool route_table_mirrored(struct rib *r, __u32 table)
-{
-	return table == r->table || table == RT_TABLE_LOCAL;
-}
-
-/* ---- prefixes: one answer per prefix ------------------------------- */
-
-static void prefix_mark(struct rib *r, struct rib_prefix *p)
-{
-	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
-
-	f->dirty = true;
-	f->changes++;
-	if (!p->dirty) {
-		p->dirty = true;
-		p->dirty_next = r->dirty_prefixes;
-		r->dirty_prefixes = p;
-	}
-}
-
-static struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
-{
-	struct rib_prefix_key k = {
-		.family = rk->family,
-		.local = rk->table == RT_TABLE_LOCAL,
-		.plen = rk->plen,
-	};
-	struct rib_prefix *p;
-
-	memcpy(k.dst, rk->dst, 16);
-	p = htab_find(&r->prefixes, &k);
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->key = k;
-	htab_insert(&r->prefixes, p);
-	return p;
-}
-
-static void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
-{
-	struct rib_route **pp;
-
-	for (pp = &p->routes; *pp; pp = &(*pp)->pfx_next) {
-		if (*pp == rt) {
-			*pp = rt->pfx_next;
-			return;
-		}
-	}
-}
-
-static void route_changed(struct rib *r, struct rib_route *rt)
-{
-	prefix_mark(r, rt->pfx);
-}
-
-/*
- * The answer for a prefix, as the kernel would give it: the route of
- * lowest metric. With TOS-specific IPv4 routes the kernel picks by the
- * packet's TOS, so the prefix goes to the kernel.
- */
-static __u32 prefix_answer(struct rib *r, const struct rib_prefix *p)
-{
-	const struct rib_route *rt, *best = NULL;
-
-	for (rt = p->routes; rt; rt = rt->pfx_next) {
-		if (rt->key.tos)
-			return rib_nh_unsupported(r);
-		if (!best || rt->key.priority < best->key.priority)
-			best = rt;
-	}
-	return rib_route_nh(r, best);
-}
-
-static void change_record(struct rib *r, const struct rib_prefix *p)
-{
-	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
-	struct rib_change *c;
-
-	if (f->chg_overflow)
-		return;
-	if (f->nchg == f->chg_cap) {
-		size_t cap = f->chg_cap ? f->chg_cap * 2 : 256;
-
-		c = realloc(f->chg, cap * sizeof(*c));
-		if (!c) {
-			/* Cannot say what changed: rebuild everything. */
-			f->chg_overflow = true;
-			return;
-		}
-		f->chg = c;
-		f->chg_cap = cap;
-	}
-	c = &f->chg[f->nchg++];
-	memcpy(c->dst, p->key.dst, 16);
-	c->plen = p->key.plen;
-	c->local = p->key.local;
-}
-
-void rib_commit(struct rib *r)
-{
-	struct rib_prefix *p, *next;
-
-	if (r->nh_fallbacks > 1)
-		pr_warn("and %u more routes without a nexthop: the kernel forwards to them",
-			r->nh_fallbacks - 1);
-	r->nh_fallbacks = 0;
-
-	for (p = r->dirty_prefixes; p; p = next) {
-		struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
-		__u32 nh, old;
-		int err;
-
-		next = p->dirty_next;
-		p->dirty = false;
-		p->dirty_next = NULL;
-		if (!p->routes) {
-			if (ptree_del(t, p->key.dst, p->key.plen) == 0)
-				change_record(r, p);
-			htab_remove(&r->prefixes, p);
-			free(p);
-			continue;
-		}
-		nh = prefix_answer(r, p);
-		if (ptree_get(t, p->key.dst, p->key.plen, &old) == 0 && old == nh)
-			continue;
-		err = ptree_set(t, p->key.dst, p->key.plen, nh);
-		if (err < 0) {
-			/* Out of memory: the tree, and so the dataplane, keeps
-			 * the old answer; a resync retries. */
-			pr_warn("prefix tree: %s", strerror(-err));
-			r->resync_wanted = true;
-			continue;
-		}
-		change_record(r, p);
-	}
-	r->dirty_prefixes = NULL;
-}
-
-bool rib_pending(const struct rib *r)
-{
-	return r->dirty_prefixes || r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty;
-}
-
-static void route_free(struct rib *r, struct rib_route *rt)
-{
-	__u16 i;
-
-	r->fam[family_index(rt->key.family)].routes--;
-	route_changed(r, rt);
-	prefix_unlink(rt->pfx, rt);
-	htab_remove(&r->routes, rt);
-	for (i = 0; i < rt->nvar; i++)
-		nexthop_put(r, rt->var[i].nh);
-	free(rt->var);
-	free(rt);
-}
-
-static void variant_remove(struct rib *r, struct rib_route *rt, __u16 i)
-{
-	nexthop_put(r, rt->var[i].nh);
-	rt->var[i] = rt->var[--rt->nvar];
-	route_changed(r, rt);
-	if (!rt->nvar)
-		route_free(r, rt);
-}
-
-/* The variant of rt that m describes, or -1. */
-static int variant_find(const struct rib_route *rt, const struct rib_route_msg *m)
-{
-	__u16 i;
-
-	for (i = 0; i < rt->nvar; i++) {
-		const struct rib_variant *v = &rt->var[i];
-
-		if (m->nhid || v->nhid) {
-			if (m->nhid == v->nhid)
-				return i;
-			continue;
-		}
-		if (m->paths > 1 || v->paths > 1) {
-			if (m->paths > 1 && v->paths > 1)
-				return i;
-			continue;
-		}
-		if (v->oif == m->oif && !memcmp(v->gw, m->gw, 16))
-			return i;
-	}
-	return -1;
-}
-
-/* The nexthop m's route uses, with a reference. */
-static struct rib_nexthop *route_nexthop_of(struct rib *r,
-					     const struct rib_route_msg *m)
-{
-	struct rib_nh_key k;
-
-	if (m->type == RTN_UNICAST && !m->unsupported) {
-		if (m->nhid) {
-			struct rib_nhobj *o = htab_find(&r->nhobjs, &m->nhid);
-
-			if (o && o->group) {
-				o->group->nh->refs++;
-				return o->group->nh;
-			}
-			/* Not (yet) known: the kernel decides until
-			 * rib_nhobj_set() brings it. */
-			r->nhid_waiting = true;
-			k = (struct rib_nh_key){ .kind = XFIB_NH_UNSUPPORTED };
-			return nexthop_get(r, &k);
-		}
-		if (m->paths > 1)
-			return paths_nexthop(r, m->path, m->npath);
-	}
-	route_nh_key(m, &k);
-	return nexthop_get(r, &k);
-}
-
-/*
- * As route_nexthop_of(), but a route whose nexthop or group cannot be
- * had (a full table, no memory) goes to the kernel: left out, a covering
- * route would forward its packets elsewhere.
- */
-static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_msg *m)
-{
-	struct rib_nh_key k = { .kind = XFIB_NH_UNSUPPORTED };
-	struct rib_nexthop *nh = route_nexthop_of(r, m);
-	char a[INET6_ADDRSTRLEN];
-
-	if (nh)
-		return nh;
-	/* One line per batch: the rest are counted (rib_commit). */
-	if (!r->nh_fallbacks++)
-		pr_warn("no nexthop for route %s/%u: the kernel forwards to it",
-			inet_ntop(m->key.family, m->key.dst, a, sizeof(a)),
-			m->key.plen);
-	rib_nh_unsupported(r); /* kept referenced: found, not allocated */
-	return nexthop_get(r, &k);
-}
-
-/* Is variant v's single path (oif, gw) one of m's paths? */
-static bool msg_has_path(const struct rib_route_msg *m, const struct rib_variant *v)
-{
-	__u16 i;
-
-	for (i = 0; i < m->npath; i++)
-		if (m->path[i].key.ifindex == (__u32)v->oif &&
-		    !memcmp(m->path[i].key.gw, v->gw, 16))
-			return true;
-	return false;
-}
-
-static void variant_set_nh(struct rib *r, struct rib_route *rt, __u16 i,
-			   struct rib_nexthop *nh, const struct rib_path *single)
-{
-	struct rib_variant *v = &rt->var[i];
-
-	nexthop_put(r, v->nh);
-	v->nh = nh;
-	if (single) {
-		v->paths = 1;
-		v->oif = single->key.ifindex;
-		memcpy(v->gw, single->key.gw, 16);
-	}
-	route_changed(r, rt);
-}
-
-/*
- * Rebuilds multipath variant i of rt without the paths drop() selects:
- * the kernel takes a path out of a route when its device goes down, or,
- * for IPv6, when one path is deleted. Returns the paths dropped.
- */
-static int variant_drop_paths(struct rib *r, struct rib_route *rt, __u16 i,
-			      bool (*drop)(const struct rib_nh_key *, const void *),
-			      const void *arg)
-{
-	struct rib_path p[XFIB_GROUP_MEMBERS];
-	struct rib_group *g = rt->var[i].nh->group;
-	struct rib_nexthop *nh;
-	__u16 n, j, kept = 0;
-
-	n = group_paths(g, p);
-	for (j = 0; j < n; j++)
-		if (!drop(&p[j].key, arg))
-			p[kept++] = p[j];
-	if (kept == n)
-		return 0;
-	if (!kept) {
-		variant_remove(r, rt, i);
-		return n;
-	}
-	nh = paths_nexthop(r, p, kept);
-	if (!nh) {
-		/* Keep the variant; the kernel handles packets to the dead
-		 * path (its egress is down). A resync retries. */
-		r->resync_wanted = true;
-		return 0;
-	}
-	rt->var[i].paths = kept;
-	variant_set_nh(r, rt, i, nh, kept == 1 ? &p[0] : NULL);
-	return n - kept;
-}
-
-static bool path_on_dev(const struct rib_nh_key *k, const void *arg)
-{
-	return k->ifindex == *(const __u32 *)arg;
-}
-
-static bool path_is(const struct rib_nh_key *k, const void *arg)
-{
-	const struct rib_route_msg *m = arg;
-
-	return k->ifindex == (__u32)m->oif && !memcmp(k->gw, m->gw, 16);
-}
-
-/* A multipath variant of a route (a shared group), not a nexthop object. */
-static bool variant_is_multipath(const struct rib_variant *v)
-{
-	return v->paths > 1 && !v->nhid && v->nh->key.kind == XFIB_NH_GROUP &&
-	       v->nh->group;
-}
-
-void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
-		   bool append)
-{
-	struct rib_route *rt = htab_find(&r->routes, &m->key);
-	struct rib_variant *v;
-	struct rib_nexthop *nh;
-	int i = -1, j;
-
-	if (!route_table_mirrored(r, m->key.table))
-		return;
-	nh = route_nexthop(r, m);
-	if (!nh)
-		return;
-	if (!rt) {
-		rt = calloc(1, sizeof(*rt));
-		if (!rt) {
-			nexthop_put(r, nh);
-			return;
-		}
-		rt->key = m->key;
-		rt->pfx = prefix_get(r, &m->key);
-		if (!rt->pfx) {
-			nexthop_put(r, nh);
-			free(rt);
-			return;
-		}
-		rt->pfx_next = rt->pfx->routes;
-		rt->pfx->routes = rt;
-		htab_insert(&r->routes, rt);
-		r->fam[family_index(m->key.family)].routes++;
-	} else if (m->key.family == AF_INET) {
-		/*
-		 * A second IPv4 route with the same key (an alias, "ip route
-		 * append"): which one forwards, and which one a later delete
-		 * removes, is the kernel's business. Ask it with a dump.
-		 */
-		if (append && !replace && !rt->var[0].stale) {
-			pr_debug("ipv4 route alias appended: resync");
-			r->resync_wanted = true;
-		}
-		i = 0;
-	} else {
-		i = variant_find(rt, m);
-		if (i < 0 && replace) {
-			/* IPv6 replaces the route of that metric; with
-			 * several, we cannot tell which one: ask. */
-			if (rt->nvar == 1)
-				i = 0;
-			else
-				r->resync_wanted = true;
-		}
-	}
-	if (i < 0) {
-		v = realloc(rt->var, (rt->nvar + 1) * sizeof(*v));
-		if (!v) {
-			nexthop_put(r, nh);
-			if (!rt->nvar)
-				route_free(r, rt);
-			return;
-		}
-		rt->var = v;
-		i = rt->nvar++;
-		rt->var[i].nh = NULL;
-	}
-	v = &rt->var[i];
-	nexthop_put(r, v->nh);
-	v->nh = nh;
-	v->oif = m->oif;
-	memcpy(v->gw, m->gw, 16);
-	v->nhid = m->nhid;
-	v->paths = m->paths;
-	v->type = m->type;
-	v->stale = false;
-	route_changed(r, rt);
-
-	/*
-	 * IPv6 keeps each path of a multipath route as a sibling route and
-	 * announces the whole set whenever one joins ("ip -6 route append"):
-	 * single-path variants we hold for its paths are now its siblings.
-	 */
-	if (m->key.family == AF_INET6 && m->paths > 1 && !m->nhid) {
-		for (j = rt->nvar - 1; j >= 0; j--) {
-			if (j == i || rt->var[j].paths > 1 || rt->var[j].nhid ||
-			    !msg_has_path(m, &rt->var[j]))
-				continue;
-			variant_remove(r, rt, j);
-			if (i == rt->nvar) /* moved into slot j */
-				i = j;
-		}
-	}
-}
-
-void rib_route_del(struct rib *r, const struct rib_route_msg *m)
-{
-	struct rib_route *rt = htab_find(&r->routes, &m->key);
-	int i;
-
-	if (!rt)
-		return;
-	if (m->key.family == AF_INET) {
-		route_free(r, rt);
-		return;
-	}
-	i = variant_find(rt, m);
-	if (i >= 0) {
-		variant_remove(r, rt, i);
-		return;
-	}
-	/* Deleting one path of an IPv6 multipath route is announced as the
-	 * deletion of a single-path route we never saw. */
-	if (m->paths != 1 || m->nhid)
-		return;
-	for (i = rt->nvar - 1; i >= 0; i--) {
-		if (variant_is_multipath(&rt->var[i]) &&
-		    variant_drop_paths(r, rt, i, path_is, m))
-			return;
-	}
-}
-
-/*
- * The nexthop index the dataplane uses for rt: one answer, or the kernel
- * when IPv6 holds several routes of the same metric that are not
- * siblings (the kernel picks one of them by its own rules).
- */
-__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
-{
-	__u32 idx = rt->var[0].nh->idx;
-	__u16 i;
-
-	for (i = 1; i < rt->nvar; i++)
-		if (rt->var[i].nh->idx != idx)
-			return rib_nh_unsupported(r);
-	return idx;
-}
-
-/*
- * The kernel flushes the routes through a device that goes down or away,
- * without announcing the IPv4 ones (fib_table_flush). Do the same here.
- * Down (gone false), the local table keeps its RTN_LOCAL routes: the
- * addresses stay the router's. It loses the IPv4 broadcast routes; IPv6
- * announces what it removes. Gone, nothing through the device remains.
- */
-static void routes_flush_dev(struct rib *r, int ifindex, bool gone)
-{
-	__u32 dev = ifindex;
-	struct rib_route *rt;
-	size_t b;
-	int i;
-
-	htab_for_each(&r->routes, rt, tmp, b) {
-		bool local = rt->key.table == RT_TABLE_LOCAL;
-
-		if (local && !gone && rt->key.family != AF_INET)
-			continue;
-		/* Backwards: removing the last variant frees rt. Nexthop
-		 * objects are flushed on their own (nhobj_flush_dev). */
-		for (i = rt->nvar - 1; i >= 0; i--) {
-			const struct rib_variant *v = &rt->var[i];
-			const struct rib_nh_key *k = &v->nh->key;
-
-			if (local && !gone && v->type == RTN_LOCAL)
-				continue;
-			if (variant_is_multipath(v))
-				variant_drop_paths(r, rt, i, path_on_dev, &dev);
-			else if ((k->kind != XFIB_NH_GROUP && k->ifindex == dev) ||
-				 (local && v->oif == ifindex))
-				variant_remove(r, rt, i);
-		}
-	}
-}
-
-/* ---- nexthop objects ------------------------------------------------- */
-
-/* The paths o stands for: its own, or its members' with the group's
- * weights (members not known yet are left out until they are). */
-static __u16 nhobj_paths(struct rib *r, const struct rib_nhobj *o,
-			 struct rib_path *p)
-{
-	__u16 i, n = 0;
-
-	if (!o->is_group) {
-		p[0] = o->path;
-		return 1;
-	}
-	for (i = 0; i < o->ngrp; i++) {
-		const struct rib_nhobj *m = htab_find(&r->nhobjs, &o->grp[i].id);
-
-		if (!m || m->is_group)
-			continue;
-		p[n] = m->path;
-		p[n++].weight = o->grp[i].weight;
-	}
-	return n;
-}
-
-/* Routes that named o's id before o was known point at its group now. */
-static void routes_take_nhobj(struct rib *r, struct rib_nhobj *o)
-{
-	struct rib_route *rt;
-	bool waiting = false;
-	size_t b;
-	__u16 v;
-
-	htab_for_each(&r->routes, rt, tmp, b) {
-		for (v = 0; v < rt->nvar; v++) {
-			if (!rt->var[v].nhid ||
-			    rt->var[v].nh->key.kind != XFIB_NH_UNSUPPORTED)
-				continue;
-			if (rt->var[v].nhid != o->id) {
-				waiting = true;
-				continue;
-			}
-			o->group->nh->refs++;
-			variant_set_nh(r, rt, v, o->group->nh, NULL);
-		}
-	}
-	r->nhid_waiting = waiting;
-}
-
-/* Writes o's group: routes by o's id see the change at once. */
-static void nhobj_apply(struct rib *r, struct rib_nhobj *o)
-{
-	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
-	struct rib_path p[XFIB_GROUP_MEMBERS];
-	struct rib_group_key k;
-	__u16 n = nhobj_paths(r, o, p);
-
-	if (o->group)
-		group_set(r, o->group, p, n);
-	else if (!group_members(r, p, n, &k, member))
-		o->group = group_new(r, &k, member, false);
-}
-
-static bool nhobj_has_member(const struct rib_nhobj *g, __u32 id)
-{
-	__u16 i;
-
-	for (i = 0; i < g->ngrp; i++)
-		if (g->grp[i].id == id)
-			return true;
-	return false;
-}
-
-/* Ids of the groups that list id, or of the single nexthops on a device
- * (id 0, dev): what a change or a flush has to visit. Returns how many. */
-static size_t nhobj_collect(struct rib *r, __u32 id, __u32 dev, __u32 **out)
-{
-	struct rib_nhobj *o;
-	size_t i, n = 0;
-
-	*out = malloc(r->nhobjs.count * sizeof(**out) + 1);
-	if (!*out)
-		return 0;
-	htab_for_each(&r->nhobjs, o, tmp, i) {
-		if (id ? o->is_group && nhobj_has_member(o, id) :
-			 !o->is_group && o->path.key.kind != XFIB_NH_GROUP &&
-				 o->path.key.ifindex == dev &&
-				 (o->path.key.kind == XFIB_NH_GATEWAY ||
-				  o->path.key.kind == XFIB_NH_CONNECTED))
-			(*out)[n++] = o->id;
-	}
-	return n;
-}
-
-static bool nhobj_msg_same(const struct rib_nhobj *o, const struct rib_nhobj_msg *m)
-{
-	if (!o->group || o->is_group != m->is_group)
-		return false;
-	if (!m->is_group)
-		return !memcmp(&o->path, &m->path, sizeof(m->path));
-	return o->ngrp == m->ngrp &&
-	       !memcmp(o->grp, m->grp, m->ngrp * sizeof(m->grp[0]));
-}
-
-void rib_nhobj_set(struct rib *r, const struct rib_nhobj_msg *m)
-{
-	struct rib_nhobj *o = htab_find(&r->nhobjs, &m->id);
-	size_t i, n;
-	__u32 *ids;
-	void *grp = NULL;
-
-	if (o && nhobj_msg_same(o, m)) {
-		o->stale = false;
-		return;
-	}
-	if (m->is_group && m->ngrp) {
-		grp = malloc(m->ngrp * sizeof(m->grp[0]));
-		if (!grp)
-			return;
-		memcpy(grp, m->grp, m->ngrp * sizeof(m->grp[0]));
-	}
-	if (!o) {
-		o = calloc(1, sizeof(*o));
-		if (!o) {
-			free(grp);
-			return;
-		}
-		o->id = m->id;
-		htab_insert(&r->nhobjs, o);
-	}
-	o->stale = false;
-	o->is_group = m->is_group;
-	o->path = m->path;
-	free(o->grp);
-	o->grp = grp;
-	o->ngrp = m->is_group ? m->ngrp : 0;
-	nhobj_apply(r, o);
-	if (r->nhid_waiting && o->group)
-		routes_take_nhobj(r, o);
-	/* Groups that name it, whether they saw it before or not. */
-	if (!o->is_group) {
-		n = nhobj_collect(r, o->id, 0, &ids);
-		for (i = 0; i < n; i++)
-			nhobj_apply(r, htab_find(&r->nhobjs, &ids[i]));
-		free(ids);
-	}
-}
-
-/*
- * The kernel removes the routes that use a deleted nexthop object without
- * announcing it, and takes the object out of its groups, deleting a group
- * left empty. Do the same.
- */
-void rib_nhobj_del(struct rib *r, __u32 id)
-{
-	struct rib_nhobj *o = htab_find(&r->nhobjs, &id);
-	struct rib_route *rt;
-	size_t b, i, n;
-	__u32 *ids = NULL;
-	int v;
-
-	if (!o)
-		return;
-	htab_for_each(&r->routes, rt, tmp, b)
-		for (v = rt->nvar - 1; v >= 0; v--)
-			if (rt->var[v].nhid == id)
-				variant_remove(r, rt, v);
-	htab_remove(&r->nhobjs, o);
-	n = o->is_group ? 0 : nhobj_collect(r, id, 0, &ids);
-	for (i = 0; i < n; i++) {
-		struct rib_nhobj *g = htab_find(&r->nhobjs, &ids[i]);
-		__u16 j, k = 0;
-
-		if (!g)
-			continue;
-		for (j = 0; j < g->ngrp; j++)
-			if (g->grp[j].id != id)
-				g->grp[k++] = g->grp[j];
-		g->ngrp = k;
-		if (k)
-			nhobj_apply(r, g);
-		else
-			rib_nhobj_del(r, g->id);
-	}
-	free(ids);
-	if (o->group)
-		nexthop_put(r, o->group->nh);
-	free(o->grp);
-	free(o);
-}
-
-/* The kernel deletes the nexthop objects of a device that goes down or
- * loses its carrier, silently. */
-static void nhobj_flush_dev(struct rib *r, int ifindex)
-{
-	size_t i, n;
-	__u32 *ids;
-
-	if (!r->nhobjs.count)
-		return;
-	n = nhobj_collect(r, 0, ifindex, &ids);
-	for (i = 0; i < n; i++)
-		rib_nhobj_del(r, ids[i]);
-	free(ids);
 }
 
 /* ---- links --------------------------------------------------------- */
@@ -1265,7 +566,7 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		link_neighs_refresh(r, l->ifindex, false);
 	if (was_up && !(m->ifflags & IFF_UP)) {
 		pr_info("link %s down: flushing its routes", l->name);
-		routes_flush_dev(r, l->ifindex, false);
+		routes_flush_dev(r, l->ifindex, 0, false);
 	}
 	if ((was_up && !(m->ifflags & IFF_UP)) ||
 	    (was_running && !(m->ifflags & IFF_RUNNING)))
@@ -1280,22 +581,67 @@ void rib_link_del(struct rib *r, int ifindex)
 {
 	struct rib_link *l = link_find(r, ifindex);
 
-	routes_flush_dev(r, ifindex, true);
+	routes_flush_dev(r, ifindex, 0, true);
 	nhobj_flush_dev(r, ifindex);
 	link_neighs_refresh(r, ifindex, true);
 	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_ifaces), &ifindex);
 	if (l) {
 		htab_remove(&r->links, l);
+		free(l->addr4);
 		free(l);
 	}
 }
 
-void rib_addr_change(struct rib *r, int ifindex, int delta)
+static struct rib_addr4 *addr4_find(struct rib_link *l, const struct rib_addr4 *a)
+{
+	__u32 i;
+
+	for (i = 0; i < l->naddr4; i++)
+		if (!memcmp(&l->addr4[i], a, sizeof(*a)))
+			return &l->addr4[i];
+	return NULL;
+}
+
+/* Addresses are kept, not counted: a notification replayed after a dump
+ * that already had its change changes nothing. */
+void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
+		   bool dumped)
 {
 	struct rib_link *l = link_find(r, ifindex);
 
-	if (l)
-		l->addrs += delta;
+	if (!l || addr4_find(l, a))
+		return;
+	/* The first address back: the kernel revives the multipath paths
+	 * that died with the last one (fib_sync_up), silently. */
+	if (!l->naddr4 && !dumped)
+		r->resync_wanted = true;
+	if (l->naddr4 == l->addr4_cap) {
+		__u32 cap = l->addr4_cap ? 2 * l->addr4_cap : 4;
+		void *p = realloc(l->addr4, cap * sizeof(*l->addr4));
+
+		if (!p)
+			return; /* only a flush would be missed: resync then */
+		l->addr4 = p;
+		l->addr4_cap = cap;
+	}
+	l->addr4[l->naddr4++] = *a;
+}
+
+void rib_addr4_del(struct rib *r, int ifindex, const struct rib_addr4 *a)
+{
+	struct rib_link *l = link_find(r, ifindex);
+	struct rib_addr4 *e = l ? addr4_find(l, a) : NULL;
+
+	if (!e)
+		return;
+	*e = l->addr4[--l->naddr4];
+	if (l->naddr4)
+		return;
+	/* fib_disable_ip(): nothing IPv4 leaves by a device without an IPv4
+	 * address, and the kernel says nothing about it. */
+	pr_info("link %s has no IPv4 address left: flushing its IPv4 routes",
+		l->name);
+	routes_flush_dev(r, ifindex, AF_INET, true);
 }
 
 void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf)
@@ -1333,53 +679,29 @@ void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf)
 
 void rib_mark_stale(struct rib *r)
 {
-	struct rib_nhobj *o;
 	struct rib_link *l;
 	struct rib_neigh *n;
-	struct rib_route *rt;
 	size_t i;
-	int v;
 
 	htab_for_each(&r->links, l, t1, i) {
 		l->stale = true;
-		l->addrs = 0; /* recounted by the address dump */
+		l->naddr4 = 0; /* read again by the address dump */
 	}
 	htab_for_each(&r->neighs, n, t2, i)
 		n->stale = true;
-	htab_for_each(&r->routes, rt, t3, i)
-		for (v = 0; v < rt->nvar; v++)
-			rt->var[v].stale = true;
-	htab_for_each(&r->nhobjs, o, t4, i)
-		o->stale = true;
+	routes_mark_stale(r);
+	nhobjs_mark_stale(r);
 }
 
 void rib_sweep_stale(struct rib *r)
 {
-	struct rib_nhobj *o;
 	struct rib_link *l;
 	struct rib_neigh *n;
-	struct rib_route *rt;
 	struct rib_nexthop *nh;
 	size_t i;
-	int v;
 
-	size_t nstale = 0;
-	__u32 *stale;
-
-	htab_for_each(&r->routes, rt, t1, i)
-		for (v = rt->nvar - 1; v >= 0; v--)
-			if (rt->var[v].stale)
-				variant_remove(r, rt, v);
-	/* Deleting a nexthop object can delete a group: collect first. */
-	stale = malloc(r->nhobjs.count * sizeof(*stale) + 1);
-	if (stale) {
-		htab_for_each(&r->nhobjs, o, t5, i)
-			if (o->stale)
-				stale[nstale++] = o->id;
-		for (i = 0; i < nstale; i++)
-			rib_nhobj_del(r, stale[i]);
-		free(stale);
-	}
+	routes_sweep_stale(r);
+	nhobjs_sweep_stale(r);
 	htab_for_each(&r->neighs, n, t2, i) {
 		if (n->stale && n->in_kernel) {
 			n->in_kernel = false;
@@ -1533,6 +855,8 @@ void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info)
 	info->neighs = r->neighs.count;
 	info->nexthops = r->nexthops.count;
 	info->groups = r->ngroups;
+	info->nhobjs = r->nhobjs_known;
+	info->no_room = r->no_room;
 	bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_daemon), &key, info,
 			    BPF_ANY);
 }
@@ -1612,35 +936,31 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 
 void rib_fini(struct rib *r)
 {
-	struct rib_nhobj *o;
 	struct rib_group *g;
 	struct rib_prefix *p;
 	struct rib_link *l;
 	int f;
 	struct rib_neigh *n;
-	struct rib_route *rt;
 	struct rib_nexthop *nh;
 	size_t i;
 
 	/* Only our memory: the dataplane keeps its maps and keeps forwarding. */
-	htab_for_each(&r->routes, rt, t1, i) {
-		free(rt->var);
-		free(rt);
-	}
-	htab_for_each(&r->nexthops, nh, t2, i)
+	routes_free_all(r);
+	htab_for_each(&r->nexthops, nh, t2, i) {
+		/* Groups of nexthop objects are not in r->groups. */
+		if (nh->group && !nh->group->shared)
+			free(nh->group);
 		free(nh);
+	}
 	htab_for_each(&r->groups, g, t6, i)
 		free(g);
-	htab_for_each(&r->nhobjs, o, t7, i) {
-		if (o->group)
-			free(o->group);
-		free(o->grp);
-		free(o);
-	}
+	nhobjs_free_all(r);
 	htab_for_each(&r->neighs, n, t3, i)
 		free(n);
-	htab_for_each(&r->links, l, t4, i)
+	htab_for_each(&r->links, l, t4, i) {
+		free(l->addr4);
 		free(l);
+	}
 	htab_for_each(&r->prefixes, p, t5, i)
 		free(p);
 	for (f = 0; f < XFIB_FAMILIES; f++) {
@@ -1669,4 +989,5 @@ void rib_fini(struct rib *r)
 	free(r->neigh_retired);
 	free(r->grp_free);
 	free(r->grp_retired);
+	free(r->exp);
 }

@@ -2,8 +2,9 @@
 /*
  * The daemon's copy of the kernel's forwarding state (links, neighbours,
  * routes) and the index arrays it owns in the dataplane (nexthops,
- * neighbours, interfaces). Netlink feeds it; publish.c compiles its routes
- * into lookup instances.
+ * neighbours, interfaces). Netlink feeds it; fib.c compiles its routes
+ * into lookup instances. rib.c holds links, neighbours and the index
+ * arrays, rib_route.c routes and prefixes, rib_nhobj.c nexthop objects.
  *
  * Index lifetime: a nexthop or neighbour index is written completely before
  * anything that packets read points at it, and is reused only after it is
@@ -23,6 +24,13 @@
 
 struct xfib_fwd_bpf;
 
+/* An IPv4 address of a link, as the kernel tells one from another. */
+struct rib_addr4 {
+	__u8 local[4];   /* IFA_LOCAL */
+	__u8 address[4]; /* IFA_ADDRESS (the peer of a point-to-point one) */
+	__u8 plen;
+};
+
 struct rib_link {
 	struct htab_node node;
 	int ifindex; /* key */
@@ -31,7 +39,8 @@ struct rib_link {
 	__u32 mtu;
 	__u32 ifflags;   /* IFF_* */
 	int fwd4, rpf4;  /* from netconf; -1 unknown */
-	int addrs;
+	struct rib_addr4 *addr4; /* its IPv4 addresses */
+	__u32 naddr4, addr4_cap;
 	bool stale;
 };
 
@@ -105,12 +114,23 @@ struct rib_group {
 	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
 	struct rib_nexthop *nh; /* kind XFIB_NH_GROUP: what routes point at */
 	bool shared;            /* in r->groups */
+	struct rib_nhobj *obj;  /* the nexthop object it serves, if any */
 };
 
-/* A kernel nexthop object (ip nexthop): one path, or a group of others. */
+/*
+ * A kernel nexthop object (ip nexthop): one path, or a group of others.
+ * Objects cost the dataplane nothing until routes use them: routes by a
+ * single object point at the deduplicated nexthop of its path (and are
+ * re-pointed when the object changes); a group object takes an
+ * xfib_nh_groups entry when its first route comes, rewritten in place
+ * when the object changes, and gives it back with its last route.
+ */
+struct rib_variant;
+
 struct rib_nhobj {
 	struct htab_node node;
 	__u32 id; /* key */
+	bool known; /* false: named by routes or groups, not announced yet */
 	bool stale;
 	bool is_group;
 	struct rib_path path; /* !is_group */
@@ -119,7 +139,11 @@ struct rib_nhobj {
 		__u32 id;
 		__u32 weight;
 	} *grp;
-	struct rib_group *group; /* what routes by this id use */
+	struct rib_group *group;   /* is_group: while routes use it */
+	struct rib_variant *users; /* route variants by this id */
+	__u32 nusers;
+	__u32 *parents;            /* ids of the groups that list this id */
+	__u32 nparents, parents_cap;
 };
 
 /* What identifies a route to the kernel: table, prefix, TOS and metric. */
@@ -134,18 +158,31 @@ struct rib_route_key {
 };
 
 /*
- * One way the kernel holds a route key. IPv4 has one per key. IPv6 keeps
- * a separate route per nexthop for the same prefix and metric (the same
- * prefix on two devices, or an appended path), told apart by oif and
- * gateway; a multipath route is one variant with paths > 1.
+ * One route the kernel holds under a key. IPv4 keeps aliases: several
+ * routes of one key (ip route append/prepend, the same subnet on two
+ * ports), in an order that decides which one answers (the first); they
+ * are told apart by everything else the kernel stores with them (ident).
+ * IPv6 keeps a separate route per nexthop for the same prefix and metric
+ * (the same prefix on two devices, or an appended path), told apart by
+ * oif and gateway; a multipath route is one variant with paths > 1.
  */
 struct rib_variant {
+	struct rib_variant *next;   /* the route's variants, in kernel order */
+	struct rib_route *rt;
+	struct rib_variant *user_next, **user_pprev; /* nhobj->users */
+	__u64 ident;    /* IPv4: hash of the route's own attributes */
+	__u64 expires;  /* CLOCK_MONOTONIC ms when the kernel stops using it;
+			 * 0: never */
 	__s32 oif;
 	__u8 gw[16];
-	__u32 nhid;  /* route by nexthop object */
+	__u32 nhid;     /* route by nexthop object */
+	__u32 mtu;      /* route MTU (RTAX_MTU) */
 	__u16 paths;
-	__u8 type;  /* RTN_* */
+	__u8 type;      /* RTN_* */
 	bool stale;
+	bool expired;   /* past expires: the kernel decides until it deletes it */
+	bool expiry_seen; /* the kernel itself said it has expired */
+	bool no_room;   /* no nexthop or group index for it: the kernel's */
 	struct rib_nexthop *nh;
 };
 
@@ -154,7 +191,7 @@ struct rib_prefix;
 struct rib_route {
 	struct htab_node node;
 	struct rib_route_key key;
-	struct rib_variant *var;
+	struct rib_variant *vars;
 	__u16 nvar;
 	struct rib_prefix *pfx;      /* routes of the same prefix */
 	struct rib_route *pfx_next;
@@ -191,6 +228,7 @@ struct rib_change {
 /* A route as parsed from netlink. */
 struct rib_route_msg {
 	struct rib_route_key key;
+	__u64 ident;     /* hash of what tells IPv4 aliases apart */
 	__u8 type;       /* RTN_* */
 	__u8 gw_family;  /* 0: no gateway */
 	__u8 gw[16];
@@ -199,6 +237,8 @@ struct rib_route_msg {
 	__u32 nhid;      /* RTA_NH_ID: the route uses a nexthop object */
 	__u16 paths;     /* nexthops in RTA_MULTIPATH, else 1 */
 	bool unsupported; /* something xfib does not mirror: kernel */
+	bool has_expires; /* the route expires (IPv6 RTF_EXPIRES) ... */
+	__s32 expires_ms; /* ... in this many ms (<= 0: already expired) */
 	__u16 npath;     /* live paths of RTA_MULTIPATH, in path[] */
 	struct rib_path path[XFIB_GROUP_MEMBERS];
 };
@@ -237,6 +277,12 @@ struct rib_family_state {
 	bool chg_overflow; /* too many to track: rebuild instead */
 };
 
+/* A route key with a time at which its variants' expiry is checked. */
+struct rib_expiry {
+	__u64 when; /* CLOCK_MONOTONIC ms */
+	struct rib_route_key key;
+};
+
 struct rib {
 	struct xfib_fwd_bpf *skel;
 	__u32 table;
@@ -260,9 +306,13 @@ struct rib {
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
 	struct rib_family_state fam[XFIB_FAMILIES];
 	bool resync_wanted;
-	bool nhid_waiting;   /* routes name nexthop objects not known yet */
-	__u32 nh_fallbacks;  /* routes sent to the kernel for want of a
-			      * nexthop or group, since the last commit */
+	__u32 no_room;       /* variants left to the kernel for want of a
+			      * nexthop, neighbour or group index */
+	__u32 no_room_new;   /* ... of which new since the last report */
+	__u64 no_room_logged; /* when the last report was logged (ms) */
+	__u32 nhobjs_known;  /* nexthop objects the kernel announced */
+	struct rib_expiry *exp; /* min-heap by when */
+	size_t nexp, exp_cap;
 	bool rules_changed;  /* re-read the policy rules */
 	struct rib_nexthop *nh_unsupported;
 };
@@ -279,17 +329,36 @@ void rib_sweep_stale(struct rib *r);
 
 void rib_link_set(struct rib *r, const struct rib_link_msg *m);
 void rib_link_del(struct rib *r, int ifindex);
-void rib_addr_change(struct rib *r, int ifindex, int delta);
+/* An IPv4 address added or removed. The kernel flushes the IPv4 routes
+ * through a device that loses its last IPv4 address, silently. */
+void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
+		   bool dumped);
+void rib_addr4_del(struct rib *r, int ifindex, const struct rib_addr4 *a);
 /* fwd/rpf: -1 when the message did not carry it. */
 void rib_netconf(struct rib *r, int family, int ifindex, int fwd, int rpf);
 void rib_neigh_set(struct rib *r, int family, int ifindex, const __u8 *addr,
 		   const __u8 *mac, bool usable);
 void rib_neigh_del(struct rib *r, int family, int ifindex, const __u8 *addr);
-void rib_route_set(struct rib *r, const struct rib_route_msg *m, bool replace,
-		   bool append);
+/* Where the kernel put a route it announced, among those of its key. */
+enum rib_route_op {
+	RIB_ROUTE_DUMPED,  /* in a dump: after those dumped before it */
+	RIB_ROUTE_PREPEND, /* new key, or ip route prepend: first */
+	RIB_ROUTE_APPEND,  /* NLM_F_APPEND: last */
+	RIB_ROUTE_REPLACE, /* NLM_F_REPLACE: in place of the first */
+};
+
+void rib_route_set(struct rib *r, const struct rib_route_msg *m,
+		   enum rib_route_op op);
 void rib_route_del(struct rib *r, const struct rib_route_msg *m);
 void rib_nhobj_set(struct rib *r, const struct rib_nhobj_msg *m);
 void rib_nhobj_del(struct rib *r, __u32 id);
+
+/* CLOCK_MONOTONIC ms when rib_expire() has work next; 0: none. */
+__u64 rib_next_expiry(const struct rib *r);
+/* Stops using routes whose lifetime has ended, as the kernel does before
+ * it gets round to deleting them. */
+void rib_expire(struct rib *r, __u64 now_ms);
+__u64 rib_now_ms(void);
 
 /* Brings the prefix trees up to date with the routes changed since the
  * last call, recording which prefixes' answers changed. */
@@ -308,6 +377,10 @@ bool rib_retired_pending(const struct rib *r);
  * retired indexes. */
 int rib_reclaim(struct rib *r);
 int rib_rcu_sync(struct rib *r);
+
+/* Logs how often a table was full since the last line, at most every 10 s
+ * (the first time is logged at once). */
+void rib_report_no_room(struct rib *r);
 
 /* Writes the xfib_daemon map entry: the daemon's own fields from info,
  * the RIB's counts. */

@@ -119,7 +119,6 @@ static int full_sync(struct daemon *d, const char *why)
 	int err;
 
 	d->last_resync_ms = t0; /* a failed one is retried a second later */
-	rib_mark_stale(&d->rib);
 	err = nl_dump_all(&d->nl);
 	if (err) {
 		pr_warn("netlink dump: %s", strerror(-err));
@@ -165,6 +164,14 @@ static int run(struct daemon *d)
 		t = fib_timeout(&d->fib, now);
 		if (t >= 0 && t < timeout)
 			timeout = t;
+		/* Routes whose lifetime ends (rib_expire). */
+		if (rib_next_expiry(&d->rib)) {
+			__u64 e = rib_next_expiry(&d->rib);
+
+			t = e > now ? (int)(e - now < 1000 ? e - now : 1000) : 0;
+			if (t < timeout)
+				timeout = t;
+		}
 		if (d->rib.rules_changed)
 			timeout = 0;
 		if (d->rib.resync_wanted) {
@@ -192,6 +199,7 @@ static int run(struct daemon *d)
 		}
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
+		rib_expire(&d->rib, now_ms());
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");
 		fib_poll_control(&d->fib);
@@ -223,6 +231,7 @@ static int run(struct daemon *d)
 			flush(d);
 		}
 		if (now - last_info >= 1000) {
+			rib_report_no_room(&d->rib);
 			write_daemon_info(d);
 			log_flush_repeats(0);
 			last_info = now;

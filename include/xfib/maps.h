@@ -11,18 +11,28 @@
 #include <linux/types.h>
 #include "counters.h"
 
-/* Capacity of the index arrays. Index 0 of each is reserved ("none"). */
-#define XFIB_NEXTHOP_MAX 65536
-#define XFIB_NEIGH_MAX 65536
+/*
+ * Capacity of the index arrays. Index 0 of each is reserved ("none").
+ * Nexthops are deduplicated by content (kind, device, gateway, MTU), so
+ * they number about the distinct gateways plus the groups; every gateway
+ * also takes a neighbour, as does every on-link host packets go to.
+ * 131072 of each (4 MiB of nexthops, 5 MiB of neighbours) leaves room for
+ * tens of thousands of peers. What does not fit goes to the kernel.
+ */
+#define XFIB_NEXTHOP_MAX 131072
+#define XFIB_NEIGH_MAX 131072
 #define XFIB_IFACE_MAX 4096
 
 /*
  * Multipath groups: each is a table of XFIB_GROUP_BUCKETS member nexthop
  * indexes, filled in proportion to the members' weights; a packet takes
  * bucket (flow hash >> 24), so a flow keeps its member and flows split by
- * weight. Up to XFIB_GROUP_MEMBERS distinct members per group.
+ * weight. Up to XFIB_GROUP_MEMBERS distinct members per group. A group is
+ * taken by each distinct set of multipath paths and by each nexthop group
+ * object (ip nexthop ... group) that routes use: routing daemons with many
+ * peers make thousands. 16384 groups are 16 MiB.
  */
-#define XFIB_GROUP_MAX 4096
+#define XFIB_GROUP_MAX 16384
 #define XFIB_GROUP_BUCKETS 256
 #define XFIB_GROUP_MEMBERS 64
 
@@ -219,10 +229,13 @@ struct xfib_daemon {
 	__u32 links;
 	__u32 neighs;
 	__u32 nexthops;
-	__u32 groups;    /* multipath groups and nexthop objects */
+	__u32 groups;    /* multipath groups (of routes and nexthop objects) */
 	__u64 overruns;  /* netlink notifications lost (ENOBUFS) */
+	__u32 nhobjs;    /* kernel nexthop objects (ip nexthop) mirrored */
+	__u32 no_room;   /* routes the kernel forwards because a nexthop,
+			  * neighbour or group index was not to be had */
 };
-_Static_assert(sizeof(struct xfib_daemon) == 56, "xfib_daemon size");
+_Static_assert(sizeof(struct xfib_daemon) == 64, "xfib_daemon size");
 
 struct xfib_counter {
 	__u64 packets;

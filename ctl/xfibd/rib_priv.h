@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the parts of the RIB share among themselves: rib.c (links,
+ * neighbours, nexthop and group indexes, sync, adoption), rib_route.c
+ * (routes, prefixes, expiry) and rib_nhobj.c (nexthop objects). Not for
+ * the rest of the daemon.
+ */
+#ifndef XFIB_RIB_PRIV_H
+#define XFIB_RIB_PRIV_H
+
+#include <sys/socket.h>
+
+#include "rib.h"
+
+static inline int family_index(int family)
+{
+	return family == AF_INET6 ? XFIB_V6 : XFIB_V4;
+}
+
+/* ---- rib.c ------------------------------------------------------------ */
+
+/* The nexthop of key k, with a reference; NULL when there is no room. */
+struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k);
+void nexthop_put(struct rib *r, struct rib_nexthop *nh);
+/* The kernel-decides nexthop, with a reference: never fails once
+ * rib_nh_unsupported() has succeeded. */
+struct rib_nexthop *nexthop_unsupported(struct rib *r);
+
+int group_members(struct rib *r, const struct rib_path *p, __u16 n,
+		  struct rib_group_key *k, struct rib_nexthop **member);
+struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
+			    struct rib_nexthop **member, bool shared);
+void group_set(struct rib *r, struct rib_group *g, const struct rib_path *p,
+	       __u16 n);
+__u16 group_paths(const struct rib_group *g, struct rib_path *p);
+/* The nexthop of a set of paths, with a reference (a shared group for
+ * more than one); NULL when there is no room. */
+struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
+				  __u16 n);
+/* Something had to go to the kernel for want of an index: logged once,
+ * then counted and reported at most every few seconds
+ * (rib_report_no_room). */
+void rib_no_room(struct rib *r, const char *what, __u32 capacity);
+
+/* ---- rib_route.c ------------------------------------------------------ */
+
+/* Removes v from its route (freeing the route with its last variant). */
+void variant_remove(struct rib *r, struct rib_variant *v);
+/* Marks v as left to the kernel for want of an index, or not. */
+void variant_no_room(struct rib *r, struct rib_variant *v, bool no_room);
+/* Points v at nh (whose reference it takes). */
+void variant_set_nh(struct rib *r, struct rib_variant *v, struct rib_nexthop *nh);
+/* The kernel flushes routes through a device that goes down (gone
+ * false), away, or loses its last IPv4 address (gone true); family 0:
+ * both. */
+void routes_flush_dev(struct rib *r, int ifindex, int family, bool gone);
+void routes_mark_stale(struct rib *r);
+void routes_sweep_stale(struct rib *r);
+void routes_free_all(struct rib *r);
+
+/* ---- rib_nhobj.c ------------------------------------------------------ */
+
+/* Links v (v->nhid set) to its object, creating a placeholder for an id
+ * not known yet, and returns the nexthop its route uses, with a
+ * reference: the unsupported one until the object is known or if there
+ * is no room (v->no_room). */
+struct rib_nexthop *nhobj_attach(struct rib *r, struct rib_variant *v);
+/* Unlinks v from its object. */
+void nhobj_detach(struct rib *r, struct rib_variant *v);
+void nhobj_flush_dev(struct rib *r, int ifindex);
+void nhobjs_mark_stale(struct rib *r);
+void nhobjs_sweep_stale(struct rib *r);
+void nhobjs_free_all(struct rib *r);
+
+#endif /* XFIB_RIB_PRIV_H */

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Routes as the kernel holds them, and the one answer per prefix that the
+ * lookup structures get.
+ *
+ * IPv4 aliases. The kernel keeps every route of one key (table, prefix,
+ * TOS, metric) that differs in anything else (type, nexthop, device,
+ * protocol, preferred source, metrics), in a list: "ip route append" and
+ * a second port holding an address in the same subnet add at the end,
+ * "ip route prepend" at the front, "ip route replace" replaces the first,
+ * and the first is the one lookups take. A notification does not say
+ * where a route went, but its flags tell the operation: NLM_F_EXCL and
+ * NLM_F_CREATE (a new key) or NLM_F_CREATE alone (prepend) put it first,
+ * NLM_F_APPEND last, NLM_F_REPLACE in place of the first. A dump lists
+ * them in order. A delete names the route by its attributes, so xfibd
+ * tells aliases apart by a hash of those (rib_route_msg.ident). The same
+ * route is never held twice by the kernel, so a route announced again
+ * (a notification replayed after a dump that already had it) is already
+ * in place and stays there.
+ *
+ * Expiry. IPv6 routes may carry a lifetime ("expires", router
+ * advertisements). The kernel stops using a route the moment its
+ * lifetime ends, but deletes it, and says so, only at its next garbage
+ * collection, up to net.ipv6.route.gc_interval (30 s) later. xfibd keeps
+ * the deadline of every such route and, a little before it, hands the
+ * route's prefix to the kernel (an unsupported answer), which is right
+ * whether the route has expired or had its lifetime extended without a
+ * message (router advertisements refresh lifetimes silently). A route
+ * still present well after its deadline is read again with a resync.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+
+#include "log.h"
+#include "rib_priv.h"
+
+/* Hand an expiring route to the kernel this long before its deadline: the
+ * kernel's own clock decides the moment, and a notification may have
+ * waited in the socket a little. */
+#define EXPIRE_EARLY_MS 200
+/* An expired route the kernel still holds this long after its deadline
+ * has probably been refreshed silently: resync. */
+#define EXPIRED_RECHECK_MS 60000
+
+/* ---- the nexthop of a route ------------------------------------------ */
+
+static void route_nh_key(const struct rib_route_msg *m, struct rib_nh_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	switch (m->type) {
+	case RTN_UNICAST:
+		if (m->unsupported || m->oif <= 0) {
+			k->kind = XFIB_NH_UNSUPPORTED;
+		} else if (m->gw_family) {
+			k->kind = XFIB_NH_GATEWAY;
+			k->family = m->gw_family;
+			memcpy(k->gw, m->gw, 16);
+		} else {
+			k->kind = XFIB_NH_CONNECTED;
+			k->family = m->key.family;
+		}
+		if (k->kind != XFIB_NH_UNSUPPORTED) {
+			k->ifindex = m->oif;
+			k->mtu = m->mtu > 0xffff ? 0xffff : m->mtu;
+		}
+		break;
+	case RTN_BLACKHOLE:
+		k->kind = XFIB_NH_BLACKHOLE;
+		break;
+	case RTN_UNREACHABLE:
+	case RTN_PROHIBIT:
+	case RTN_THROW:
+		k->kind = XFIB_NH_UNREACHABLE;
+		break;
+	case RTN_LOCAL:
+	case RTN_BROADCAST:
+	case RTN_ANYCAST:
+	case RTN_MULTICAST:
+		k->kind = XFIB_NH_LOCAL;
+		break;
+	default:
+		k->kind = XFIB_NH_UNSUPPORTED;
+		break;
+	}
+}
+
+static bool route_table_mirrored(struct rib *r, __u32 table)
+{
+	return table == r->table || table == RT_TABLE_LOCAL;
+}
+
+/* ---- prefixes: one answer per prefix --------------------------------- */
+
+static void prefix_mark(struct rib *r, struct rib_prefix *p)
+{
+	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
+
+	f->dirty = true;
+	f->changes++;
+	if (!p->dirty) {
+		p->dirty = true;
+		p->dirty_next = r->dirty_prefixes;
+		r->dirty_prefixes = p;
+	}
+}
+
+static struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
+{
+	struct rib_prefix_key k = {
+		.family = rk->family,
+		.local = rk->table == RT_TABLE_LOCAL,
+		.plen = rk->plen,
+	};
+	struct rib_prefix *p;
+
+	memcpy(k.dst, rk->dst, 16);
+	p = htab_find(&r->prefixes, &k);
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->key = k;
+	htab_insert(&r->prefixes, p);
+	return p;
+}
+
+static void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
+{
+	struct rib_route **pp;
+
+	for (pp = &p->routes; *pp; pp = &(*pp)->pfx_next) {
+		if (*pp == rt) {
+			*pp = rt->pfx_next;
+			return;
+		}
+	}
+}
+
+static void route_changed(struct rib *r, struct rib_route *rt)
+{
+	prefix_mark(r, rt->pfx);
+}
+
+/*
+ * The answer for a prefix, as the kernel would give it: the route of
+ * lowest metric. With TOS-specific IPv4 routes the kernel picks by the
+ * packet's TOS, so the prefix goes to the kernel.
+ */
+static __u32 prefix_answer(struct rib *r, const struct rib_prefix *p)
+{
+	const struct rib_route *rt, *best = NULL;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next) {
+		if (rt->key.tos)
+			return rib_nh_unsupported(r);
+		if (!best || rt->key.priority < best->key.priority)
+			best = rt;
+	}
+	return rib_route_nh(r, best);
+}
+
+static void change_record(struct rib *r, const struct rib_prefix *p)
+{
+	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
+	struct rib_change *c;
+
+	if (f->chg_overflow)
+		return;
+	if (f->nchg == f->chg_cap) {
+		size_t cap = f->chg_cap ? f->chg_cap * 2 : 256;
+
+		c = realloc(f->chg, cap * sizeof(*c));
+		if (!c) {
+			/* Cannot say what changed: rebuild everything. */
+			f->chg_overflow = true;
+			return;
+		}
+		f->chg = c;
+		f->chg_cap = cap;
+	}
+	c = &f->chg[f->nchg++];
+	memcpy(c->dst, p->key.dst, 16);
+	c->plen = p->key.plen;
+	c->local = p->key.local;
+}
+
+void rib_commit(struct rib *r)
+{
+	struct rib_prefix *p, *next;
+
+	rib_report_no_room(r);
+	for (p = r->dirty_prefixes; p; p = next) {
+		struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
+		__u32 nh, old;
+		int err;
+
+		next = p->dirty_next;
+		p->dirty = false;
+		p->dirty_next = NULL;
+		if (!p->routes) {
+			if (ptree_del(t, p->key.dst, p->key.plen) == 0)
+				change_record(r, p);
+			htab_remove(&r->prefixes, p);
+			free(p);
+			continue;
+		}
+		nh = prefix_answer(r, p);
+		if (ptree_get(t, p->key.dst, p->key.plen, &old) == 0 && old == nh)
+			continue;
+		err = ptree_set(t, p->key.dst, p->key.plen, nh);
+		if (err < 0) {
+			/* Out of memory: the tree, and so the dataplane, keeps
+			 * the old answer; a resync retries. */
+			pr_warn("prefix tree: %s", strerror(-err));
+			r->resync_wanted = true;
+			continue;
+		}
+		change_record(r, p);
+	}
+	r->dirty_prefixes = NULL;
+}
+
+bool rib_pending(const struct rib *r)
+{
+	return r->dirty_prefixes || r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty;
+}
+
+/*
+ * The nexthop index the dataplane uses for rt. IPv4: its first alias.
+ * IPv6: the one answer of its variants, or the kernel when it holds
+ * several of the same metric that are not siblings (it picks one of them
+ * by its own rules). An expired route is the kernel's until it goes.
+ */
+__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
+{
+	const struct rib_variant *v = rt->vars;
+	__u32 idx = v->nh->idx;
+
+	if (rt->key.family == AF_INET)
+		return v->expired ? rib_nh_unsupported(r) : idx;
+	for (; v; v = v->next)
+		if (v->expired || v->nh->idx != idx)
+			return rib_nh_unsupported(r);
+	return idx;
+}
+
+/* ---- expiry: a min-heap of route keys by deadline ------------------- */
+
+static void expiry_swap(struct rib *r, size_t a, size_t b)
+{
+	struct rib_expiry t = r->exp[a];
+
+	r->exp[a] = r->exp[b];
+	r->exp[b] = t;
+}
+
+static void expiry_push(struct rib *r, __u64 when, const struct rib_route_key *k)
+{
+	size_t i;
+
+	if (r->nexp == r->exp_cap) {
+		size_t cap = r->exp_cap ? 2 * r->exp_cap : 64;
+		void *p = realloc(r->exp, cap * sizeof(*r->exp));
+
+		if (!p) {
+			/* Without a timer the route would be forwarded past
+			 * its end: give it to the kernel now. */
+			r->resync_wanted = true;
+			return;
+		}
+		r->exp = p;
+		r->exp_cap = cap;
+	}
+	i = r->nexp++;
+	r->exp[i].when = when;
+	r->exp[i].key = *k;
+	while (i && r->exp[(i - 1) / 2].when > r->exp[i].when) {
+		expiry_swap(r, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void expiry_pop(struct rib *r)
+{
+	size_t i = 0;
+
+	r->exp[0] = r->exp[--r->nexp];
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= r->nexp)
+			break;
+		if (c + 1 < r->nexp && r->exp[c + 1].when < r->exp[c].when)
+			c++;
+		if (r->exp[i].when <= r->exp[c].when)
+			break;
+		expiry_swap(r, i, c);
+		i = c;
+	}
+}
+
+__u64 rib_next_expiry(const struct rib *r)
+{
+	return r->nexp ? r->exp[0].when : 0;
+}
+
+static void variant_expiry_set(struct rib *r, struct rib_variant *v,
+			       const struct rib_route_msg *m)
+{
+	__u64 now;
+
+	v->expires = 0;
+	v->expired = v->expiry_seen = false;
+	if (!m->has_expires)
+		return;
+	now = rib_now_ms();
+	v->expires = m->expires_ms > 0 ? now + m->expires_ms : now;
+	v->expiry_seen = m->expires_ms <= 0;
+	if (v->expires > now + EXPIRE_EARLY_MS) {
+		expiry_push(r, v->expires - EXPIRE_EARLY_MS, &v->rt->key);
+		return;
+	}
+	v->expired = true;
+	if (!v->expiry_seen)
+		expiry_push(r, v->expires + EXPIRED_RECHECK_MS, &v->rt->key);
+}
+
+/* Checks the variants of one route against the clock. */
+static void route_expire(struct rib *r, struct rib_route *rt, __u64 now)
+{
+	struct rib_variant *v;
+	char a[INET6_ADDRSTRLEN];
+
+	for (v = rt->vars; v; v = v->next) {
+		if (!v->expires)
+			continue;
+		if (!v->expired && v->expires <= now + EXPIRE_EARLY_MS) {
+			v->expired = true;
+			route_changed(r, rt);
+			pr_debug("route %s/%u expires: the kernel forwards to it until it deletes it",
+				 inet_ntop(rt->key.family, rt->key.dst, a, sizeof(a)),
+				 rt->key.plen);
+			if (!v->expiry_seen)
+				expiry_push(r, v->expires + EXPIRED_RECHECK_MS,
+					    &rt->key);
+		} else if (v->expired && !v->expiry_seen &&
+			   v->expires + EXPIRED_RECHECK_MS <= now) {
+			pr_info("route %s/%u still held %u s after it expired: resync",
+				inet_ntop(rt->key.family, rt->key.dst, a, sizeof(a)),
+				rt->key.plen, EXPIRED_RECHECK_MS / 1000);
+			v->expiry_seen = true;
+			r->resync_wanted = true;
+		}
+	}
+}
+
+void rib_expire(struct rib *r, __u64 now)
+{
+	while (r->nexp && r->exp[0].when <= now) {
+		struct rib_route_key k = r->exp[0].key;
+		struct rib_route *rt;
+
+		expiry_pop(r);
+		/* Entries of routes gone or re-announced since are harmless:
+		 * the variants say what is due. */
+		rt = htab_find(&r->routes, &k);
+		if (rt)
+			route_expire(r, rt, now);
+	}
+}
+
+/* ---- routes and their variants --------------------------------------- */
+
+void variant_no_room(struct rib *r, struct rib_variant *v, bool no_room)
+{
+	if (v->no_room == no_room)
+		return;
+	v->no_room = no_room;
+	if (no_room)
+		r->no_room++;
+	else
+		r->no_room--;
+}
+
+static void route_free(struct rib *r, struct rib_route *rt)
+{
+	r->fam[family_index(rt->key.family)].routes--;
+	route_changed(r, rt);
+	prefix_unlink(rt->pfx, rt);
+	htab_remove(&r->routes, rt);
+	free(rt);
+}
+
+static struct rib_route *route_get(struct rib *r, const struct rib_route_key *k)
+{
+	struct rib_route *rt = htab_find(&r->routes, k);
+
+	if (rt)
+		return rt;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return NULL;
+	rt->key = *k;
+	rt->pfx = prefix_get(r, k);
+	if (!rt->pfx) {
+		free(rt);
+		return NULL;
+	}
+	rt->pfx_next = rt->pfx->routes;
+	rt->pfx->routes = rt;
+	htab_insert(&r->routes, rt);
+	r->fam[family_index(k->family)].routes++;
+	return rt;
+}
+
+/* The link that points at v. */
+static struct rib_variant **variant_link(struct rib_variant *v)
+{
+	struct rib_variant **pp = &v->rt->vars;
+
+	while (*pp != v)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Insertion points: first, last, after those a dump has seen. */
+static struct rib_variant **pos_first(struct rib_route *rt)
+{
+	return &rt->vars;
+}
+
+static struct rib_variant **pos_last(struct rib_route *rt)
+{
+	struct rib_variant **pp = &rt->vars;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static struct rib_variant **pos_after_seen(struct rib_route *rt)
+{
+	struct rib_variant **pp = &rt->vars;
+
+	while (*pp && !(*pp)->stale)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static struct rib_variant *variant_insert(struct rib_route *rt,
+					  struct rib_variant **pos,
+					  struct rib_variant *v)
+{
+	v->rt = rt;
+	v->next = *pos;
+	*pos = v;
+	rt->nvar++;
+	return v;
+}
+
+static struct rib_variant *variant_new(struct rib_route *rt, struct rib_variant **pos)
+{
+	struct rib_variant *v = calloc(1, sizeof(*v));
+
+	return v ? variant_insert(rt, pos, v) : NULL;
+}
+
+void variant_remove(struct rib *r, struct rib_variant *v)
+{
+	struct rib_route *rt = v->rt;
+
+	*variant_link(v) = v->next;
+	rt->nvar--;
+	if (v->nhid)
+		nhobj_detach(r, v);
+	variant_no_room(r, v, false);
+	nexthop_put(r, v->nh);
+	free(v);
+	route_changed(r, rt);
+	if (!rt->nvar)
+		route_free(r, rt);
+}
+
+void variant_set_nh(struct rib *r, struct rib_variant *v, struct rib_nexthop *nh)
+{
+	struct rib_nexthop *old = v->nh;
+
+	v->nh = nh;
+	nexthop_put(r, old);
+	route_changed(r, v->rt);
+}
+
+/* The nexthop m's route uses, with a reference; the kernel's when there
+ * is no room for it: left out, a covering route would forward its packets
+ * elsewhere. */
+static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_msg *m,
+					 struct rib_variant *v)
+{
+	struct rib_nexthop *nh;
+	struct rib_nh_key k;
+
+	if (v->nhid)
+		return nhobj_attach(r, v);
+	if (m->type == RTN_UNICAST && !m->unsupported && m->paths > 1) {
+		nh = paths_nexthop(r, m->path, m->npath);
+	} else {
+		route_nh_key(m, &k);
+		nh = nexthop_get(r, &k);
+	}
+	variant_no_room(r, v, !nh);
+	return nh ?: nexthop_unsupported(r);
+}
+
+/* Writes m into v: what it is, what it uses, when it ends. */
+static void variant_fill(struct rib *r, struct rib_variant *v,
+			 const struct rib_route_msg *m)
+{
+	struct rib_nexthop *old = v->nh;
+
+	if (v->nhid)
+		nhobj_detach(r, v);
+	v->ident = m->ident;
+	v->oif = m->oif;
+	memcpy(v->gw, m->gw, 16);
+	v->nhid = m->nhid;
+	v->mtu = m->mtu;
+	v->paths = m->paths;
+	v->type = m->type;
+	v->stale = false;
+	/* Before the old one is let go: the same nexthop stays allocated. */
+	v->nh = route_nexthop(r, m, v);
+	nexthop_put(r, old);
+	variant_expiry_set(r, v, m);
+	route_changed(r, v->rt);
+}
+
+static struct rib_variant *variant_by_ident(struct rib_route *rt, __u64 ident)
+{
+	struct rib_variant *v;
+
+	for (v = rt->vars; v; v = v->next)
+		if (v->ident == ident)
+			return v;
+	return NULL;
+}
+
+/* The IPv4 alias m describes, put where the kernel has it. */
+static struct rib_variant *route_set_v4(struct rib_route *rt,
+					const struct rib_route_msg *m,
+					enum rib_route_op op)
+{
+	struct rib_variant *v = variant_by_ident(rt, m->ident);
+
+	if (v) {
+		if (op == RIB_ROUTE_DUMPED && v->stale) {
+			*variant_link(v) = v->next;
+			rt->nvar--;
+			return variant_insert(rt, pos_after_seen(rt), v);
+		}
+		return v;
+	}
+	switch (op) {
+	case RIB_ROUTE_DUMPED:
+		return variant_new(rt, pos_after_seen(rt));
+	case RIB_ROUTE_APPEND:
+		return variant_new(rt, pos_last(rt));
+	case RIB_ROUTE_REPLACE:
+		if (rt->vars)
+			return rt->vars; /* refilled in place */
+		return variant_new(rt, pos_first(rt));
+	default:
+		return variant_new(rt, pos_first(rt));
+	}
+}
+
+/* The IPv6 variant m describes: the route of the same nexthop. */
+static struct rib_variant *variant_find_v6(const struct rib_route *rt,
+					   const struct rib_route_msg *m)
+{
+	struct rib_variant *v;
+
+	for (v = rt->vars; v; v = v->next) {
+		if (m->nhid || v->nhid) {
+			if (m->nhid == v->nhid)
+				return v;
+			continue;
+		}
+		if (m->paths > 1 || v->paths > 1) {
+			if (m->paths > 1 && v->paths > 1)
+				return v;
+			continue;
+		}
+		if (v->oif == m->oif && !memcmp(v->gw, m->gw, 16))
+			return v;
+	}
+	return NULL;
+}
+
+static struct rib_variant *route_set_v6(struct rib *r, struct rib_route *rt,
+					const struct rib_route_msg *m,
+					enum rib_route_op op)
+{
+	struct rib_variant *v = variant_find_v6(rt, m);
+
+	if (!v && op == RIB_ROUTE_REPLACE) {
+		/* IPv6 replaces the route of that metric; with several, we
+		 * cannot tell which one: ask. */
+		if (rt->nvar == 1)
+			return rt->vars;
+		if (rt->nvar > 1)
+			r->resync_wanted = true;
+	}
+	return v ?: variant_new(rt, pos_last(rt));
+}
+
+/* Is variant v's single path (oif, gw) one of m's paths? */
+static bool msg_has_path(const struct rib_route_msg *m, const struct rib_variant *v)
+{
+	__u16 i;
+
+	for (i = 0; i < m->npath; i++)
+		if (m->path[i].key.ifindex == (__u32)v->oif &&
+		    !memcmp(m->path[i].key.gw, v->gw, 16))
+			return true;
+	return false;
+}
+
+/*
+ * IPv6 keeps each path of a multipath route as a sibling route and
+ * announces the whole set whenever one joins ("ip -6 route append"): the
+ * single-path variants held for its paths are now its siblings.
+ */
+static void route_merge_siblings(struct rib *r, struct rib_variant *mp,
+				 const struct rib_route_msg *m)
+{
+	struct rib_variant *v, *next;
+
+	for (v = mp->rt->vars; v; v = next) {
+		next = v->next;
+		if (v != mp && v->paths <= 1 && !v->nhid && msg_has_path(m, v))
+			variant_remove(r, v);
+	}
+}
+
+void rib_route_set(struct rib *r, const struct rib_route_msg *m,
+		   enum rib_route_op op)
+{
+	struct rib_route *rt;
+	struct rib_variant *v;
+
+	if (!route_table_mirrored(r, m->key.table))
+		return;
+	/* Every route can fall back to it, so it must exist first. */
+	if (!rib_nh_unsupported(r))
+		return;
+	rt = route_get(r, &m->key);
+	if (!rt)
+		return;
+	if (m->key.family == AF_INET)
+		v = route_set_v4(rt, m, op);
+	else
+		v = route_set_v6(r, rt, m, op);
+	if (!v) {
+		if (!rt->nvar)
+			route_free(r, rt);
+		return;
+	}
+	variant_fill(r, v, m);
+	if (m->key.family == AF_INET6 && m->paths > 1 && !m->nhid)
+		route_merge_siblings(r, v, m);
+}
+
+/* A multipath variant of a route (a shared group), not a nexthop object. */
+static bool variant_is_multipath(const struct rib_variant *v)
+{
+	return v->paths > 1 && !v->nhid && v->nh->key.kind == XFIB_NH_GROUP &&
+	       v->nh->group;
+}
+
+/*
+ * Rebuilds multipath variant v without the paths drop() selects: the
+ * kernel takes a path out of a route when its device goes down, or, for
+ * IPv6, when one path is deleted. Returns the paths dropped; v (and its
+ * route) may be gone then.
+ */
+static int variant_drop_paths(struct rib *r, struct rib_variant *v,
+			      bool (*drop)(const struct rib_nh_key *, const void *),
+			      const void *arg)
+{
+	struct rib_path p[XFIB_GROUP_MEMBERS];
+	struct rib_nexthop *nh;
+	__u16 n, j, kept = 0;
+
+	n = group_paths(v->nh->group, p);
+	for (j = 0; j < n; j++)
+		if (!drop(&p[j].key, arg))
+			p[kept++] = p[j];
+	if (kept == n)
+		return 0;
+	if (!kept) {
+		variant_remove(r, v);
+		return n;
+	}
+	nh = paths_nexthop(r, p, kept);
+	if (!nh) {
+		/* Keep the variant; the kernel handles packets to the dead
+		 * path (its egress is down). A resync retries. */
+		r->resync_wanted = true;
+		return 0;
+	}
+	v->paths = kept;
+	if (kept == 1) {
+		v->oif = p[0].key.ifindex;
+		memcpy(v->gw, p[0].key.gw, 16);
+	}
+	variant_set_nh(r, v, nh);
+	return n - kept;
+}
+
+static bool path_on_dev(const struct rib_nh_key *k, const void *arg)
+{
+	return k->ifindex == *(const __u32 *)arg;
+}
+
+static bool path_is(const struct rib_nh_key *k, const void *arg)
+{
+	const struct rib_route_msg *m = arg;
+
+	return k->ifindex == (__u32)m->oif && !memcmp(k->gw, m->gw, 16);
+}
+
+void rib_route_del(struct rib *r, const struct rib_route_msg *m)
+{
+	struct rib_route *rt = htab_find(&r->routes, &m->key);
+	struct rib_variant *v, *next;
+
+	if (!rt)
+		return;
+	if (m->key.family == AF_INET) {
+		/* Not found: a delete the last dump already had. */
+		v = variant_by_ident(rt, m->ident);
+		if (v)
+			variant_remove(r, v);
+		return;
+	}
+	v = variant_find_v6(rt, m);
+	if (v) {
+		variant_remove(r, v);
+		return;
+	}
+	/* Deleting one path of an IPv6 multipath route is announced as the
+	 * deletion of a single-path route we never saw. */
+	if (m->paths != 1 || m->nhid)
+		return;
+	for (v = rt->vars; v; v = next) {
+		next = v->next;
+		if (variant_is_multipath(v) && variant_drop_paths(r, v, path_is, m))
+			return;
+	}
+}
+
+/*
+ * The kernel flushes the routes through a device that goes down or away,
+ * or, for IPv4, that loses its last address, without announcing the IPv4
+ * ones (fib_table_flush). Do the same here. Down (gone false), the local
+ * table keeps its RTN_LOCAL routes: the addresses stay the router's. It
+ * loses the IPv4 broadcast routes; IPv6 announces what it removes. Gone,
+ * nothing through the device remains. Routes by nexthop object go with
+ * their objects (nhobj_flush_dev).
+ */
+void routes_flush_dev(struct rib *r, int ifindex, int family, bool gone)
+{
+	__u32 dev = ifindex;
+	struct rib_variant *v, *next;
+	struct rib_route *rt;
+	size_t b;
+
+	htab_for_each(&r->routes, rt, tmp, b) {
+		bool local = rt->key.table == RT_TABLE_LOCAL;
+
+		if (family && rt->key.family != family)
+			continue;
+		if (local && !gone && rt->key.family != AF_INET)
+			continue;
+		/* Removing the last variant frees rt: next is NULL then. */
+		for (v = rt->vars; v; v = next) {
+			next = v->next;
+			if (v->nhid || (local && !gone && v->type == RTN_LOCAL))
+				continue;
+			if (variant_is_multipath(v))
+				variant_drop_paths(r, v, path_on_dev, &dev);
+			else if (v->oif == ifindex)
+				variant_remove(r, v);
+		}
+	}
+}
+
+/* ---- full sync ------------------------------------------------------- */
+
+void routes_mark_stale(struct rib *r)
+{
+	struct rib_variant *v;
+	struct rib_route *rt;
+	size_t i;
+
+	htab_for_each(&r->routes, rt, tmp, i)
+		for (v = rt->vars; v; v = v->next)
+			v->stale = true;
+}
+
+void routes_sweep_stale(struct rib *r)
+{
+	struct rib_variant *v, *next;
+	struct rib_route *rt;
+	size_t i;
+
+	htab_for_each(&r->routes, rt, tmp, i) {
+		for (v = rt->vars; v; v = next) {
+			next = v->next;
+			if (v->stale)
+				variant_remove(r, v);
+		}
+	}
+}
+
+void routes_free_all(struct rib *r)
+{
+	struct rib_variant *v, *next;
+	struct rib_route *rt;
+	size_t i;
+
+	htab_for_each(&r->routes, rt, tmp, i) {
+		for (v = rt->vars; v; v = next) {
+			next = v->next;
+			free(v);
+		}
+		free(rt);
+	}
+}
