@@ -19,14 +19,18 @@
 #   xfib     xfibctl attach, with xfibd running; one measurement per
 #            lookup algorithm that can hold the table (xfibctl algo
 #            ipv4 bsearch4|dir24_8, ipv6 bsearch6|trie6)
-#   xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the first
-#            algorithm of each family that holds the table): xfib built
-#            without the per-port counters, xfib built without the trace
-#            hook (both attached by tests/bench/fwdvariant), and xfib
-#            while xfibctl trace runs with a filter every packet matches
-#            at its default rate (100/s, on another CPU). Their ratios to
-#            xfib, same run, are the costs of the per-port counters, of
-#            the idle trace hook and of an active trace.
+#   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
+#            first algorithm of each family that holds the table): xfib's
+#            own build, xfib built without the per-port counters and
+#            xfib built without the trace hook, all three attached by
+#            tests/bench/fwdvariant (plain bpf_xdp_attach), and xfib
+#            (xfibctl attach) while xfibctl trace runs with a filter
+#            every packet matches at its default rate (100/s, on another
+#            CPU). The costs are ratios in the same run: per-port
+#            counters and idle hook against xfib-full (same attach), an
+#            active trace against xfib. (xfibctl attach goes through
+#            libxdp, which attaches differently enough to change the rate
+#            on veth: compare like with like.)
 #
 # Tables: "10": a covering 198.19.0.0/16 and 2001:db8:8000::/33 and 9
 # more specifics each inside them (the destinations hit all ten); "full":
@@ -97,7 +101,7 @@ TABLES=${TABLES:-"10 full"}
 OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 FWDVARIANT=${FWDVARIANT:-$XFIB_BUILD/bench/fwdvariant}
-VARIANTS=${VARIANTS:-"noport notrace trace"}
+VARIANTS=${VARIANTS:-"full noport notrace trace"}
 DST4_BASE=198.19.0.0
 DST6_BASE=2001:db8:8000::
 WARMUP=20000
@@ -113,11 +117,12 @@ fi
 [ -x "$FWDBENCH" ] || { echo "fwd.sh: $FWDBENCH not built (make $FWDBENCH)" >&2; exit 1; }
 for v in $VARIANTS; do
 	case $v in
+	full) ;;
 	noport | notrace) o="$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o"
 		[ -f "$o" ] && [ -x "$FWDVARIANT" ] ||
 			{ echo "fwd.sh: $o or $FWDVARIANT not built (make bench-fwd)" >&2; exit 1; } ;;
 	trace) ;;
-	*) echo "fwd.sh: VARIANTS: noport, notrace, trace" >&2; exit 2 ;;
+	*) echo "fwd.sh: VARIANTS: full, noport, notrace, trace" >&2; exit 2 ;;
 	esac
 done
 # Destination i: 198.19.0.0 + i * STRIDE4, and 2001:db8:8000:: plus
@@ -135,6 +140,7 @@ for v in noport notrace; do
 	[ ! -f "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" ] ||
 		cp "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" "$XFIB_TMP/bin/"
 done
+cp "$XFIB_BUILD/xfib_fwd.bpf.o" "$XFIB_TMP/bin/xfib_fwd_full.bpf.o"
 [ ! -x "$FWDVARIANT" ] || { cp "$FWDVARIANT" "$XFIB_TMP/bin/"; FWDVARIANT="$XFIB_TMP/bin/fwdvariant"; }
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
@@ -312,7 +318,10 @@ TRACE_PID=""
 trace_start() {
 	local cpus=$GEN_CPU
 	((NCPU < 2)) || cpus=$(((GEN_CPU + 1) % NCPU))
-	in_ns "$RTR" taskset -c "$cpus" "$XFIBCTL" --pin-dir "$PIN" trace -j >/dev/null 2>&1 &
+	# Not through in_ns (a shell function): $! must be xfibctl itself,
+	# for the SIGINT that ends it.
+	nsenter --net="/run/netns/$RTR" -- taskset -c "$cpus" "$XFIBCTL" --pin-dir "$PIN" \
+		trace -j >/dev/null 2>&1 &
 	TRACE_PID=$!
 	XFIB_PIDS+=("$TRACE_PID")
 	wait_until 5 trace_is_on || fail "xfibctl trace did not start"
@@ -469,6 +478,64 @@ profile_table() {
 	done
 }
 
+# frame_hex FAMILY: a 64-byte UDP frame from the generator to the first
+# destination, as gen.bpf.c sends them, in hex.
+frame_hex() {
+	python3 - "$1" "$R_GEN_MAC" "$GEN_MAC" "$GEN4" "$DST4_BASE" "$GEN6" "$DST6_BASE" <<'PY'
+import ipaddress, socket, struct, sys
+fam, dmac, smac, s4, d4, s6, d6 = sys.argv[1:]
+eth = bytes.fromhex(dmac.replace(":", "")) + bytes.fromhex(smac.replace(":", ""))
+udp = lambda n: struct.pack("!HHHH", 1024, 9, 8 + n, 0) + bytes(n)
+if fam == "4":
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + 18, 0, 0, 64, 17, 0,
+                    socket.inet_aton(s4), socket.inet_aton(d4))
+    c = sum(struct.unpack("!10H", h))
+    c = (c & 0xffff) + (c >> 16); c = (c & 0xffff) + (c >> 16)
+    h = h[:10] + struct.pack("!H", ~c & 0xffff) + h[12:]
+    f = eth + b"\x08\x00" + h + udp(18)
+else:
+    h = struct.pack("!IHBB16s16s", 6 << 28, 8 + 18, 17, 64,
+                    ipaddress.IPv6Address(s6).packed, ipaddress.IPv6Address(d6).packed)
+    f = eth + b"\x86\xdd" + h + udp(18)
+print(f.ljust(64, b"\0").hex())
+PY
+}
+
+# time_variants TABLE FITS...: the program's own cost per packet
+# (BPF_PROG_TEST_RUN on a frame to forward, in the router's namespace,
+# against its live maps): xfib's build, without per-port counters, without
+# the trace hook, and xfib's build while a trace runs. Lines into TIMING.
+TIMING="$XFIB_TMP/timing.txt"
+time_variants() {
+	local table=$1 fa fam algo out ifi b=$XFIB_TMP/bin
+	shift
+	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
+	for fam in 4 6; do
+		algo=""
+		for fa in "$@"; do [ "${fa%%:*}" != "$fam" ] || [ -n "$algo" ] || algo=${fa#*:}; done
+		[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
+		# Attached, so that the frame is forwarded (XDP_REDIRECT, 4).
+		use_xfib "$fam"
+		out=$(in_ns "$RTR" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" --ifindex "$ifi" \
+			--frame "$(frame_hex "$fam")" "$b/xfib_fwd_full.bpf.o" \
+			"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o") || fail "fwdvariant --time"
+		trace_start
+		out+=$'\n'$(in_ns "$RTR" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" --ifindex "$ifi" \
+			--frame "$(frame_hex "$fam")" "$b/xfib_fwd_full.bpf.o" | sed 's/full/trace/') ||
+			fail "fwdvariant --time (trace)"
+		trace_stop
+		log "program cost, IPv$fam $algo: $(tr '\n' ' ' <<<"$out")"
+		awk -v t="$table" -v f="$fam" -v a="$algo" '{ n = $1; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); ns[n] = $2; v[n] = $3 }
+			END {
+				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%.2f%%), idle trace hook %+.2f ns (%.2f%%), active trace %+.2f ns (%.2f%%)\n",
+					t, f, a, ns["full"], v["full"],
+					ns["full"] - ns["noport"], (ns["full"] - ns["noport"]) * 100 / ns["noport"],
+					ns["full"] - ns["notrace"], (ns["full"] - ns["notrace"]) * 100 / ns["notrace"],
+					ns["trace"] - ns["full"], (ns["trace"] - ns["full"]) * 100 / ns["full"]
+			}' <<<"$out" >>"$TIMING"
+	done
+}
+
 # run_table TABLE ROUTES: every path and family, REPS times.
 run_table() {
 	local table=$1 routes=$2 rep fam algo path order fits=() vs ord v
@@ -526,6 +593,7 @@ run_table() {
 			esac
 		done
 	done
+	[ -z "$VARIANTS" ] || time_variants "$table" "${fits[@]}"
 	[ "${PERF:-0}" != 1 ] || profile_table "$table" "${fits[@]}"
 	use_kernel
 	rctl algo ipv4 auto >/dev/null || true
@@ -622,16 +690,22 @@ jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algori
 	done
 if [ -n "$VARIANTS" ]; then
 	echo
-	echo "Costs, same run (medians; ratio of the variant's rx to xfib's, same table, family, algorithm):"
+	echo "Program cost per packet (BPF_PROG_TEST_RUN, mean of the middle 11 of 21 rounds of 20000 single-packet runs, a frame xfib forwards,"
+	echo "verdict 4 = XDP_REDIRECT; active trace: every packet matches, sampled to 100/s):"
+	cat "$TIMING" 2>/dev/null || true
+	echo
+	echo "Costs in forwarding rate, same run (medians; ratio of the variant's rx to its base, same table, family, algorithm):"
 	jq -r '.summary as $s | $s[] | select(.path | startswith("xfib-")) | . as $v |
-		([$s[] | select(.path == "xfib" and .table == $v.table and .family == $v.family and
+		(if $v.path == "xfib-trace" then "xfib" else "xfib-full" end) as $base |
+		([$s[] | select(.path == $base and .table == $v.table and .family == $v.family and
 			.algorithm == $v.algorithm)][0].rx) as $x |
+		select($v.path != "xfib-full") |
 		select($x != null and $x > 0) |
 		[$v.table, $v.family, $v.algorithm, $v.path, $v.rx, $x, ($v.rx / $x)] | @tsv' "$OUT" |
 		while IFS=$'\t' read -r t f a p vrx xrx r; do
 			case $p in
-			xfib-noport) what="per-port counters: xfib / without them" ;;
-			xfib-notrace) what="idle trace hook: xfib / without it" ;;
+			xfib-noport) what="per-port counters: xfib-full / without them" ;;
+			xfib-notrace) what="idle trace hook: xfib-full / without it" ;;
 			xfib-trace) what="active trace: with it / xfib" ;;
 			esac
 			case $p in
