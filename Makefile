@@ -104,11 +104,11 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
-# built again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy
+# and xfibctl's UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
-                   ctl/xfibd/ptree.c ctl/xfibctl/utf8.c)
+                   ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -116,7 +116,7 @@ $(BUILD)/san/%.o: %.c
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl
 
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
@@ -129,7 +129,8 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
-FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/rib.c \
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
+             ctl/xfibd/rib.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
              ctl/xfibd/htab.c ctl/xfibd/ptree.c ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture

@@ -164,9 +164,10 @@ static void daemon_text(const struct status *st)
 	printf("daemon:      running (pid %d), table %u, %s\n",
 	       st->pid, d->table, d->last_sync ? "synced" : "syncing");
 	printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups, %u nexthop objects;\n"
-	       "             last full sync %s, %llu resyncs after %llu overruns\n",
+	       "             last full sync %s, %llu resyncs after %llu overruns, %llu parse errors\n",
 	       d->links, d->neighs, d->nexthops, d->groups, d->nhobjs, when,
-	       (unsigned long long)d->resyncs, (unsigned long long)d->overruns);
+	       (unsigned long long)d->resyncs, (unsigned long long)d->overruns,
+	       (unsigned long long)d->parse_errors);
 	printf("capacity:    %u neighbours, %u nexthops, %u groups; %u routes to the kernel for want of room\n",
 	       st->cap_neighs, st->cap_nexthops, st->cap_groups, d->no_room);
 }
@@ -184,6 +185,7 @@ static json_object *daemon_json(const struct status *st)
 	js_set(o, "last_sync", js_u64(d->last_sync));
 	js_set(o, "resyncs", js_u64(d->resyncs));
 	js_set(o, "overruns", js_u64(d->overruns));
+	js_set(o, "parse_errors", js_u64(d->parse_errors));
 	js_set(o, "links", js_u64(d->links));
 	js_set(o, "neighbours", js_u64(d->neighs));
 	js_set(o, "nexthops", js_u64(d->nexthops));

@@ -27,6 +27,10 @@ struct nl {
 	struct rib *rib;
 	char *buf;
 	__u64 overruns;
+	/* Messages dropped for breaking the attribute policy (nl_policy.c),
+	 * and the rate limit of their log lines. */
+	__u64 parse_errors;
+	__u64 parse_logged_ms, parse_unlogged;
 	/* STALE neighbours seen since the last nl_neigh_use() */
 	struct nl_neigh_ref {
 		int ifindex;

@@ -89,6 +89,7 @@ static void write_daemon_info(struct daemon *d)
 		.last_sync = d->last_sync,
 		.resyncs = d->resyncs,
 		.overruns = d->nl.overruns,
+		.parse_errors = d->nl.parse_errors,
 	};
 
 	rib_write_daemon_info(&d->rib, &info);

@@ -234,8 +234,9 @@ struct xfib_daemon {
 	__u32 nhobjs;    /* kernel nexthop objects (ip nexthop) mirrored */
 	__u32 no_room;   /* routes the kernel forwards because a nexthop,
 			  * neighbour or group index was not to be had */
+	__u64 parse_errors; /* netlink messages dropped as malformed */
 };
-_Static_assert(sizeof(struct xfib_daemon) == 64, "xfib_daemon size");
+_Static_assert(sizeof(struct xfib_daemon) == 72, "xfib_daemon size");
 
 struct xfib_counter {
 	__u64 packets;
