@@ -104,11 +104,11 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code and xfibctl's UTF-8 repair,
-# built again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy
+# and xfibctl's UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
-                   ctl/xfibd/ptree.c ctl/xfibctl/utf8.c)
+                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
+                   ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -116,7 +116,7 @@ $(BUILD)/san/%.o: %.c
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl
 
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
@@ -126,6 +126,37 @@ $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
+
+# The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
+# RIB, the maps replaced by memory; nlcapture records its seed corpus.
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
+             ctl/xfibd/rib.c \
+             ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
+             ctl/xfibd/htab.c ctl/xfibd/ptree.c ctl/lib/log.c
+FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
+
+$(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)
+	$(call msg,FUZZER,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Wall -Wextra -Werror \
+		-Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Iinclude \
+		-Ictl/lib -Ictl/xfibd -I$(BUILD) $(DEPFLAGS) -MF $@.d $(FUZZ_SRCS) \
+		-o $@ -lmnl -lbpf -lxdp
+
+$(BUILD)/fuzz/nlcapture: tests/fuzz/nlcapture.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@
+
+# make fuzz: FUZZ_SECONDS (default 600) of fuzzing from the seed corpus;
+# make fuzz-corpus (root) records the seed corpus again.
+.PHONY: fuzz fuzz-corpus
+fuzz: $(FUZZ_BINS)
+	$(Q)BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$${FUZZ_SECONDS:-600} \
+		tests/fuzz/test_netlink_fuzz.sh
+fuzz-corpus: $(BUILD)/fuzz/nlcapture
+	$(Q)NLCAPTURE=$< tests/fuzz/make-corpus.sh tests/fuzz/corpus
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -138,10 +169,13 @@ RUN_TESTS = BUILD=$(abspath $(BUILD)) XFIB_SAN=$(SAN) tests/run.sh
 MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_group_full net/test_links net/test_neigh_states \
                 net/test_neigh_change net/test_overrun net/test_dump_intr \
-                net/test_torture net/test_restart net/test_kill9
+                net/test_torture net/test_restart net/test_kill9 \
+                net/test_route_alias net/test_shared_subnet \
+                net/test_route_expiry net/test_verify_linkdown \
+                net/test_nexthop_scale net/test_replay
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS)
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:

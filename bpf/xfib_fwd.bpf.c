@@ -59,6 +59,7 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #define XFIB_U32_AT(map, idx) xfib_u32_at(map, idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
+#include "xfib/lookup_dxr.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 #ifndef XFIB_BENCH_WITHOUT_TRACE
@@ -281,6 +282,9 @@ static __always_inline __u32 lookup4(__u32 dst, __u32 *nh_idx)
 		if (!t24 || !t8)
 			return XFIB_PASS_NO_FIB;
 		*nh_idx = xfib_dir24_lookup(t24, t8, dst);
+	} else if (act.algo == XFIB_ALGO_DXR) {
+		*nh_idx = xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges,
+					  act.slot, dst);
 	} else if (act.algo == XFIB_ALGO_BSEARCH4) {
 		*nh_idx = xfib_bs4_lookup(&xfib_bs4, act.slot, act.log2n, dst);
 	} else {

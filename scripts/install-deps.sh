@@ -8,7 +8,7 @@
 set -euo pipefail
 
 PKGS=(
-	make gcc clang llvm pkg-config libc6-dev linux-libc-dev
+	make gcc clang llvm libclang-rt-14-dev pkg-config libc6-dev linux-libc-dev
 	libbpf-dev libxdp-dev libmnl-dev libjson-c-dev libelf-dev zlib1g-dev
 	bpftool iproute2 ethtool iputils-ping tcpdump util-linux procps jq
 	python3 python3-matplotlib groff-base bird2 frr systemd

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Runs xfib's tests: tests/run.sh [SUITE|SUITE/TEST]... (default: all
-# suites: unit prog net doc; a test by name, e.g. net/test_ecmp).
+# suites: unit prog fuzz net doc; a test by name, e.g. net/test_ecmp).
 # A test is an executable that exits 0 (pass), 77 (skip) or else (fail).
 # Prints one line per test and a closing "N passed, N failed, N skipped".
 # Each test gets XFIB_TEST_TIMEOUT seconds (default 600); one that runs
@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
 export BUILD=$build
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(unit prog net doc)
+[ ${#args[@]} -eq 0 ] && args=(unit prog fuzz net doc)
 
 limit=${XFIB_TEST_TIMEOUT:-600}
 san=${XFIB_SAN:-0}
@@ -72,7 +72,7 @@ run_test() {
 	local suite=$1 t=$2 path
 	case $suite in
 	unit | prog) path="$build/tests/${suite}_$t" ;;
-	net | doc) path="$top/tests/$suite/$t.sh" ;;
+	net | doc | fuzz) path="$top/tests/$suite/$t.sh" ;;
 	esac
 	if [ -x "$path" ]; then
 		run_one "$suite/$t" "$path"
@@ -87,11 +87,11 @@ for arg in "${args[@]}"; do
 	unit | prog) for t in "$build"/tests/"$arg"_*; do
 			[ -x "$t" ] && run_test "$arg" "${t##*/"$arg"_}"
 		done ;;
-	net | doc) for t in "$top"/tests/"$arg"/test_*.sh; do
+	net | doc | fuzz) for t in "$top"/tests/"$arg"/test_*.sh; do
 			[ -x "$t" ] && run_test "$arg" "$(basename "$t" .sh)"
 		done ;;
-	unit/* | prog/* | net/* | doc/*) run_test "${arg%%/*}" "${arg#*/}" ;;
-	*) echo "run.sh: unknown suite or test '$arg' (unit, prog, net, doc, or e.g. net/test_ecmp)" >&2; exit 2 ;;
+	unit/* | prog/* | net/* | doc/* | fuzz/*) run_test "${arg%%/*}" "${arg#*/}" ;;
+	*) echo "run.sh: unknown suite or test '$arg' (unit, prog, fuzz, net, doc, or e.g. net/test_ecmp)" >&2; exit 2 ;;
 	esac
 done
 

@@ -13,6 +13,7 @@
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/trace.h"
+#include "xfib/lookup_dxr.h"
 
 /* Published instance per family; read once per packet. */
 struct {
@@ -126,6 +127,26 @@ struct {
 	__type(value, struct xfib_bs6_range);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_bs6 SEC(".maps");
+
+/* dxr tables (include/xfib/lookup_dxr.h), two slots each: __u32 entries,
+ * two per value. Fixed arrays, so the verifier inlines every read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_DXR_DIRECT_VALUES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_dxr_direct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_DXR_RANGE_VALUES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_dxr_ranges SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

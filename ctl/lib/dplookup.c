@@ -46,6 +46,7 @@ static __u32 dpl_u32_at(void *tbl, __u32 idx)
 #include "xfib/lookup_bsearch.h"
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
+#include "xfib/lookup_dxr.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 
@@ -125,6 +126,9 @@ static int load_instance(struct dpl *d)
 		case XFIB_ALGO_BSEARCH6:
 			d->ready = d->fam == XFIB_V6;
 			return 0;
+		case XFIB_ALGO_DXR:
+			d->ready = d->fam == XFIB_V4;
+			return 0;
 		case XFIB_ALGO_DIR24_8:
 			if (d->fam != XFIB_V4)
 				return 0;
@@ -161,6 +165,17 @@ static int load_instance(struct dpl *d)
 	return -EBUSY;
 }
 
+/* A fixed array of __u64 values as a table of __u32 entries. */
+static int map_u32(const struct bpf_map *m, struct dpl_tbl *t)
+{
+	t->base = xfib_map_mmap(m, false, &t->len);
+	if (!t->base)
+		return -errno;
+	t->esz = sizeof(__u32);
+	t->n = (size_t)bpf_map__max_entries(m) * 2;
+	return 0;
+}
+
 int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 {
 	const struct bpf_map *bs;
@@ -180,6 +195,12 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 		goto err_errno;
 	d->bs.esz = bpf_map__value_size(bs);
 	d->bs.n = bpf_map__max_entries(bs);
+	if (fam == XFIB_V4) {
+		err = map_u32(skel->maps.xfib_dxr_direct, &d->dxr_direct) ?:
+		      map_u32(skel->maps.xfib_dxr_ranges, &d->dxr_ranges);
+		if (err)
+			goto err;
+	}
 	d->nh = xfib_map_mmap(skel->maps.xfib_nexthops, false, &d->nh_len);
 	if (!d->nh)
 		goto err_errno;
@@ -205,6 +226,8 @@ void dpl_close(struct dpl *d)
 	tbl_unmap(&d->t24);
 	tbl_unmap(&d->t8);
 	tbl_unmap(&d->bs);
+	tbl_unmap(&d->dxr_direct);
+	tbl_unmap(&d->dxr_ranges);
 	if (d->active)
 		munmap(d->active, d->active_len);
 	if (d->nh)
@@ -239,6 +262,9 @@ __u32 dpl_lookup(struct dpl *d, const __u8 *addr)
 		a4 = ntohl(a4);
 		if (d->act.algo == XFIB_ALGO_DIR24_8)
 			return xfib_dir24_lookup(&d->t24, &d->t8, a4);
+		if (d->act.algo == XFIB_ALGO_DXR)
+			return xfib_dxr_lookup(&d->dxr_direct, &d->dxr_ranges,
+					       d->act.slot, a4);
 		return xfib_bs4_lookup(&d->bs, d->act.slot, d->act.log2n, a4);
 	}
 	if (d->act.algo == XFIB_ALGO_TRIE6)
@@ -510,6 +536,34 @@ static void walk_entries(struct walk *w, struct dpl_tbl *tbl, __u32 first,
 	}
 }
 
+/* Every chunk of the dxr slot: its one answer or its run of entries. */
+static void walk_dxr(struct walk *w, struct dpl *d)
+{
+	__u32 slot = d->act.slot & 1, c;
+
+	for (c = 0; c < XFIB_DXR_CHUNKS && !w->err; c++) {
+		__u32 e = dpl_u32_at(&d->dxr_direct, (slot << XFIB_DXR_CHUNK_BITS) | c);
+		__u32 pos, n, i;
+
+		if (!(e & XFIB_DXR_RANGE)) {
+			walk_emit(w, (dpl_addr)c << XFIB_DXR_CHUNK_BITS, e);
+			continue;
+		}
+		pos = (slot << XFIB_DXR_BASE_BITS) | (e & XFIB_DXR_BASE_MASK);
+		n = (e & ~XFIB_DXR_RANGE) >> XFIB_DXR_BASE_BITS;
+		if (!n)
+			n = dpl_u32_at(&d->dxr_ranges, pos++);
+		if (n > XFIB_DXR_CHUNKS) /* a slot being rewritten */
+			n = XFIB_DXR_CHUNKS;
+		for (i = 0; i < n && !w->err; i++) {
+			__u32 r = dpl_u32_at(&d->dxr_ranges, pos + i);
+
+			walk_emit(w, ((dpl_addr)c << XFIB_DXR_CHUNK_BITS) | (r >> 16),
+				  r & 0xffff);
+		}
+	}
+}
+
 int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg)
 {
 	struct walk w = { .d = d, .fn = fn, .arg = arg };
@@ -538,6 +592,9 @@ int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg)
 				walk_emit(&w, (dpl_addr)r->hi << 64 | r->lo, r->nh);
 			}
 		}
+		break;
+	case XFIB_ALGO_DXR:
+		walk_dxr(&w, d);
 		break;
 	case XFIB_ALGO_DIR24_8:
 		walk_entries(&w, &d->t24, 0, XFIB_DIR24_TBL24_ENTRIES, 0,

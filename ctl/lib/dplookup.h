@@ -46,6 +46,8 @@ struct dpl {
 	size_t active_len;
 	struct dpl_tbl bs;          /* xfib_bs4 or xfib_bs6, both slots */
 	struct dpl_tbl t24, t8;     /* dir24_8 / trie6: the slot's inner maps */
+	struct dpl_tbl dxr_direct;  /* IPv4: xfib_dxr_direct, both slots */
+	struct dpl_tbl dxr_ranges;  /* IPv4: xfib_dxr_ranges, both slots */
 	struct xfib_nexthop *nh;    /* xfib_nexthops */
 	size_t nh_len;
 	struct xfib_neigh *neigh;   /* xfib_neighs */

@@ -166,9 +166,10 @@ static void daemon_text(const struct status *st)
 	printf("daemon:      running (pid %d), table %u, %s\n",
 	       st->pid, d->table, d->last_sync ? "synced" : "syncing");
 	printf("mirror:      %u links, %u neighbours, %u nexthops, %u groups, %u nexthop objects;\n"
-	       "             last full sync %s, %llu resyncs after %llu overruns\n",
+	       "             last full sync %s, %llu resyncs after %llu overruns, %llu parse errors\n",
 	       d->links, d->neighs, d->nexthops, d->groups, d->nhobjs, when,
-	       (unsigned long long)d->resyncs, (unsigned long long)d->overruns);
+	       (unsigned long long)d->resyncs, (unsigned long long)d->overruns,
+	       (unsigned long long)d->parse_errors);
 	printf("capacity:    %u neighbours, %u nexthops, %u groups; %u routes to the kernel for want of room\n",
 	       st->cap_neighs, st->cap_nexthops, st->cap_groups, d->no_room);
 }
@@ -186,6 +187,7 @@ static json_object *daemon_json(const struct status *st)
 	js_set(o, "last_sync", js_u64(d->last_sync));
 	js_set(o, "resyncs", js_u64(d->resyncs));
 	js_set(o, "overruns", js_u64(d->overruns));
+	js_set(o, "parse_errors", js_u64(d->parse_errors));
 	js_set(o, "links", js_u64(d->links));
 	js_set(o, "neighbours", js_u64(d->neighs));
 	js_set(o, "nexthops", js_u64(d->nexthops));
@@ -299,9 +301,17 @@ int algo_check(struct ctl *c, int argc, char **argv)
 	if (argc == 2) {
 		want = strcmp(argv[1], "auto") ? xfib_algo_by_name(argv[1]) : XFIB_ALGO_NONE;
 		if (want < 0 || (want && xfib_algo_family(want) != fam)) {
-			err_cmd("%s: not an %s algorithm (%s, auto)", argv[1],
-				fam_name(fam), fam == XFIB_V4 ? "bsearch4, dir24_8" :
-								"bsearch6, trie6");
+			char names[128] = "";
+			unsigned int a;
+
+			/* The family's algorithms in enum order. */
+			for (a = 1; a < XFIB_ALGO_COUNT; a++)
+				if (xfib_algo_family(a) == fam)
+					snprintf(names + strlen(names),
+						 sizeof(names) - strlen(names), "%s, ",
+						 xfib_algo_name(a));
+			err_cmd("%s: not an %s algorithm (%sauto)", argv[1],
+				fam_name(fam), names);
 			return -EINVAL;
 		}
 	}

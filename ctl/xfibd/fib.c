@@ -42,6 +42,7 @@ static const struct fib_algo *const fib_algos[] = {
 	&fib_algo_bsearch6,
 	&fib_algo_dir24_8,
 	&fib_algo_trie6,
+	&fib_algo_dxr,
 };
 
 #define NALGOS (sizeof(fib_algos) / sizeof(fib_algos[0]))
@@ -101,12 +102,12 @@ static void write_info(struct fib *f, int fam)
 		info.ranges = ff->cur.nranges;
 	for (i = 0; i < XFIB_ALGO_COUNT && i < sizeof(info.pref); i++)
 		info.pref[i] = ff->pref[i];
-	if (!bpf_map_lookup_elem(bpf_map__fd(f->rib->skel->maps.xfib_fib_info),
+	if (!bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.xfib_fib_info),
 				 &key, &old))
 		info.last_swap = old.last_swap;
 	if (old.generation != info.generation || !info.last_swap)
 		info.last_swap = time(NULL);
-	bpf_map_update_elem(bpf_map__fd(f->rib->skel->maps.xfib_fib_info), &key,
+	bpf_map_update_elem(bpf_map__fd(f->skel->maps.xfib_fib_info), &key,
 			    &info, BPF_ANY);
 }
 
@@ -410,7 +411,7 @@ bool fib_poll_control(struct fib *f)
 		struct xfib_control c;
 		struct fib_family *ff = &f->fam[fam];
 
-		if (bpf_map_lookup_elem(bpf_map__fd(f->rib->skel->maps.xfib_control),
+		if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.xfib_control),
 					&fam, &c) || c.seq == ff->ctl_seq)
 			continue;
 		ff->ctl_seq = c.seq;
@@ -452,21 +453,27 @@ int fib_timeout(const struct fib *f, __u64 now)
 	return t;
 }
 
-int fib_init(struct fib *f, struct rib *r, __u32 eval_changes, __u32 eval_ms)
+int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
+	     __u32 eval_changes, __u32 eval_ms)
 {
-	struct xfib_fwd_bpf *s = r->skel;
+	struct xfib_fwd_bpf *s = skel;
 	struct xfib_fib_info info;
 	struct xfib_control c;
 	__u32 fam;
 
 	memset(f, 0, sizeof(*f));
 	f->rib = r;
+	f->skel = skel;
 	f->eval_changes = eval_changes;
 	f->eval_ms = eval_ms;
 	f->active = xfib_map_mmap(s->maps.xfib_active, true, &f->active_len);
 	f->bs4 = xfib_map_mmap(s->maps.xfib_bs4, true, &f->bs4_len);
 	f->bs6 = xfib_map_mmap(s->maps.xfib_bs6, true, &f->bs6_len);
-	if (!f->active || !f->bs4 || !f->bs6)
+	f->dxr_direct = xfib_map_mmap(s->maps.xfib_dxr_direct, true,
+				      &f->dxr_direct_len);
+	f->dxr_ranges = xfib_map_mmap(s->maps.xfib_dxr_ranges, true,
+				      &f->dxr_ranges_len);
+	if (!f->active || !f->bs4 || !f->bs6 || !f->dxr_direct || !f->dxr_ranges)
 		return -errno;
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_family *ff = &f->fam[fam];
@@ -511,4 +518,8 @@ void fib_fini(struct fib *f)
 		munmap(f->bs4, f->bs4_len);
 	if (f->bs6)
 		munmap(f->bs6, f->bs6_len);
+	if (f->dxr_direct)
+		munmap(f->dxr_direct, f->dxr_direct_len);
+	if (f->dxr_ranges)
+		munmap(f->dxr_ranges, f->dxr_ranges_len);
 }

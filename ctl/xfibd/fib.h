@@ -14,8 +14,8 @@
  *
  * Files: fib.c selects and publishes; fib_ranges.c compiles the prefix
  * trees into the range list every build starts from; the algorithms are
- * fib_bsearch.c (bsearch4, bsearch6), fib_dir24.c (dir24_8) and
- * fib_trie6.c (trie6), the last two over what fib_table.c does for every
+ * fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr), fib_dir24.c
+ * (dir24_8) and fib_trie6.c (trie6), the last two over what fib_table.c does for every
  * table in map-in-map slots (fib_algo.h).
  */
 #ifndef XFIB_FIB_H
@@ -75,7 +75,7 @@ struct fib_algo {
 struct fib_inst {
 	const struct fib_algo *algo; /* NULL: no instance */
 	unsigned int slot;
-	__u32 nranges;   /* ranges built (bsearch) */
+	__u32 nranges;   /* ranges built (bsearch, dxr) */
 	__u8 log2n;      /* bsearch: the slot holds 2^log2n ranges */
 	__u64 mem_bytes;
 	__u32 capacity;  /* groups or ranges */
@@ -107,17 +107,21 @@ struct fib_family {
 
 struct fib {
 	struct rib *rib;
+	struct xfib_fwd_bpf *skel;  /* the pinned maps instances go into */
 	struct xfib_active *active; /* mmap()ed xfib_active */
 	struct xfib_bs4_range *bs4; /* mmap()ed xfib_bs4 */
 	struct xfib_bs6_range *bs6; /* mmap()ed xfib_bs6 */
-	size_t active_len, bs4_len, bs6_len;
+	__u32 *dxr_direct;          /* mmap()ed xfib_dxr_direct */
+	__u32 *dxr_ranges;          /* mmap()ed xfib_dxr_ranges */
+	size_t active_len, bs4_len, bs6_len, dxr_direct_len, dxr_ranges_len;
 	struct fib_family fam[XFIB_FAMILIES];
 	/* Selection: re-evaluate after this many changes or this long. */
 	__u32 eval_changes;
 	__u32 eval_ms;
 };
 
-int fib_init(struct fib *f, struct rib *r, __u32 eval_changes, __u32 eval_ms);
+int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
+	     __u32 eval_changes, __u32 eval_ms);
 void fib_fini(struct fib *f);
 /* Commits the RIB and brings both families' instances up to date. */
 int fib_flush(struct fib *f, __u64 now_ms);

@@ -17,6 +17,7 @@ extern const struct fib_algo fib_algo_bsearch4;
 extern const struct fib_algo fib_algo_bsearch6;
 extern const struct fib_algo fib_algo_dir24_8;
 extern const struct fib_algo fib_algo_trie6;
+extern const struct fib_algo fib_algo_dxr;
 
 static inline double fib_log2n(size_t n)
 {

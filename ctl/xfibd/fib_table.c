@@ -202,7 +202,7 @@ int fib_table_link(struct fib *f, const struct fib_inst *in)
 {
 	int o24, o8;
 
-	in->algo->table->outer_maps(f->rib->skel, &o24, &o8);
+	in->algo->table->outer_maps(f->skel, &o24, &o8);
 	if (bpf_map_update_elem(o8, &in->slot, &in->fd8, BPF_ANY) ||
 	    bpf_map_update_elem(o24, &in->slot, &in->fd24, BPF_ANY))
 		return -errno;
@@ -213,7 +213,7 @@ void fib_table_unlink(struct fib *f, const struct fib_inst *in)
 {
 	int o24, o8;
 
-	in->algo->table->outer_maps(f->rib->skel, &o24, &o8);
+	in->algo->table->outer_maps(f->skel, &o24, &o8);
 	bpf_map_delete_elem(o24, &in->slot);
 	bpf_map_delete_elem(o8, &in->slot);
 }

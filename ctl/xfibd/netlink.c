@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 
 #include "log.h"
 #include "netlink.h"
+#include "nl_policy.h"
 #include "rib.h"
 
 #ifndef NETLINK_EXT_ACK
@@ -30,35 +32,19 @@
 
 #define NL_BUF_SIZE (1 << 16)
 #define NL_DUMP_TRIES 5
+/* At most one line about malformed messages per this many milliseconds. */
+#define NL_PARSE_LOG_MS 10000
 
-/* ---- attribute tables -------------------------------------------------- */
-
-struct attr_tb {
-	const struct nlattr **tb;
-	unsigned int max;
-};
-
-/* Keeps each attribute of a known type in tb[], checking its payload type
- * so later code can read it blindly. */
-static int attr_collect(const struct nlattr *a, void *data)
-{
-	struct attr_tb *t = data;
-	unsigned int type = mnl_attr_get_type(a);
-
-	if (type > t->max)
-		return MNL_CB_OK;
-	t->tb[type] = a;
-	return MNL_CB_OK;
-}
-
-static bool attr_len_ok(const struct nlattr *a, size_t min)
-{
-	return a && mnl_attr_get_payload_len(a) >= min;
-}
+/*
+ * The handlers below get tb[] from nl_msg_parse(): every attribute the
+ * policy (nl_policy.c) names has its type and size checked, so they read
+ * those without checking again; any other attribute is there only to
+ * say it is present.
+ */
 
 static int attr_u32(const struct nlattr *a, __u32 *v)
 {
-	if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+	if (!a)
 		return -1;
 	*v = mnl_attr_get_u32(a);
 	return 0;
@@ -66,11 +52,10 @@ static int attr_u32(const struct nlattr *a, __u32 *v)
 
 /* ---- links, addresses, netconf ------------------------------------------ */
 
-static void parse_link(struct nl *nl, const struct nlmsghdr *nlh)
+static void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
+		       const struct nlattr **tb)
 {
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[IFLA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, IFLA_MAX };
 	struct rib_link_msg m = { .ifindex = ifi->ifi_index };
 	__u32 mtu;
 
@@ -78,10 +63,9 @@ static void parse_link(struct nl *nl, const struct nlmsghdr *nlh)
 		rib_link_del(nl->rib, ifi->ifi_index);
 		return;
 	}
-	mnl_attr_parse(nlh, sizeof(*ifi), attr_collect, &t);
-	if (tb[IFLA_IFNAME] && mnl_attr_validate(tb[IFLA_IFNAME], MNL_TYPE_NUL_STRING) >= 0)
+	if (tb[IFLA_IFNAME])
 		snprintf(m.name, sizeof(m.name), "%s", mnl_attr_get_str(tb[IFLA_IFNAME]));
-	if (attr_len_ok(tb[IFLA_ADDRESS], 6) && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
+	if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
 		memcpy(m.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
 	if (!attr_u32(tb[IFLA_MTU], &mtu))
 		m.mtu = mtu;
@@ -90,19 +74,15 @@ static void parse_link(struct nl *nl, const struct nlmsghdr *nlh)
 }
 
 /* IPv4 addresses: a device that loses its last one loses its routes. */
-static void parse_addr(struct nl *nl, const struct nlmsghdr *nlh)
+static void parse_addr(struct nl *nl, const struct nlmsghdr *nlh,
+		       const struct nlattr **tb)
 {
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[IFA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, IFA_MAX };
 	struct rib_addr4 a = { .plen = ifa->ifa_prefixlen };
 
-	if (ifa->ifa_family != AF_INET)
-		return;
-	mnl_attr_parse(nlh, sizeof(*ifa), attr_collect, &t);
-	if (tb[IFA_LOCAL] && mnl_attr_get_payload_len(tb[IFA_LOCAL]) == 4)
+	if (tb[IFA_LOCAL])
 		memcpy(a.local, mnl_attr_get_payload(tb[IFA_LOCAL]), 4);
-	if (tb[IFA_ADDRESS] && mnl_attr_get_payload_len(tb[IFA_ADDRESS]) == 4)
+	if (tb[IFA_ADDRESS])
 		memcpy(a.address, mnl_attr_get_payload(tb[IFA_ADDRESS]), 4);
 	if (nlh->nlmsg_type == RTM_NEWADDR)
 		rib_addr4_set(nl->rib, ifa->ifa_index, &a, nl->dumping);
@@ -112,27 +92,20 @@ static void parse_addr(struct nl *nl, const struct nlmsghdr *nlh)
 
 static int attr_s32(const struct nlattr *a)
 {
-	if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-		return -1;
-	return (int)mnl_attr_get_u32(a);
+	return a ? (int)mnl_attr_get_u32(a) : -1;
 }
 
-static void parse_netconf(struct nl *nl, const struct nlmsghdr *nlh)
+static void parse_netconf(struct nl *nl, const struct nlmsghdr *nlh,
+			  const struct nlattr **tb)
 {
 	const struct netconfmsg *ncm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[NETCONFA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, NETCONFA_MAX };
 
 	if (nlh->nlmsg_type != RTM_NEWNETCONF)
-		return;
-	mnl_attr_parse(nlh, sizeof(*ncm), attr_collect, &t);
-	if (!tb[NETCONFA_IFINDEX])
 		return;
 	rib_netconf(nl->rib, ncm->ncm_family, attr_s32(tb[NETCONFA_IFINDEX]),
 		    attr_s32(tb[NETCONFA_FORWARDING]),
 		    attr_s32(tb[NETCONFA_RP_FILTER]));
 }
-
 /* ---- neighbours ---------------------------------------------------------- */
 
 /* States in which the kernel would transmit to the cached address. */
@@ -171,77 +144,87 @@ static void neigh_stale_seen(struct nl *nl, int family, int ifindex,
 	memcpy(r->addr, addr, alen);
 }
 
-static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh)
+static void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh,
+			const struct nlattr **tb)
 {
 	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[NDA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, NDA_MAX };
 	size_t alen = ndm->ndm_family == AF_INET ? 4 : 16;
-	const __u8 *mac = NULL, *dst;
+	const __u8 *mac = NULL, *dst = mnl_attr_get_payload(tb[NDA_DST]);
 
-	if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
-		return;
-	if (ndm->ndm_flags & NTF_PROXY)
-		return;
-	mnl_attr_parse(nlh, sizeof(*ndm), attr_collect, &t);
-	if (!tb[NDA_DST] || mnl_attr_get_payload_len(tb[NDA_DST]) != alen)
-		return;
 	/* Multicast entries (NOARP, created without a notification) are
 	 * never a unicast next hop: the dataplane passes multicast. */
-	dst = mnl_attr_get_payload(tb[NDA_DST]);
 	if (ndm->ndm_family == AF_INET ? (dst[0] & 0xf0) == 0xe0 : dst[0] == 0xff)
 		return;
 	if (nlh->nlmsg_type == RTM_DELNEIGH) {
-		rib_neigh_del(nl->rib, ndm->ndm_family, ndm->ndm_ifindex,
-			      mnl_attr_get_payload(tb[NDA_DST]));
+		rib_neigh_del(nl->rib, ndm->ndm_family, ndm->ndm_ifindex, dst);
 		return;
 	}
 	if (tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6)
 		mac = mnl_attr_get_payload(tb[NDA_LLADDR]);
 	if ((ndm->ndm_state & NUD_STALE) && mac)
-		neigh_stale_seen(nl, ndm->ndm_family, ndm->ndm_ifindex,
-				 mnl_attr_get_payload(tb[NDA_DST]), alen);
-	rib_neigh_set(nl->rib, ndm->ndm_family, ndm->ndm_ifindex,
-		      mnl_attr_get_payload(tb[NDA_DST]), mac,
+		neigh_stale_seen(nl, ndm->ndm_family, ndm->ndm_ifindex, dst, alen);
+	rib_neigh_set(nl->rib, ndm->ndm_family, ndm->ndm_ifindex, dst, mac,
 		      (ndm->ndm_state & NUD_USABLE) != 0);
 }
 
 /* ---- routes -------------------------------------------------------------- */
 
 /*
- * The gateway of a route or nexthop into gw_family (0: none) and gw.
- * False for an RTA_VIA of a family xfib does not know.
+ * The one gateway decoder, for routes, the paths of RTA_MULTIPATH and
+ * nexthop objects: RTA_GATEWAY (NHA_GATEWAY), an address of the message's
+ * family, or RTA_VIA, an address of its own family (an IPv4 route via an
+ * IPv6 gateway, RFC 5549). Into gw_family (0: none) and addr. False for
+ * an RTA_VIA of a family xfib does not forward to.
  */
 static bool parse_gateway(const struct nlattr *gw, const struct nlattr *via,
 			  int family, __u8 *gw_family, __u8 *addr)
 {
-	size_t alen = family == AF_INET ? 4 : 16;
+	const struct rtvia *v;
 
-	if (gw && mnl_attr_get_payload_len(gw) == alen) {
+	if (gw) {
 		*gw_family = family;
-		memcpy(addr, mnl_attr_get_payload(gw), alen);
-	} else if (via && mnl_attr_get_payload_len(via) >= sizeof(struct rtvia)) {
-		/* IPv4 route via an IPv6 gateway (RFC 5549). */
-		const struct rtvia *v = mnl_attr_get_payload(via);
-		size_t vlen = mnl_attr_get_payload_len(via) - sizeof(*v);
-
-		if (v->rtvia_family == AF_INET6 && vlen == 16) {
-			*gw_family = AF_INET6;
-			memcpy(addr, v->rtvia_addr, 16);
-		} else if (v->rtvia_family == AF_INET && vlen == 4) {
-			*gw_family = AF_INET;
-			memcpy(addr, v->rtvia_addr, 4);
-		} else {
+		memcpy(addr, mnl_attr_get_payload(gw), family == AF_INET ? 4 : 16);
+	} else if (via) {
+		/* nl_policy.c checked the address against its family. */
+		v = mnl_attr_get_payload(via);
+		if (v->rtvia_family != AF_INET && v->rtvia_family != AF_INET6)
 			return false;
-		}
+		*gw_family = v->rtvia_family;
+		memcpy(addr, v->rtvia_addr, v->rtvia_family == AF_INET ? 4 : 16);
 	}
 	return true;
 }
 
+/* One path of RTA_MULTIPATH, not dead. */
+static void parse_path(const struct rtnexthop *rtnh, int family,
+		       struct rib_path *p)
+{
+	const struct nlattr *tb[RTA_MAX + 1];
+	struct nl_parse_err err;
+	__u8 gw_family = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->weight = rtnh->rtnh_hops + 1;
+	/* Checked by the policy before: this parse cannot fail. */
+	if (nl_attrs_parse(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh),
+			   &nl_path_attrs, family, tb, &err) ||
+	    !parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], family, &gw_family,
+			   p->key.gw) ||
+	    rtnh->rtnh_ifindex <= 0 || tb[RTA_ENCAP]) {
+		memset(&p->key, 0, sizeof(p->key));
+		p->key.kind = XFIB_NH_UNSUPPORTED;
+		return;
+	}
+	p->key.kind = gw_family ? XFIB_NH_GATEWAY : XFIB_NH_CONNECTED;
+	p->key.family = gw_family ? gw_family : family;
+	p->key.ifindex = rtnh->rtnh_ifindex;
+}
+
 /*
- * The paths of RTA_MULTIPATH. Dead ones (their device is down) are left
- * out, as the kernel's path selection skips them; too many paths, or
- * none alive, leave the route to the kernel.
+ * The paths of RTA_MULTIPATH (their layout checked by the policy). Dead
+ * ones (their device is down) are left out, as the kernel's path
+ * selection skips them; too many paths, or none alive, leave the route
+ * to the kernel.
  */
 static void parse_multipath(const struct nlattr *mp, int family,
 			    struct rib_route_msg *m)
@@ -253,41 +236,17 @@ static void parse_multipath(const struct nlattr *mp, int family,
 	m->npath = 0;
 	while (len >= (int)sizeof(*rtnh) && rtnh->rtnh_len >= sizeof(*rtnh) &&
 	       rtnh->rtnh_len <= len) {
-		const struct nlattr *tb[RTA_MAX + 1] = { 0 };
-		struct attr_tb t = { tb, RTA_MAX };
-		struct rib_path *p;
-		__u8 gw_family = 0;
-		bool ok;
-
 		m->paths++;
-		if (m->npath == XFIB_GROUP_MEMBERS) {
+		if (m->npath == XFIB_GROUP_MEMBERS)
 			m->unsupported = true;
-		} else if (!(rtnh->rtnh_flags & RTNH_F_DEAD)) {
-			mnl_attr_parse_payload(RTNH_DATA(rtnh),
-					       rtnh->rtnh_len - sizeof(*rtnh),
-					       attr_collect, &t);
-			p = &m->path[m->npath++];
-			memset(p, 0, sizeof(*p));
-			ok = parse_gateway(tb[RTA_GATEWAY], tb[RTA_VIA], family,
-					   &gw_family, p->key.gw);
-			if (!ok || rtnh->rtnh_ifindex <= 0 || tb[RTA_ENCAP]) {
-				memset(&p->key, 0, sizeof(p->key));
-				p->key.kind = XFIB_NH_UNSUPPORTED;
-			} else {
-				p->key.kind = gw_family ? XFIB_NH_GATEWAY :
-							  XFIB_NH_CONNECTED;
-				p->key.family = gw_family ? gw_family : family;
-				p->key.ifindex = rtnh->rtnh_ifindex;
-			}
-			p->weight = rtnh->rtnh_hops + 1;
-		}
+		else if (!(rtnh->rtnh_flags & RTNH_F_DEAD))
+			parse_path(rtnh, family, &m->path[m->npath++]);
 		len -= RTNH_ALIGN(rtnh->rtnh_len);
 		rtnh = (const void *)((const char *)rtnh + RTNH_ALIGN(rtnh->rtnh_len));
 	}
 	if (!m->npath)
 		m->unsupported = true;
 }
-
 /* ---- what tells IPv4 routes of one key apart ------------------------------ */
 
 /* Flags of a route or path that describe it, not its state. */
@@ -373,7 +332,7 @@ static void parse_expires(const struct nlattr **tb, struct rib_route_msg *m)
 	const struct rta_cacheinfo *ci;
 	__u32 v;
 
-	if (attr_len_ok(tb[RTA_CACHEINFO], sizeof(*ci))) {
+	if (tb[RTA_CACHEINFO]) {
 		ci = mnl_attr_get_payload(tb[RTA_CACHEINFO]);
 		if (!ci->rta_expires)
 			return;
@@ -399,22 +358,13 @@ static enum rib_route_op route_op(const struct nl *nl, const struct nlmsghdr *nl
 	return RIB_ROUTE_PREPEND;
 }
 
-static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
+static void parse_route(struct nl *nl, const struct nlmsghdr *nlh,
+			const struct nlattr **tb)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, RTA_MAX };
 	static struct rib_route_msg m; /* 2 KiB: kept off the stack */
 	size_t alen = rtm->rtm_family == AF_INET ? 4 : 16;
 	__u32 v;
-
-	if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6)
-		return;
-	if (rtm->rtm_flags & RTM_F_CLONED)
-		return;
-	if (rtm->rtm_dst_len > alen * 8)
-		return;
-	mnl_attr_parse(nlh, sizeof(*rtm), attr_collect, &t);
 
 	memset(&m, 0, sizeof(m));
 	m.key.family = rtm->rtm_family;
@@ -425,11 +375,8 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 		m.key.table = v;
 	if (!attr_u32(tb[RTA_PRIORITY], &v))
 		m.key.priority = v;
-	if (tb[RTA_DST]) {
-		if (mnl_attr_get_payload_len(tb[RTA_DST]) != alen)
-			return;
+	if (tb[RTA_DST])
 		memcpy(m.key.dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
-	}
 	m.type = rtm->rtm_type;
 	m.paths = 1;
 	if (!attr_u32(tb[RTA_OIF], &v))
@@ -440,11 +387,14 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 	if (tb[RTA_ENCAP])
 		m.unsupported = true; /* lightweight tunnels: the kernel's */
 	if (tb[RTA_METRICS]) {
-		const struct nlattr *mt[RTAX_MAX + 1] = { 0 };
-		struct attr_tb mtt = { mt, RTAX_MAX };
+		const struct nlattr *mt[RTAX_MAX + 1];
+		struct nl_parse_err err;
 
-		mnl_attr_parse_nested(tb[RTA_METRICS], attr_collect, &mtt);
-		if (!attr_u32(mt[RTAX_MTU], &v))
+		/* Checked by the policy before: this parse cannot fail. */
+		if (!nl_attrs_parse(mnl_attr_get_payload(tb[RTA_METRICS]),
+				    mnl_attr_get_payload_len(tb[RTA_METRICS]),
+				    &nl_metrics_attrs, rtm->rtm_family, mt, &err) &&
+		    !attr_u32(mt[RTAX_MTU], &v))
 			m.mtu = v;
 	}
 	if (rtm->rtm_family == AF_INET)
@@ -470,53 +420,54 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh)
 
 /* ---- nexthop objects ------------------------------------------------------ */
 
-static void parse_nexthop(struct nl *nl, const struct nlmsghdr *nlh)
+/* NHA_GROUP, a whole array of members (checked by the policy). */
+static void parse_nexthop_group(const struct nlattr **tb,
+				struct rib_nhobj_msg *m)
+{
+	const struct nexthop_grp *g = mnl_attr_get_payload(tb[NHA_GROUP]);
+	size_t i, n = mnl_attr_get_payload_len(tb[NHA_GROUP]) / sizeof(*g);
+	__u16 type = NEXTHOP_GRP_TYPE_MPATH;
+
+	if (tb[NHA_GROUP_TYPE])
+		type = mnl_attr_get_u16(tb[NHA_GROUP_TYPE]);
+	m->is_group = true;
+	if (type != NEXTHOP_GRP_TYPE_MPATH || n > XFIB_GROUP_MEMBERS) {
+		/* Resilient groups keep their own bucket table, which xfib
+		 * does not reproduce: the kernel's. */
+		m->is_group = false;
+		m->path.key.kind = XFIB_NH_UNSUPPORTED;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		m->grp[i].id = g[i].id;
+		m->grp[i].weight = ((__u32)g[i].weight_high << 8 | g[i].weight) + 1;
+	}
+	m->ngrp = n;
+}
+
+static void parse_nexthop(struct nl *nl, const struct nlmsghdr *nlh,
+			  const struct nlattr **tb)
 {
 	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[NHA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, NHA_MAX };
 	struct rib_nhobj_msg m = { 0 };
 	struct rib_path *p = &m.path;
+	__u8 gw_family = 0;
 	__u32 v;
 
-	mnl_attr_parse(nlh, sizeof(*nhm), attr_collect, &t);
-	if (attr_u32(tb[NHA_ID], &m.id))
-		return;
+	m.id = mnl_attr_get_u32(tb[NHA_ID]); /* the policy requires it */
 	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
 		rib_nhobj_del(nl->rib, m.id);
 		return;
 	}
 	p->weight = 1;
 	if (tb[NHA_GROUP]) {
-		const struct nexthop_grp *g = mnl_attr_get_payload(tb[NHA_GROUP]);
-		size_t i, n = mnl_attr_get_payload_len(tb[NHA_GROUP]) / sizeof(*g);
-		__u16 type = NEXTHOP_GRP_TYPE_MPATH;
-
-		if (tb[NHA_GROUP_TYPE] &&
-		    mnl_attr_validate(tb[NHA_GROUP_TYPE], MNL_TYPE_U16) >= 0)
-			type = mnl_attr_get_u16(tb[NHA_GROUP_TYPE]);
-		m.is_group = true;
-		if (type != NEXTHOP_GRP_TYPE_MPATH || n > XFIB_GROUP_MEMBERS) {
-			/* Resilient groups keep their own bucket table,
-			 * which xfib does not reproduce: the kernel's. */
-			m.is_group = false;
-			p->key.kind = XFIB_NH_UNSUPPORTED;
-		} else {
-			for (i = 0; i < n; i++) {
-				m.grp[i].id = g[i].id;
-				m.grp[i].weight = ((__u32)g[i].weight_high << 8 |
-						   g[i].weight) + 1;
-			}
-			m.ngrp = n;
-		}
+		parse_nexthop_group(tb, &m);
 	} else if (tb[NHA_BLACKHOLE]) {
 		p->key.kind = XFIB_NH_BLACKHOLE;
 	} else if (tb[NHA_ENCAP] || tb[NHA_FDB] || attr_u32(tb[NHA_OIF], &v) ||
 		   (nhm->nh_flags & RTNH_F_DEAD)) {
 		p->key.kind = XFIB_NH_UNSUPPORTED;
 	} else {
-		__u8 gw_family = 0;
-
 		parse_gateway(tb[NHA_GATEWAY], NULL, nhm->nh_family, &gw_family,
 			      p->key.gw);
 		p->key.kind = gw_family ? XFIB_NH_GATEWAY : XFIB_NH_CONNECTED;
@@ -529,18 +480,16 @@ static void parse_nexthop(struct nl *nl, const struct nlmsghdr *nlh)
 /* ---- policy rules --------------------------------------------------------- */
 
 /* 1 if the rule sends every packet to one table, whatever else it holds. */
-static bool rule_is_plain_lookup(const struct nlmsghdr *nlh, __u32 *table)
+static bool rule_is_plain_lookup(const struct nlmsghdr *nlh,
+				 const struct nlattr **tb, __u32 *table)
 {
 	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *tb[FRA_MAX + 1] = { 0 };
-	struct attr_tb t = { tb, FRA_MAX };
 	unsigned int type;
 	__u32 v;
 
 	if (frh->action != FR_ACT_TO_TBL || frh->dst_len || frh->src_len ||
 	    frh->tos || (frh->flags & FIB_RULE_INVERT))
 		return false;
-	mnl_attr_parse(nlh, sizeof(*frh), attr_collect, &t);
 	for (type = 1; type <= FRA_MAX; type++) {
 		if (!tb[type])
 			continue;
@@ -571,9 +520,11 @@ static bool rule_is_plain_lookup(const struct nlmsghdr *nlh, __u32 *table)
  * The mirror answers like the kernel only if the kernel's rules are: first
  * "lookup local", then "lookup <our table>", for every packet. What follows
  * does not matter: whatever our table does not match goes to the kernel,
- * which then walks the rest of the rules itself.
+ * which then walks the rest of the rules itself. tb NULL: a malformed
+ * rule, which cannot be one of those two.
  */
-static void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh)
+static void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh,
+			      const struct nlattr **tb)
 {
 	__u32 table, want;
 
@@ -582,63 +533,141 @@ static void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh)
 		return;
 	}
 	want = nl->rule_idx == 0 ? RT_TABLE_LOCAL : nl->rib->table;
-	if (!rule_is_plain_lookup(nlh, &table) || table != want)
+	if (!tb || !rule_is_plain_lookup(nlh, tb, &table) || table != want)
 		nl->rules_ok = false;
 	nl->rule_idx++;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
 
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A message that breaks the policy is dropped whole, counted (shown by
+ * xfibctl status) and logged: the first at once, then at most one line
+ * per NL_PARSE_LOG_MS, saying how many went unlogged, so a kernel that
+ * sends them by the thousand cannot flood the log.
+ */
+static void nl_parse_failed(struct nl *nl, const struct nl_msg_policy *p,
+			    const struct nlmsghdr *nlh,
+			    const struct nl_parse_err *err)
+{
+	__u64 now = mono_ms();
+	char where[48] = "family header";
+
+	nl->parse_errors++;
+	if (nl->parse_logged_ms && now - nl->parse_logged_ms < NL_PARSE_LOG_MS) {
+		nl->parse_unlogged++;
+		return;
+	}
+	if (err->attr >= 0 && err->nested >= 0)
+		snprintf(where, sizeof(where), "attribute %d, nested %d",
+			 err->attr, err->nested);
+	else if (err->attr >= 0)
+		snprintf(where, sizeof(where), "attribute %d", err->attr);
+	pr_warn("netlink: malformed %s message (type %u, %u bytes): %s: %s; dropped (%llu malformed, %llu not logged)",
+		p->name, nlh->nlmsg_type, nlh->nlmsg_len, where, err->why,
+		(unsigned long long)nl->parse_errors,
+		(unsigned long long)nl->parse_unlogged);
+	nl->parse_logged_ms = now;
+	nl->parse_unlogged = 0;
+}
+
+/* Every message read, from dumps and notifications, goes through here. */
 static int nl_msg_cb(const struct nlmsghdr *nlh, void *data)
 {
+	const struct nlattr *tb[NL_TB_SIZE];
+	const struct nl_msg_policy *p;
+	struct nl_parse_err err;
 	struct nl *nl = data;
+	int ret;
 
 	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
 		nl->dump_intr = true;
+	p = nl_policy_of(nlh->nlmsg_type);
+	if (!p)
+		return MNL_CB_OK;
+	if ((nlh->nlmsg_type == RTM_NEWRULE || nlh->nlmsg_type == RTM_DELRULE) &&
+	    !nl->in_rule_dump) {
+		/* Rules are judged by a dump of all of them (nl_check_rules). */
+		nl->rib->rules_changed = true;
+		return MNL_CB_OK;
+	}
+	ret = nl_msg_parse(nlh, p, tb, &err);
+	if (ret < 0) {
+		nl_parse_failed(nl, p, nlh, &err);
+		if (nl->in_rule_dump)
+			parse_rule_dumped(nl, nlh, NULL);
+		return MNL_CB_OK;
+	}
+	if (!ret)
+		return MNL_CB_OK; /* not a message xfib mirrors */
 
 	switch (nlh->nlmsg_type) {
 	case RTM_NEWLINK:
 	case RTM_DELLINK:
-		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct ifinfomsg))
-			parse_link(nl, nlh);
+		parse_link(nl, nlh, tb);
 		break;
 	case RTM_NEWADDR:
 	case RTM_DELADDR:
-		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct ifaddrmsg))
-			parse_addr(nl, nlh);
+		parse_addr(nl, nlh, tb);
 		break;
 	case RTM_NEWNETCONF:
 	case RTM_DELNETCONF:
-		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct netconfmsg))
-			parse_netconf(nl, nlh);
+		parse_netconf(nl, nlh, tb);
 		break;
 	case RTM_NEWNEIGH:
 	case RTM_DELNEIGH:
-		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct ndmsg))
-			parse_neigh(nl, nlh);
+		parse_neigh(nl, nlh, tb);
 		break;
 	case RTM_NEWROUTE:
 	case RTM_DELROUTE:
-		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct rtmsg))
-			parse_route(nl, nlh);
+		parse_route(nl, nlh, tb);
 		break;
 	case RTM_NEWNEXTHOP:
 	case RTM_DELNEXTHOP:
-		if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct nhmsg))
-			parse_nexthop(nl, nlh);
+		parse_nexthop(nl, nlh, tb);
 		break;
 	case RTM_NEWRULE:
 	case RTM_DELRULE:
-		if (nl->in_rule_dump &&
-		    mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct fib_rule_hdr))
-			parse_rule_dumped(nl, nlh);
-		else
-			nl->rib->rules_changed = true;
+		parse_rule_dumped(nl, nlh, tb);
 		break;
 	default:
 		break;
 	}
 	return MNL_CB_OK;
+}
+
+void nl_init_offline(struct nl *nl, struct rib *rib)
+{
+	memset(nl, 0, sizeof(*nl));
+	nl->rib = rib;
+}
+
+void nl_feed(struct nl *nl, const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	size_t step;
+
+	/* One message at a time, so that a DONE or an error in the stream
+	 * does not end it; each is checked and dispatched as a received
+	 * notification is. (Not mnl_nlmsg_ok(): it takes a length of 2^31
+	 * or more for a negative one, and accepts it.) */
+	while (len >= sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	       nlh->nlmsg_len <= len) {
+		mnl_cb_run(nlh, nlh->nlmsg_len, 0, 0, nl_msg_cb, nl);
+		step = NLMSG_ALIGN(nlh->nlmsg_len);
+		if (step >= len)
+			break;
+		len -= step;
+		nlh = (const void *)((const char *)nlh + step);
+	}
 }
 
 /* ---- dumps --------------------------------------------------------------- */

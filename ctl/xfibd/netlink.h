@@ -27,6 +27,10 @@ struct nl {
 	struct rib *rib;
 	char *buf;
 	__u64 overruns;
+	/* Messages dropped for breaking the attribute policy (nl_policy.c),
+	 * and the rate limit of their log lines. */
+	__u64 parse_errors;
+	__u64 parse_logged_ms, parse_unlogged;
 	/* STALE neighbours seen since the last nl_neigh_use() */
 	struct nl_neigh_ref {
 		int ifindex;
@@ -36,6 +40,13 @@ struct nl {
 	size_t nstale, stale_cap;
 };
 
+/*
+ * Without sockets, for the netlink fuzzer: nl_init_offline() sets nl up to
+ * feed rib; nl_feed() dispatches a buffer of netlink messages through the
+ * same parsing as received notifications (nl_close() frees what it kept).
+ */
+void nl_init_offline(struct nl *nl, struct rib *rib);
+void nl_feed(struct nl *nl, const void *buf, size_t len);
 /* rcvbuf: receive buffer of the notification socket, in bytes. */
 int nl_open(struct nl *nl, struct rib *rib, int rcvbuf);
 void nl_close(struct nl *nl);

@@ -14,16 +14,12 @@
 #include <stddef.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <arpa/inet.h>
 #include <linux/netconf.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "log.h"
-#include "pin.h"
 #include "rib_priv.h"
 
 /* At most one line per this many ms about routes left to the kernel for
@@ -73,8 +69,7 @@ static void iface_write(struct rib *r, struct rib_link *l)
 		v.flags |= XFIB_IF_FWD6;
 	if (rpf > 0)
 		v.flags |= XFIB_IF_RPF;
-	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_ifaces),
-				&l->ifindex, &v, BPF_ANY))
+	if (r->dp.ops->iface_set(r->dp.ctx, l->ifindex, &v))
 		pr_warn("update interface %s: %s", l->name, strerror(errno));
 }
 
@@ -108,8 +103,7 @@ static void neigh_write_new(struct rib *r, struct rib_neigh *n)
 	memcpy(e->addr, n->key.addr, 16);
 	neigh_write_words(r, n);
 	memcpy(hk.addr, n->key.addr, 16);
-	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_neigh_hosts),
-				&hk, &n->idx, BPF_ANY))
+	if (r->dp.ops->neigh_host_set(r->dp.ctx, &hk, n->idx))
 		pr_warn("update neighbour hosts map: %s", strerror(errno));
 }
 
@@ -167,7 +161,7 @@ static void neigh_put(struct rib *r, struct rib_neigh *n)
 	if (n->nh_refs || n->in_kernel)
 		return;
 	memcpy(hk.addr, n->key.addr, 16);
-	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_neigh_hosts), &hk);
+	r->dp.ops->neigh_host_del(r->dp.ctx, &hk);
 	r->neigh_retired[r->neigh_nretired++] = n->idx;
 	htab_remove(&r->neighs, n);
 	free(n);
@@ -584,7 +578,7 @@ void rib_link_del(struct rib *r, int ifindex)
 	routes_flush_dev(r, ifindex, 0, true);
 	nhobj_flush_dev(r, ifindex);
 	link_neighs_refresh(r, ifindex, true);
-	bpf_map_delete_elem(bpf_map__fd(r->skel->maps.xfib_ifaces), &ifindex);
+	r->dp.ops->iface_del(r->dp.ctx, ifindex);
 	if (l) {
 		htab_remove(&r->links, l);
 		free(l->addr4);
@@ -803,14 +797,7 @@ int rib_adopt(struct rib *r)
 
 int rib_rcu_sync(struct rib *r)
 {
-	__u32 key = 0;
-
-	/* Updating a map-in-map returns after synchronize_rcu(): every XDP
-	 * program that started before this call has finished. */
-	if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_rcu_sync), &key,
-				&r->rcu_inner_fd, BPF_ANY))
-		return -errno;
-	return 0;
+	return r->dp.ops->grace_period(r->dp.ctx);
 }
 
 bool rib_retired_pending(const struct rib *r)
@@ -847,8 +834,6 @@ int rib_reclaim(struct rib *r)
 
 void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info)
 {
-	__u32 key = 0;
-
 	info->pid = getpid();
 	info->table = r->table;
 	info->links = r->links.count;
@@ -857,23 +842,24 @@ void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info)
 	info->groups = r->ngroups;
 	info->nhobjs = r->nhobjs_known;
 	info->no_room = r->no_room;
-	bpf_map_update_elem(bpf_map__fd(r->skel->maps.xfib_daemon), &key, info,
-			    BPF_ANY);
+	r->dp.ops->daemon_info(r->dp.ctx, info);
 }
 
 /* ---- setup --------------------------------------------------------- */
 
-int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
+int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 {
 	__u32 i;
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	r->skel = skel;
+	r->dp = *dp;
+	r->nh_map = dp->nh;
+	r->neigh_map = dp->neigh;
+	r->grp_map = dp->grp;
 	r->table = table;
 	r->v6_fwd = -1;
 	r->v4_rpf_all = 0;
-	r->rcu_inner_fd = -1;
 	/* Assumed until the first rule dump says otherwise (before any publish). */
 	r->fam[XFIB_V4].rules_ok = r->fam[XFIB_V6].rules_ok = true;
 	err = htab_init(&r->links, offsetof(struct rib_link, node),
@@ -918,19 +904,6 @@ int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table)
 		r->neigh_free[r->neigh_nfree++] = i;
 	for (i = XFIB_GROUP_MAX; i-- > 0;)
 		r->grp_free[r->grp_nfree++] = i;
-
-	r->nh_map = xfib_map_mmap(skel->maps.xfib_nexthops, true, &r->nh_map_len);
-	r->neigh_map = xfib_map_mmap(skel->maps.xfib_neighs, true,
-				     &r->neigh_map_len);
-	r->grp_map = xfib_map_mmap(skel->maps.xfib_nh_groups, true,
-				   &r->grp_map_len);
-	if (!r->nh_map || !r->neigh_map || !r->grp_map)
-		return -errno;
-
-	r->rcu_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_rcu_inner",
-					 sizeof(__u32), sizeof(__u32), 1, NULL);
-	if (r->rcu_inner_fd < 0)
-		return -errno;
 	return 0;
 }
 
@@ -975,14 +948,6 @@ void rib_fini(struct rib *r)
 	htab_free(&r->nexthops);
 	htab_free(&r->neighs);
 	htab_free(&r->links);
-	if (r->nh_map)
-		munmap(r->nh_map, r->nh_map_len);
-	if (r->neigh_map)
-		munmap(r->neigh_map, r->neigh_map_len);
-	if (r->grp_map)
-		munmap(r->grp_map, r->grp_map_len);
-	if (r->rcu_inner_fd >= 0)
-		close(r->rcu_inner_fd);
 	free(r->nh_free);
 	free(r->nh_retired);
 	free(r->neigh_free);

@@ -283,17 +283,45 @@ struct rib_expiry {
 	struct rib_route_key key;
 };
 
+/*
+ * Where the RIB writes what packets read. xfibd's is the pinned maps
+ * (rib_dp_bpf.c: the index arrays mmap()ed, the hash maps by syscall, a
+ * grace period by a map-in-map update); the netlink fuzzer's is plain
+ * memory. The arrays hold XFIB_NEXTHOP_MAX, XFIB_NEIGH_MAX and
+ * XFIB_GROUP_MAX entries.
+ */
+struct rib_dp_ops {
+	int (*iface_set)(void *ctx, __u32 ifindex, const struct xfib_iface *v);
+	void (*iface_del)(void *ctx, __u32 ifindex);
+	int (*neigh_host_set)(void *ctx, const struct xfib_neigh_key *k, __u32 idx);
+	void (*neigh_host_del)(void *ctx, const struct xfib_neigh_key *k);
+	/* Returns once no packet can still see what was unpublished. */
+	int (*grace_period)(void *ctx);
+	void (*daemon_info)(void *ctx, const struct xfib_daemon *info);
+};
+
+struct rib_dp {
+	const struct rib_dp_ops *ops;
+	void *ctx;
+	struct xfib_nexthop *nh;
+	struct xfib_neigh *neigh;
+	struct xfib_nh_group *grp;
+};
+
+/* The pinned maps of skel as a struct rib_dp; rib_dp_bpf_close undoes it. */
+int rib_dp_bpf_open(struct rib_dp *dp, struct xfib_fwd_bpf *skel);
+void rib_dp_bpf_close(struct rib_dp *dp);
+
 struct rib {
-	struct xfib_fwd_bpf *skel;
+	struct rib_dp dp;
 	__u32 table;
 	struct htab links, neighs, nexthops, routes, prefixes, groups, nhobjs;
 	struct rib_prefix *dirty_prefixes;
 	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
 	struct ptree tree[XFIB_FAMILIES][2];
-	struct xfib_nexthop *nh_map;  /* mmap()ed xfib_nexthops */
-	struct xfib_neigh *neigh_map; /* mmap()ed xfib_neighs */
-	struct xfib_nh_group *grp_map; /* mmap()ed xfib_nh_groups */
-	size_t nh_map_len, neigh_map_len, grp_map_len;
+	struct xfib_nexthop *nh_map;  /* dp.nh, dp.neigh, dp.grp */
+	struct xfib_neigh *neigh_map;
+	struct xfib_nh_group *grp_map;
 	__u32 *nh_free, nh_nfree;     /* free index stacks */
 	__u32 *neigh_free, neigh_nfree;
 	__u32 *nh_retired, nh_nretired; /* freed after the next grace period */
@@ -301,7 +329,6 @@ struct rib {
 	__u32 *grp_free, grp_nfree;
 	__u32 *grp_retired, grp_nretired;
 	__u32 ngroups;                /* groups allocated */
-	int rcu_inner_fd;
 	int v6_fwd;                   /* net.ipv6.conf.all.forwarding */
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
 	struct rib_family_state fam[XFIB_FAMILIES];
@@ -317,7 +344,9 @@ struct rib {
 	struct rib_nexthop *nh_unsupported;
 };
 
-int rib_init(struct rib *r, struct xfib_fwd_bpf *skel, __u32 table);
+/* dp: where the RIB writes what packets read (copied; the caller closes
+ * it after rib_fini). */
+int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table);
 void rib_fini(struct rib *r);
 /* Takes over the nexthop and neighbour indexes a previous xfibd left in the
  * pinned maps, so packets keep their meaning until we republish. */
@@ -377,6 +406,10 @@ bool rib_retired_pending(const struct rib *r);
  * retired indexes. */
 int rib_reclaim(struct rib *r);
 int rib_rcu_sync(struct rib *r);
+
+/* The RIB's invariants (rib_check.c); false with why filled in if one
+ * does not hold. For the netlink fuzzer. */
+bool rib_check(const struct rib *r, char *why, size_t len);
 
 /* Logs how often a table was full since the last line, at most every 10 s
  * (the first time is logged at once). */

@@ -35,6 +35,7 @@
 
 struct daemon {
 	struct xfib_fwd_bpf *skel;
+	struct rib_dp dp; /* the pinned maps, as the RIB writes them */
 	struct rib rib;
 	struct fib fib;
 	struct nl nl;
@@ -88,6 +89,7 @@ static void write_daemon_info(struct daemon *d)
 		.last_sync = d->last_sync,
 		.resyncs = d->resyncs,
 		.overruns = d->nl.overruns,
+		.parse_errors = d->nl.parse_errors,
 	};
 
 	rib_write_daemon_info(&d->rib, &info);
@@ -441,9 +443,10 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	int err;
 
 	d->started = time(NULL);
-	err = rib_init(&d->rib, d->skel, o->table);
+	err = rib_dp_bpf_open(&d->dp, d->skel);
+	err = err ?: rib_init(&d->rib, &d->dp, o->table);
 	err = err ?: rib_adopt(&d->rib);
-	err = err ?: fib_init(&d->fib, &d->rib, d->eval_changes, d->eval_ms);
+	err = err ?: fib_init(&d->fib, &d->rib, d->skel, d->eval_changes, d->eval_ms);
 	if (err) {
 		pr_warn("initialise: %s", strerror(-err));
 		goto out;
@@ -467,6 +470,7 @@ out:
 	nl_close(&d->nl);
 	fib_fini(&d->fib);
 	rib_fini(&d->rib);
+	rib_dp_bpf_close(&d->dp);
 	return err;
 }
 

@@ -59,6 +59,7 @@ enum xfib_algo {
 	XFIB_ALGO_BSEARCH6 = 2,
 	XFIB_ALGO_DIR24_8 = 3, /* IPv4: tbl24 + tbl8 groups (lookup_dir24.h) */
 	XFIB_ALGO_TRIE6 = 4,   /* IPv6: 24-bit first level, 8-bit strides */
+	XFIB_ALGO_DXR = 5,     /* IPv4: /16 chunks of ranges (lookup_dxr.h) */
 	XFIB_ALGO_COUNT,
 };
 
@@ -234,8 +235,9 @@ struct xfib_daemon {
 	__u32 nhobjs;    /* kernel nexthop objects (ip nexthop) mirrored */
 	__u32 no_room;   /* routes the kernel forwards because a nexthop,
 			  * neighbour or group index was not to be had */
+	__u64 parse_errors; /* netlink messages dropped as malformed */
 };
-_Static_assert(sizeof(struct xfib_daemon) == 64, "xfib_daemon size");
+_Static_assert(sizeof(struct xfib_daemon) == 72, "xfib_daemon size");
 
 struct xfib_counter {
 	__u64 packets;

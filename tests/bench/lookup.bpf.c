@@ -119,6 +119,21 @@ static long dir24_8_call(__u64 n, struct run *r)
 	return 0;
 }
 
+static long dxr_call(__u64 n, struct run *r)
+{
+	__u32 i, k, slot = r->slot;
+	__u64 sum = 0;
+
+	FOR_EACH_KEY(r, n, i, k) {
+		__u32 dst = bpf_ntohl(keys4[KEY_IDX(r, k)]);
+
+		sum += xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges, slot,
+				       dst);
+	}
+	r->sum += sum;
+	return 0;
+}
+
 static long bsearch6_call(__u64 n, struct run *r)
 {
 	__u32 i, k, slot = r->slot, log2n = r->log2n;
@@ -185,6 +200,19 @@ int lookup_dir24_8(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	}
 	RUN(dir24_8_call, r);
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int lookup_dxr(struct xdp_md *ctx)
+{
+	struct run r = { .pos = pos, .mask = key_mask };
+	struct xfib_active act;
+
+	if (active(XFIB_V4, XFIB_ALGO_DXR, &act))
+		return XDP_ABORTED;
+	r.slot = act.slot;
+	RUN(dxr_call, r);
 	return XDP_DROP;
 }
 

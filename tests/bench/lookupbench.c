@@ -194,6 +194,12 @@ static int native_runs(struct bench *b, unsigned long runs)
 				sum += xfib_dir24_lookup(&d->t24, &d->t8,
 							 ntohl(bss->keys4[(p + i) & m]));
 			break;
+		case XFIB_ALGO_DXR:
+			for (i = 0; i < k; i++)
+				sum += xfib_dxr_lookup(&d->dxr_direct, &d->dxr_ranges,
+						       d->act.slot,
+						       ntohl(bss->keys4[(p + i) & m]));
+			break;
 		case XFIB_ALGO_BSEARCH6:
 			for (i = 0; i < k; i++) {
 				const __u8 *a = bss->keys6[(p + i) & m];
@@ -272,6 +278,8 @@ static const char *algo_name(__u32 a)
 		return "bsearch4";
 	case XFIB_ALGO_DIR24_8:
 		return "dir24_8";
+	case XFIB_ALGO_DXR:
+		return "dxr";
 	case XFIB_ALGO_BSEARCH6:
 		return "bsearch6";
 	case XFIB_ALGO_TRIE6:
@@ -496,6 +504,9 @@ static int open_instance(struct bench *b)
 	case XFIB_ALGO_DIR24_8:
 		prog = b->skel->progs.lookup_dir24_8;
 		break;
+	case XFIB_ALGO_DXR:
+		prog = b->skel->progs.lookup_dxr;
+		break;
 	case XFIB_ALGO_BSEARCH6:
 		prog = b->skel->progs.lookup_bsearch6;
 		break;
@@ -540,6 +551,8 @@ static int load_prog(const char *pin_dir, int fam, const char *baseline,
 					       skel->progs.lookup_bsearch6, true);
 		bpf_program__set_autoload(v4 ? skel->progs.lookup_dir24_8 :
 					       skel->progs.lookup_trie6, true);
+		if (v4)
+			bpf_program__set_autoload(skel->progs.lookup_dxr, true);
 	} else if (!strcmp(baseline, "lpm_trie")) {
 		bpf_program__set_autoload(v4 ? skel->progs.base_lpm_trie4 :
 					       skel->progs.base_lpm_trie6, true);

@@ -98,6 +98,14 @@ xfib_cleanup() {
 	for d in "${XFIB_EXIT_HOOKS[@]}"; do
 		eval "$d"
 	done
+	# The kernel sends no malformed netlink: xfibd dropping a message as
+	# malformed means its attribute policy refuses what the kernel sends.
+	if [ "$rc" -eq 0 ] && [ -n "$XFIB_TMP" ] &&
+		grep -qs "netlink: malformed" "$XFIB_TMP"/*.log; then
+		printf 'FAIL: xfibd dropped netlink messages as malformed:\n' >&2
+		grep -hs "netlink: malformed" "$XFIB_TMP"/*.log | head -n 5 >&2
+		rc=1
+	fi
 	if [ -n "$XFIB_TMP" ] && [ -d "$XFIB_TMP" ]; then
 		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
 			# Show the daemon logs of a failed run.

@@ -3,10 +3,11 @@
 #
 # Lookup algorithms on a live router:
 #  - a small table runs bsearch4/bsearch6;
-#  - the operator forces dir24_8/trie6 and back, repeatedly, while pings
+#  - the operator forces dir24_8, dxr/trie6 and back, repeatedly, while pings
 #    flow and routes churn: no echo to an unchanged route is lost, every
 #    one is XDP-forwarded, and the kernel forwards none;
-#  - in-place updates of dir24_8/trie6 reflect route add/del;
+#  - in-place updates of dir24_8/trie6 reflect route add/del, and so do
+#    dxr's rebuilds;
 #  - automatic selection moves to dir24_8/trie6 once the table grows past
 #    the crossing point, after the evaluation interval, and back once it
 #    shrinks.
@@ -37,10 +38,13 @@ ip -n "$SNK" addr add 2001:db8:f1::1/128 dev lo nodad
 snapshot
 stream_start ping4 4 "$SNK4" -c 400 -i 0.01
 stream_start ping6 6 "$SNK6" -c 400 -i 0.01
-for round in 1 2; do
-	rctl algo ipv4 dir24_8 >/dev/null || fail "forcing dir24_8 failed"
+for round in 1 2 3; do
+	# IPv4 goes through both large-table algorithms.
+	a4=dir24_8
+	((round != 2)) || a4=dxr
+	rctl algo ipv4 "$a4" >/dev/null || fail "forcing $a4 failed"
 	rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
-	[ "$(algo_of 4)" = dir24_8 ] || fail "round $round: ipv4 runs $(algo_of 4)"
+	[ "$(algo_of 4)" = "$a4" ] || fail "round $round: ipv4 runs $(algo_of 4), not $a4"
 	[ "$(algo_of 6)" = trie6 ] || fail "round $round: ipv6 runs $(algo_of 6)"
 	# Churn other prefixes while the instance is live (in-place updates).
 	for i in $(seq 1 20); do
@@ -88,6 +92,26 @@ sleep 0.3
 n0=$(counter pass_no_route)
 nping "$GEN" -4 -q -c 2 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
 (($(counter pass_no_route) - n0 >= 2)) || fail "deleted route still in dir24_8"
+
+# ---- dxr: every change rebuilds the standby slot ---------------------------
+rctl algo ipv4 dxr >/dev/null
+gen4=$(rctl status -j | jq '.ipv4.generation')
+ip -n "$RTR" route add 198.19.1.0/24 via "$SNK4"
+wait_xdp_ping 4 198.19.1.1 1000 >/dev/null || fail "route add not forwarded by dxr within 1 s"
+(($(rctl status -j | jq '.ipv4.generation') > gen4)) || fail "dxr did not publish a new slot"
+# A /25 inside the /24: its chunk gets a run of ranges.
+ip -n "$RTR" route add blackhole 198.19.1.0/25
+sleep 0.3
+d0=$(counter drop_blackhole)
+nping "$GEN" -4 -q -c 3 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
+(($(counter drop_blackhole) - d0 >= 3)) || fail "blackhole /25 inside the /24 not applied by dxr"
+ip -n "$RTR" route del blackhole 198.19.1.0/25
+wait_xdp_ping 4 198.19.1.1 1000 >/dev/null || fail "/25 removal not applied by dxr within 1 s"
+ip -n "$RTR" route del 198.19.1.0/24
+sleep 0.3
+n0=$(counter pass_no_route)
+nping "$GEN" -4 -q -c 2 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
+(($(counter pass_no_route) - n0 >= 2)) || fail "deleted route still in dxr"
 
 # ---- automatic selection by scale ----------------------------------------
 rctl algo ipv4 auto >/dev/null

@@ -240,7 +240,7 @@ wait_counts 2 2 0 0
 log "static routes: $(ip -n "$RTR" route show 198.19.200.0/24 | head -n 1)"
 wait_lookup "$ECMP4" '.group.members == 2'
 wait_lookup "$ECMP6" '.group.members == 2'
-wait_lookup "$ONE4" ".group.members == 1 and .gateway == \"$SNK4\""
+wait_lookup "$ONE4" ".nexthop.kind == \"gateway\" and .gateway == \"$SNK4\""
 verify_clean "static routes"
 flows 4 "$ECMP4" both "static ECMP ipv4"
 flows 6 "$ECMP6" both "static ECMP ipv6"
@@ -302,8 +302,8 @@ flows 6 "$BGP6" both "BGP ECMP ipv6"
 kill -TERM "$BIRD2_PID"
 wait "$BIRD2_PID" 2>/dev/null || true
 t0=$(now_ms)
-wait_lookup "$BGP4" ".group.members == 1 and .gateway == \"$SNK4\"" 30
-wait_lookup "$BGP6" '.group.members == 1 and .egress.name == "'"$R_SNK"'"' 30
+wait_lookup "$BGP4" ".nexthop.kind == \"gateway\" and .gateway == \"$SNK4\"" 30
+wait_lookup "$BGP6" '.nexthop.kind == "gateway" and .egress.name == "'"$R_SNK"'"' 30
 wait_counts 2 2 "$NA" "$NB"
 for p in 198.19.0.0/29 198.19.127.248/29; do
 	[ "$(kernel_paths 4 "$p")" = "$SNK4@$R_SNK" ] ||
@@ -324,8 +324,8 @@ vty "$RTR" -c "configure terminal" \
 	-c "ip route 198.19.201.0/24 $SNK2_4" -c "no ip route 198.19.201.0/24 $SNK4" \
 	-c "ipv6 route 2001:db8:e201::/48 $SNK2_6" -c "no ipv6 route 2001:db8:e201::/48 $SNK6" ||
 	fail "vtysh: static routes"
-wait_lookup "$ONE4" ".group.members == 1 and .gateway == \"$SNK2_4\""
-wait_lookup "$ONE6" ".group.members == 1 and .gateway == \"$SNK2_6\""
+wait_lookup "$ONE4" ".nexthop.kind == \"gateway\" and .gateway == \"$SNK2_4\""
+wait_lookup "$ONE6" ".nexthop.kind == \"gateway\" and .gateway == \"$SNK2_6\""
 wait_counts 2 2 "$NA" "$NB"
 verify_clean "static routes moved"
 flows 4 "$ONE4" sink2 "static ipv4 moved to sink2"
@@ -343,8 +343,8 @@ vty "$RTR" -c "configure terminal" \
 	-c "neighbor $SNK6 route-map via-sink2-6 in" -c "exit-address-family" ||
 	fail "vtysh: route-maps"
 vty "$RTR" -c "clear bgp ipv4 unicast $SNK4 soft in" -c "clear bgp ipv6 unicast $SNK6 soft in" >/dev/null
-wait_lookup "$BGP4" ".group.members == 1 and .gateway == \"$SNK2_4\"" 30
-wait_lookup "$BGP6" ".group.members == 1 and .gateway == \"$SNK2_6\"" 30
+wait_lookup "$BGP4" ".nexthop.kind == \"gateway\" and .gateway == \"$SNK2_4\"" 30
+wait_lookup "$BGP6" ".nexthop.kind == \"gateway\" and .gateway == \"$SNK2_6\"" 30
 for p in 198.19.0.0/29 198.19.127.248/29; do
 	[ "$(kernel_paths 4 "$p")" = "$SNK2_4@$R_SNK2" ] ||
 		fail "after the route-map, $p in the kernel: $(kernel_paths 4 "$p")"

@@ -5,7 +5,7 @@
 # prefixes over two gateways on two ports, plus nested prefixes inside the
 # test ranges) loaded into the router's kernel while xfibd runs:
 #  - xfibd keeps up with the kernel's install (mirror lag reported);
-#  - automatic selection runs dir24_8 and trie6;
+#  - automatic selection runs dir24_8 and trie6; dxr, forced, too;
 #  - xfibctl verify --random 1000000: every prefix's edges and a million
 #    random addresses per family agree with the kernel's bpf_fib_lookup;
 #  - real packets to sampled destinations inside the test ranges leave by
@@ -74,6 +74,16 @@ out=$(rctl verify --random 1000000 2>&1) || fail "verify found mismatches or fai
 log "verify: $(tr '\n' ' ' <<<"$out")"
 grep -q "ipv4: dir24_8.* 0 mismatched" <<<"$out" || fail "verify did not check ipv4 on dir24_8: $out"
 grep -q "ipv6: trie6.* 0 mismatched" <<<"$out" || fail "verify did not check ipv6 on trie6: $out"
+
+# The other large-table algorithm over the same table, forced.
+rctl algo ipv4 dxr >/dev/null || fail "forcing dxr on the full table failed"
+st=$(rctl status -j)
+[ "$(jq -r '.ipv4.algorithm' <<<"$st")" = dxr ] || fail "full table runs $(jq -r '.ipv4.algorithm' <<<"$st") after forcing dxr"
+log "dxr: $(jq -c '.ipv4 | {algorithm, routes, memory, bytes_per_prefix, ranges, capacity, build_us}' <<<"$st")"
+out=$(rctl verify --random 1000000 2>&1) || fail "verify on dxr found mismatches or failed: $(tail -n 25 <<<"$out")"
+log "verify (dxr): $(tr '\n' ' ' <<<"$out")"
+grep -q "ipv4: dxr.* 0 mismatched" <<<"$out" || fail "verify did not check ipv4 on dxr: $out"
+rctl algo ipv4 auto >/dev/null || fail "back to automatic selection failed"
 
 # Real packets: destinations inside the generated test-range prefixes go
 # out of the port the kernel's route names (the sinks do not answer: the

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target: rtnetlink message streams through xfibd's own parsing
+ * (ctl/xfibd/netlink.c) into its RIB (rib*.c), with the dataplane's maps
+ * replaced by plain memory. After every input the RIB's invariants are
+ * checked (rib_check), and the neighbour-host map against the RIB; the
+ * RIB is then torn down, and LeakSanitizer reports anything it leaked.
+ *
+ * An input is a stream of netlink messages as they arrive on xfibd's
+ * sockets (the seed corpus, tests/fuzz/corpus, is recorded by
+ * tests/fuzz/make-corpus.sh); the fuzzer mutates headers, flags,
+ * attributes and lengths.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/rtnetlink.h>
+
+#include "log.h"
+#include "netlink.h"
+#include "rib.h"
+
+/* ---- the dataplane, in memory -------------------------------------- */
+
+struct mem_dp {
+	struct xfib_iface iface[XFIB_IFACE_MAX];
+	__u8 iface_set[XFIB_IFACE_MAX];
+	struct {
+		struct xfib_neigh_key k;
+		__u32 idx;
+	} host[4096];
+	size_t nhosts;
+};
+
+static int mem_iface_set(void *ctx, __u32 ifindex, const struct xfib_iface *v)
+{
+	struct mem_dp *m = ctx;
+
+	/* The BPF hash map holds XFIB_IFACE_MAX entries of any key; the
+	 * fuzzer's ifindexes beyond that are refused, as a full map is. */
+	if (ifindex >= XFIB_IFACE_MAX)
+		return -1;
+	m->iface[ifindex] = *v;
+	m->iface_set[ifindex] = 1;
+	return 0;
+}
+
+static void mem_iface_del(void *ctx, __u32 ifindex)
+{
+	struct mem_dp *m = ctx;
+
+	if (ifindex < XFIB_IFACE_MAX)
+		m->iface_set[ifindex] = 0;
+}
+
+static size_t host_find(struct mem_dp *m, const struct xfib_neigh_key *k)
+{
+	size_t i;
+
+	for (i = 0; i < m->nhosts; i++)
+		if (!memcmp(&m->host[i].k, k, sizeof(*k)))
+			break;
+	return i;
+}
+
+static int mem_neigh_host_set(void *ctx, const struct xfib_neigh_key *k, __u32 idx)
+{
+	struct mem_dp *m = ctx;
+	size_t i = host_find(m, k);
+
+	if (i == m->nhosts) {
+		if (m->nhosts == sizeof(m->host) / sizeof(m->host[0]))
+			return -1;
+		m->host[m->nhosts++].k = *k;
+	}
+	m->host[i].idx = idx;
+	return 0;
+}
+
+static void mem_neigh_host_del(void *ctx, const struct xfib_neigh_key *k)
+{
+	struct mem_dp *m = ctx;
+	size_t i = host_find(m, k);
+
+	if (i < m->nhosts)
+		m->host[i] = m->host[--m->nhosts];
+}
+
+static int mem_grace_period(void *ctx)
+{
+	return 0; /* no packet reads this memory */
+}
+
+static void mem_daemon_info(void *ctx, const struct xfib_daemon *info)
+{
+}
+
+static const struct rib_dp_ops mem_ops = {
+	.iface_set = mem_iface_set,
+	.iface_del = mem_iface_del,
+	.neigh_host_set = mem_neigh_host_set,
+	.neigh_host_del = mem_neigh_host_del,
+	.grace_period = mem_grace_period,
+	.daemon_info = mem_daemon_info,
+};
+
+/* Fresh zeroed arrays for each input; pages cost only when touched. */
+static void *zeroed(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		abort();
+	return p;
+}
+
+#define NH_LEN (XFIB_NEXTHOP_MAX * sizeof(struct xfib_nexthop))
+#define NEIGH_LEN (XFIB_NEIGH_MAX * sizeof(struct xfib_neigh))
+#define GRP_LEN (XFIB_GROUP_MAX * sizeof(struct xfib_nh_group))
+
+/* Every RIB neighbour has its host-map entry, and every entry its
+ * neighbour, with the same index. */
+static void check_hosts(const struct rib *r, const struct mem_dp *m)
+{
+	struct rib_neigh *n;
+	size_t b, i, count = 0;
+
+	for (i = 0; i < m->nhosts; i++) {
+		struct rib_neigh_key k = { .ifindex = m->host[i].k.ifindex,
+					   .family = m->host[i].k.family };
+
+		memcpy(k.addr, m->host[i].k.addr, 16);
+		n = htab_find(&r->neighs, &k);
+		if (!n || n->idx != m->host[i].idx) {
+			fprintf(stderr, "fuzz_netlink: host map entry %zu has no neighbour\n", i);
+			abort();
+		}
+	}
+	htab_for_each(&r->neighs, n, t, b)
+		count++;
+	if (count != m->nhosts) {
+		fprintf(stderr, "fuzz_netlink: %zu neighbours, %zu host map entries\n",
+			count, m->nhosts);
+		abort();
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	log_level = -1; /* the parser's warnings are expected here */
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct mem_dp m;
+	struct rib_dp dp = { .ops = &mem_ops, .ctx = &m };
+	struct rib r;
+	struct nl nl;
+	char why[160];
+	void *buf;
+
+	memset(&m, 0, sizeof(m));
+	dp.nh = zeroed(NH_LEN);
+	dp.neigh = zeroed(NEIGH_LEN);
+	dp.grp = zeroed(GRP_LEN);
+	/* The parser reads netlink messages aligned, as recv() gives them. */
+	buf = malloc(size ? size : 1);
+	memcpy(buf, data, size);
+	if (rib_init(&r, &dp, RT_TABLE_MAIN))
+		abort();
+	nl_init_offline(&nl, &r);
+	nl_feed(&nl, buf, size);
+	rib_commit(&r);
+	if (rib_reclaim(&r))
+		abort();
+	if (!rib_check(&r, why, sizeof(why))) {
+		fprintf(stderr, "fuzz_netlink: invariant broken: %s\n", why);
+		abort();
+	}
+	check_hosts(&r, &m);
+	nl_close(&nl);
+	rib_fini(&r);
+	free(buf);
+	munmap(dp.nh, NH_LEN);
+	munmap(dp.neigh, NEIGH_LEN);
+	munmap(dp.grp, GRP_LEN);
+	return 0;
+}

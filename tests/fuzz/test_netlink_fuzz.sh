@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The netlink fuzzer (build/fuzz/fuzz_netlink, from tests/fuzz/
+# fuzz_netlink.c): first every input of the seed corpus (tests/fuzz/corpus,
+# real rtnetlink traffic recorded by make-corpus.sh) as a regression run,
+# then FUZZ_SECONDS (default 60) of fuzzing from it, into a scratch copy.
+# Any crash, sanitizer report, leak or broken RIB invariant fails the test;
+# the input that caused it is kept in build/fuzz/ to reproduce with
+#   build/fuzz/fuzz_netlink FILE
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$top/build}
+fuzzer=$build/fuzz/fuzz_netlink
+secs=${FUZZ_SECONDS:-60}
+[ -x "$fuzzer" ] || { echo "FAIL: $fuzzer not built (make $fuzzer)"; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/xfib-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cp "$top"/tests/fuzz/corpus/*.nl "$work/"
+echo "seed corpus: $(find "$work" -type f | wc -l) inputs"
+"$fuzzer" -runs=0 -artifact_prefix="$build/fuzz/" "$work" 2>&1 | grep -E "INITED|DONE|ERROR|SUMMARY" || true
+"$fuzzer" -runs=0 "$work" >/dev/null 2>&1 || { echo "FAIL: the seed corpus itself fails"; exit 1; }
+out=$("$fuzzer" -max_total_time="$secs" -print_final_stats=1 \
+	-artifact_prefix="$build/fuzz/" "$work" 2>&1) && rc=0 || rc=$?
+grep -E "^#[0-9]+.*(INITED|DONE)|stat::(number_of_executed_units|average_exec_per_sec|new_units_added)" <<<"$out" || true
+if [ "$rc" -ne 0 ]; then
+	grep -E "ERROR|invariant|SUMMARY|Test unit written" <<<"$out" | head -n 20
+	echo "FAIL: the fuzzer found a failing input (exit $rc)"
+	exit 1
+fi
+echo "PASS: $secs s of fuzzing, no crash, leak or broken invariant"
