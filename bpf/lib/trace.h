@@ -145,10 +145,15 @@ static __always_inline int trace_take(const struct xfib_trace_cfg *cfg,
 	return 1;
 }
 
-/* Writes the event of a packet received on in_ifindex that the steps
- * decided reason for, path as far as they got. */
-static __noinline int xfib_trace(struct xdp_md *ctx, __u32 in_ifindex,
-				 __u32 reason, const struct xfib_fwd_path *path)
+/*
+ * Writes the event of a packet received on in_ifindex that the steps
+ * decided reason for, path as far as they got. A global function: the
+ * verifier checks it once, on its own, rather than again for every way
+ * the steps reach the call (a static one cost the program's verification
+ * about as much as the forwarding code).
+ */
+__noinline int xfib_trace(struct xdp_md *ctx, __u32 in_ifindex, __u32 reason,
+			  const struct xfib_fwd_path *path)
 {
 	struct xfib_trace_event e = {};
 	const struct xfib_trace_cfg *cfg;
@@ -157,7 +162,7 @@ static __noinline int xfib_trace(struct xdp_md *ctx, __u32 in_ifindex,
 
 	cfg = bpf_map_lookup_elem(&xfib_trace_cfg, &zero);
 	st = bpf_map_lookup_elem(&xfib_trace_state, &zero);
-	if (!cfg || !st || !cfg->on)
+	if (!ctx || !path || !cfg || !st || !cfg->on)
 		return 0;
 	if (cfg->ifindex && cfg->ifindex != in_ifindex)
 		return 0;
