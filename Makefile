@@ -5,6 +5,7 @@
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
+#   make difftest   the router with and without xfib on crafted frames (root)
 #   make install    install under PREFIX (/usr/local); make deb: the Debian package
 #   make clean
 # V=1 shows the full commands. SAN=1 builds xfibd, xfibctl and the tests
@@ -48,7 +49,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-san test-unit test-prog test-net test-doc demo clean
+.PHONY: all deps test test-san test-unit test-prog test-net test-doc demo clean \
+	difftest
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -124,6 +126,12 @@ $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< $(CTL_LIB_A) -o $@ $(LDLIBS)
 
+# The differential test's XDP programs (tests/difftest).
+DIFFTEST_OBJS := $(BUILD)/tests/dt_pass.bpf.o $(BUILD)/tests/dt_plant.bpf.o
+$(BUILD)/tests/dt_%.bpf.o: tests/difftest/dt_%.bpf.c | $(BUILD)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
 
@@ -175,7 +183,8 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_nexthop_scale net/test_replay
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
+		$(DIFFTEST_OBJS)
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:
@@ -185,7 +194,7 @@ test-unit: $(UNIT_TESTS)
 	$(Q)$(RUN_TESTS) unit
 test-prog: all $(PROG_TESTS)
 	$(Q)$(RUN_TESTS) prog
-test-net: all
+test-net: all $(DIFFTEST_OBJS)
 	$(Q)$(RUN_TESTS) net
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
@@ -197,6 +206,15 @@ test-doc: all
 soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(abspath $(BUILD)) tests/soak/soak.sh
+
+# make difftest [N=frames] [SEED=n] (root): the differential packet test,
+# the router with and without xfib (tests/difftest/run.sh); N=1000000 and
+# more run in chunks of 50000. make test runs it with 20000 frames.
+N    ?= 200000
+SEED ?= 1
+difftest: deps
+	$(Q)$(MAKE) --no-print-directory all $(DIFFTEST_OBJS)
+	$(Q)BUILD=$(abspath $(BUILD)) tests/difftest/run.sh -n $(N) -s $(SEED)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

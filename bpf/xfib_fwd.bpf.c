@@ -15,11 +15,13 @@
  *   parse_eth       Ethernet and a priority tag
  *   check_ingress   the ingress port is xfib's and the frame is for it
  *   route4/route6   the IP header, the port's settings, address classes,
- *                   TTL, then the lookup (lookup4/lookup6)
+ *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
+ *                   looks the source up (a local source goes to the kernel)
  *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
  *                   multipath member, nexthop kind, egress port, MTU,
  *                   neighbour, attached port
- *   forward         strip the tag, TTL, MACs, redirect
+ *   forward         cut the frame to the IP packet, strip the tag, TTL,
+ *                   MACs, redirect
  *
  * Every packet is counted once by its reason, in all (xfib_stats) and for
  * its ingress port (xfib_port_stats), and a forwarded one for its egress
@@ -102,6 +104,10 @@ static __always_inline void count_port_in(__u32 in_ifindex, __u32 reason,
 {
 	struct xfib_port_counters *pc = port_counters(in_ifindex);
 
+	/* One register for the check and the index: clang may otherwise
+	 * check one copy of reason and index with another the verifier
+	 * knows nothing about. */
+	barrier_var(reason);
 	if (pc && reason < XFIB_REASON_COUNT) {
 		pc->in[reason].packets++;
 		pc->in[reason].bytes += len;
@@ -113,9 +119,11 @@ static __always_inline void count_port_in(__u32 in_ifindex, __u32 reason,
 static __always_inline int stop(__u32 reason, const struct xfib_pkt *pkt,
 				__u32 in_ifindex)
 {
+	int drop = reason == XFIB_DROP_BLACKHOLE ||
+		   reason == XFIB_DROP_REDIRECT;
+
 	count_port_in(in_ifindex, reason, pkt->len);
-	return count(reason, pkt->len,
-		     reason == XFIB_DROP_BLACKHOLE ? XDP_DROP : XDP_PASS);
+	return count(reason, pkt->len, drop ? XDP_DROP : XDP_PASS);
 }
 
 static __always_inline __u64 load_be64(const void *p)
@@ -267,26 +275,23 @@ static __always_inline int active_instance(__u32 fam, struct xfib_active *act)
 	return 0;
 }
 
-/* dst in host order. */
-static __always_inline __u32 lookup4(__u32 dst, __u32 *nh_idx)
+/* dst in host order, looked up in the IPv4 instance act. */
+static __always_inline __u32 lookup4(const struct xfib_active *act, __u32 dst,
+				     __u32 *nh_idx)
 {
-	struct xfib_active act;
-
-	if (active_instance(XFIB_V4, &act))
-		return XFIB_PASS_NO_FIB;
-	if (act.algo == XFIB_ALGO_DIR24_8) {
-		__u32 slot = act.slot;
+	if (act->algo == XFIB_ALGO_DIR24_8) {
+		__u32 slot = act->slot;
 		void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
 		void *t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
 
 		if (!t24 || !t8)
 			return XFIB_PASS_NO_FIB;
 		*nh_idx = xfib_dir24_lookup(t24, t8, dst);
-	} else if (act.algo == XFIB_ALGO_DXR) {
+	} else if (act->algo == XFIB_ALGO_DXR) {
 		*nh_idx = xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges,
-					  act.slot, dst);
-	} else if (act.algo == XFIB_ALGO_BSEARCH4) {
-		*nh_idx = xfib_bs4_lookup(&xfib_bs4, act.slot, act.log2n, dst);
+					  act->slot, dst);
+	} else if (act->algo == XFIB_ALGO_BSEARCH4) {
+		*nh_idx = xfib_bs4_lookup(&xfib_bs4, act->slot, act->log2n, dst);
 	} else {
 		return XFIB_PASS_NO_FIB;
 	}
@@ -318,17 +323,47 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
 }
 
 /*
+ * The kernel drops an IPv4 packet whose source is one of its own addresses
+ * as a martian, even with rp_filter off (fib_validate_source()); it
+ * forwards one from a broadcast address, but that is rare enough to leave
+ * to it too. XFIB_PASS_LOCAL_SOURCE if saddr (host order) has a local or
+ * broadcast route in the IPv4 instance act (struct xfib_active as one
+ * word), the one the destination was looked up in; XFIB_PASS_NO_FIB if
+ * that instance cannot be read.
+ *
+ * A global function, so the verifier checks it once rather than on every
+ * path of the destination's lookup that reaches it: inlined, it nearly
+ * doubled the instructions the verifier processes.
+ */
+__noinline __u32 xfib_check_source4(__u64 act, __u32 saddr)
+{
+	struct xfib_active a;
+	struct xfib_nexthop *nh;
+	__u32 r, idx;
+
+	*(__u64 *)&a = act;
+	r = lookup4(&a, saddr, &idx);
+	if (r != XFIB_NEXT)
+		return r;
+	nh = bpf_map_lookup_elem(&xfib_nexthops, &idx);
+	if (nh && nh->kind == XFIB_NH_LOCAL)
+		return XFIB_PASS_LOCAL_SOURCE;
+	return XFIB_NEXT;
+}
+
+/*
  * IPv4: a header ip_rcv would accept, without options; forwarding on at
  * the ingress port and no rp_filter; no special address; TTL left to
- * decrement. Then the lookup. Fills pkt->l3len, and q for the chain after
- * the lookup.
+ * decrement. Then the lookup, of the destination and of the source, in
+ * one instance. Fills pkt->l3len, and q for the chain after the lookup.
  */
 static __always_inline __u32 route4(struct xfib_pkt *pkt,
 				    const struct xfib_iface *in,
 				    struct xfib_fwd_query *q, __u32 *nh_idx)
 {
 	struct iphdr *iph = pkt->l3;
-	__u32 l3len;
+	struct xfib_active act;
+	__u32 r, l3len;
 
 	if ((void *)(iph + 1) > pkt->data_end)
 		return XFIB_PASS_MALFORMED;
@@ -355,7 +390,12 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 	q->af = XFIB_AF_INET;
 	q->daddr = &iph->daddr;
 	q->l3len = l3len;
-	return lookup4(bpf_ntohl(iph->daddr), nh_idx);
+	if (active_instance(XFIB_V4, &act))
+		return XFIB_PASS_NO_FIB;
+	r = lookup4(&act, bpf_ntohl(iph->daddr), nh_idx);
+	if (r != XFIB_NEXT)
+		return r;
+	return xfib_check_source4(*(__u64 *)&act, bpf_ntohl(iph->saddr));
 }
 
 /*
@@ -403,10 +443,35 @@ static __always_inline __u32 route6(struct xfib_pkt *pkt,
 }
 
 /*
- * The packet is ours: strip a priority tag as the kernel would (the
- * Ethernet header written then covers the old header and the tag),
- * decrement TTL / hop limit, write the neighbour's MACs, count fwd (FWD_V4
- * or FWD_V6) and redirect to the egress port.
+ * The kernel trims a packet to its IP length (ip_rcv_core(), ipv6_rcv()):
+ * Ethernet padding and whatever else follows the packet is not forwarded,
+ * and only the IP length counts against the egress MTU. Cuts the frame
+ * after pkt->l3len bytes of IP; non-zero if that failed (nothing changed).
+ */
+static __always_inline int trim_to_ip_len(struct xdp_md *ctx,
+					  struct xfib_pkt *pkt)
+{
+	__u32 l2len = sizeof(struct ethhdr) +
+		      (pkt->vlan0 ? sizeof(struct xfib_vlan_hdr) : 0);
+	int excess = (int)pkt->len - (int)(l2len + pkt->l3len);
+
+	if (excess <= 0)
+		return 0;
+	if (bpf_xdp_adjust_tail(ctx, -excess))
+		return -1;
+	pkt->data = (void *)(long)ctx->data;
+	pkt->data_end = (void *)(long)ctx->data_end;
+	pkt->eth = pkt->data;
+	pkt->l3 = pkt->data + l2len;
+	return 0;
+}
+
+/*
+ * The packet is ours: cut it to its IP length (to the kernel should that
+ * fail), strip a priority tag as the kernel would (the Ethernet header
+ * written then covers the old header and the tag), decrement TTL / hop
+ * limit, write the neighbour's MACs and redirect to the egress port.
+ * Counts fwd (FWD_V4 or FWD_V6) only if the redirect took the packet.
  */
 static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 				   const struct xfib_fwd_path *path, __u32 fwd,
@@ -414,6 +479,10 @@ static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 {
 	struct xfib_port_counters *out;
 
+	if (trim_to_ip_len(ctx, pkt))
+		return stop(XFIB_PASS_MALFORMED, pkt, in_ifindex);
+	if ((void *)(pkt->eth + 1) > pkt->data_end)
+		return XDP_DROP;
 	if (pkt->vlan0) {
 		if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct xfib_vlan_hdr)))
 			return stop(XFIB_PASS_MALFORMED, pkt, in_ifindex);
@@ -441,17 +510,20 @@ static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	__builtin_memcpy(pkt->eth->h_dest, &path->neigh_w0, ETH_ALEN);
 	__builtin_memcpy(pkt->eth->h_source, &path->neigh_w1, ETH_ALEN);
 
-	count(fwd, pkt->len, 0);
+	/* The port was in the devmap a moment ago; should it have been
+	 * detached since, drop: the frame is already rewritten, and the
+	 * kernel would forward it a second time. Forwarded counts only what
+	 * the redirect took. */
+	if (bpf_redirect_map(&xfib_tx_ports, path->ifindex, XDP_DROP) !=
+	    XDP_REDIRECT)
+		return stop(XFIB_DROP_REDIRECT, pkt, in_ifindex);
 	count_port_in(in_ifindex, fwd, pkt->len);
 	out = port_counters(path->ifindex);
 	if (out) {
 		out->tx.packets++;
 		out->tx.bytes += pkt->data_end - pkt->data;
 	}
-	/* The port was in the devmap a moment ago; should it have been
-	 * detached since, drop: the frame is already rewritten, and the
-	 * kernel would forward it a second time. */
-	return bpf_redirect_map(&xfib_tx_ports, path->ifindex, XDP_DROP);
+	return count(fwd, pkt->len, XDP_REDIRECT);
 }
 
 /* The steps in order: the reason that stopped the packet, or FWD_V4 /

@@ -43,7 +43,11 @@
 	  "to kernel: egress port not attached to xfib")                       \
 	X(PASS_HAIRPIN, "pass_hairpin",                                        \
 	  "to kernel: egress is the ingress port (ICMP redirect)")             \
-	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")
+	X(PASS_MTU, "pass_mtu", "to kernel: larger than egress MTU")         \
+	X(PASS_LOCAL_SOURCE, "pass_local_source",                              \
+	  "to kernel: IPv4 source is a local or broadcast address")            \
+	X(DROP_REDIRECT, "drop_redirect",                                      \
+	  "dropped: egress port detached while forwarding")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

@@ -34,7 +34,13 @@ XFIB_INLINE __u32 xfib_bs4_lookup(void *tbl, __u32 slot, __u32 log2n,
 	__u32 pos = 0;
 	int i;
 
-	/* Invariant: range[pos].start <= key. range[0].start is 0. */
+	/* Invariant: range[pos].start <= key. range[0].start is 0.
+	 * Unrolled for BPF: as a loop, clang keeps i and pos on the stack
+	 * and every lookup pays for all 18 steps (about 30 ns more per
+	 * packet in XDP); unrolled, the skipped steps are a compare each. */
+#ifdef __clang__
+#pragma clang loop unroll(full)
+#endif
 	for (i = XFIB_BS4_LOG2_MAX - 1; i >= 0; i--) {
 		__u32 probe;
 
@@ -60,6 +66,9 @@ XFIB_INLINE __u32 xfib_bs6_lookup(void *tbl, __u32 slot, __u32 log2n,
 	__u32 pos = 0;
 	int i;
 
+#ifdef __clang__
+#pragma clang loop unroll(full)
+#endif
 	for (i = XFIB_BS6_LOG2_MAX - 1; i >= 0; i--) {
 		__u32 probe;
 

@@ -428,10 +428,34 @@ static void set_csum_by_id(struct frame *f, __u16 want)
 	die("no IP ID gives checksum 0x%04x", want);
 }
 
+static bool is_v4(const struct frame *f)
+{
+	return get16(f->b + f->l3 - 2) == ETH_P_IP;
+}
+
+/* Appends n bytes of fill after the packet (Ethernet padding or trailing
+ * junk); the IP length stays. */
+static void add_trailer(struct frame *f, unsigned int n, __u8 fill)
+{
+	if (f->len + n > FRAME_MAX)
+		die("frame too large");
+	memset(f->b + f->len, fill, n);
+	f->len += n;
+}
+
+/* The IP length of a frame as its header says. */
+static unsigned int ip_len(const struct frame *f)
+{
+	return is_v4(f) ? get16(f->b + f->l3 + 2) :
+			  get16(f->b + f->l3 + 4) + sizeof(struct ipv6hdr);
+}
+
 /*
  * What a forwarded frame must look like: priority tag removed, MACs
- * rewritten, TTL / hop limit one lower and (IPv4) the header checksum as
- * computed from scratch. Every other byte is the input's.
+ * rewritten, TTL / hop limit one lower, (IPv4) the header checksum as
+ * computed from scratch, and, as the kernel does, cut after the IP packet
+ * (Ethernet padding and trailing bytes are not forwarded). Every other
+ * byte is the input's.
  */
 static struct frame forwarded(const struct frame *in, const __u8 *dmac)
 {
@@ -450,12 +474,9 @@ static struct frame forwarded(const struct frame *in, const __u8 *dmac)
 	} else {
 		EDIT_IP6(o, h.hop_limit--);
 	}
+	if (o.l3 + ip_len(&o) < o.len)
+		o.len = o.l3 + ip_len(&o);
 	return o;
-}
-
-static bool is_v4(const struct frame *f)
-{
-	return get16(f->b + f->l3 - 2) == ETH_P_IP;
 }
 
 /* ---- maps --------------------------------------------------------------- */
@@ -1374,12 +1395,37 @@ static void csum_negative_zero(struct frame *f)
 	put16(f->b + f->l3 + 10, 0xffff); /* the other encoding of zero */
 }
 
-/* Minimum-size frame: 18 bytes of Ethernet padding after tot_len travel
- * along untouched. */
+/* Bytes after the IP packet, which the kernel and xfib cut: Ethernet
+ * padding of a minimum-size frame, trailing junk, a frame padded beyond
+ * the egress MTU. */
 static void pad_to_60(struct frame *f)
 {
-	memset(f->b + f->len, 0, 60 - f->len);
-	f->len = 60;
+	add_trailer(f, 60 - f->len, 0);
+}
+
+static void pad_to_1400(struct frame *f)
+{
+	add_trailer(f, 1400 - f->len, 0);
+}
+
+static void pad_to_1600(struct frame *f)
+{
+	add_trailer(f, 1600 - f->len, 0);
+}
+
+static void trailer_7(struct frame *f)
+{
+	add_trailer(f, 7, 0);
+}
+
+static void trailer_20(struct frame *f)
+{
+	add_trailer(f, 20, 0);
+}
+
+static void trailer_30(struct frame *f)
+{
+	add_trailer(f, 30, 0xa5);
 }
 
 static void ihl_4(struct frame *f)
@@ -1422,6 +1468,12 @@ static void tot_len_19(struct frame *f)
 	fix4(f);
 }
 
+static void tot_len_20(struct frame *f)
+{
+	EDIT_IP4(*f, h.tot_len = htons(20));
+	fix4(f);
+}
+
 static void hop_by_hop(struct frame *f)
 {
 	EDIT_IP6(*f, h.nexthdr = IPPROTO_HOPOPTS);
@@ -1435,6 +1487,11 @@ static void jumbogram(struct frame *f)
 static void payload_len_0(struct frame *f)
 {
 	EDIT_IP6(*f, h.payload_len = 0);
+}
+
+static void payload_len_8(struct frame *f)
+{
+	EDIT_IP6(*f, h.payload_len = htons(8));
 }
 
 static void payload_len_plus_1(struct frame *f)
@@ -1521,8 +1578,23 @@ static const struct fwd_case forward_cases[] = {
 	  F6(0, SRC6, DST6, 64, 32), FWD6(mac_gw6) },
 	{ "v4 priority tag to an on-link destination",
 	  F4(0, SRC4, HOST4, 64, 32), FWD4(mac_host4) },
-	{ "v4 short packet in a padded 60-byte frame",
+
+	/* The kernel trims a frame to its IP length: Ethernet padding and
+	 * trailing bytes are not forwarded. */
+	{ "v4 short packet in a padded 60-byte frame: padding cut",
 	  F4(-1, SRC4, DST4, 64, 0), FWD4(mac_gw4), .edit = pad_to_60 },
+	{ "v4 with 30 trailing bytes: cut", F4(-1, SRC4, DST4, 64, 32),
+	  FWD4(mac_gw4), .edit = trailer_30 },
+	{ "v4 priority-tagged, 30 trailing bytes: untagged, cut",
+	  F4(0, SRC4, DST4, 64, 32), FWD4(mac_gw4), .edit = trailer_30 },
+	{ "v4 tot_len 20 in a longer frame: header only",
+	  F4(-1, SRC4, DST4, 64, 32), FWD4(mac_gw4), .edit = tot_len_20 },
+	{ "v6 with 30 trailing bytes: cut", F6(-1, SRC6, DST6, 64, 32),
+	  FWD6(mac_gw6), .edit = trailer_30 },
+	{ "v6 priority-tagged, 7 trailing bytes: untagged, cut",
+	  F6(0, SRC6, DST6, 64, 0), FWD6(mac_gw6), .edit = trailer_7 },
+	{ "v6 payload_len 8 in a longer frame: UDP header only",
+	  F6(-1, SRC6, DST6, 64, 32), FWD6(mac_gw6), .edit = payload_len_8 },
 
 	/* MTU boundaries: egress MTU 1500, route MTU 1280. */
 	{ "v4 tot_len 1500 = egress MTU", F4(-1, SRC4, DST4, 64, 1500 - 28),
@@ -1539,6 +1611,15 @@ static const struct fwd_case forward_cases[] = {
 	  F4(-1, SRC4, "198.18.7.1", 64, 1280 - 28), FWD4(mac_gw4) },
 	{ "v4 tot_len 1281 > route MTU 1280",
 	  F4(-1, SRC4, "198.18.7.1", 64, 1281 - 28), PASS(XFIB_PASS_MTU) },
+	/* Only the IP length counts against the MTU; the frame leaves cut. */
+	{ "v4 100 bytes in a 1400-byte frame, route MTU 1280",
+	  F4(-1, SRC4, "198.18.7.1", 64, 72), FWD4(mac_gw4),
+	  .edit = pad_to_1400 },
+	{ "v4 tot_len 1281 and trailing bytes > route MTU 1280",
+	  F4(-1, SRC4, "198.18.7.1", 64, 1281 - 28), PASS(XFIB_PASS_MTU),
+	  .edit = trailer_20 },
+	{ "v6 120 bytes in a 1600-byte frame, egress MTU 1500",
+	  F6(-1, SRC6, DST6, 64, 72), FWD6(mac_gw6), .edit = pad_to_1600 },
 };
 
 static const struct fwd_case route_cases[] = {
@@ -1598,6 +1679,20 @@ static const struct fwd_case route_cases[] = {
 
 	{ "v4 egress is the ingress port", V4("198.18.5.1"),
 	  PASS(XFIB_PASS_HAIRPIN) },
+
+	/* The kernel drops IPv4 from its own addresses (martian source). */
+	{ "v4 source in a local route", F4(-1, "198.18.1.9", DST4, 64, 32),
+	  PASS(XFIB_PASS_LOCAL_SOURCE) },
+	{ "v4 source, first address of a local range",
+	  F4(-1, "198.18.1.0", DST4, 64, 32), PASS(XFIB_PASS_LOCAL_SOURCE) },
+	{ "v4 source just below a local range",
+	  F4(-1, "198.18.0.255", DST4, 64, 32), FWD4(mac_gw4) },
+	{ "v4 source in an unreachable route",
+	  F4(-1, "198.18.2.9", DST4, 64, 32), FWD4(mac_gw4) },
+	{ "v4 local source and TTL 1", F4(-1, "198.18.1.9", DST4, 1, 32),
+	  PASS(XFIB_PASS_TTL) },
+	{ "v6 source in a local route (the kernel forwards it)",
+	  F6(-1, "2001:db8:0:2::9", DST6, 64, 32), FWD6(mac_gw6) },
 };
 
 /* Sets the UDP source port of f (checksums are not the dataplane's). */
