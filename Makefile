@@ -296,13 +296,31 @@ $(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c | $(BENCH_SKELS) $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
 
+# Builds of the forwarder for fwd.sh's cost measurements: without the
+# per-port counters, without the trace hook (bpf/xfib_fwd.bpf.c).
+$(BENCH_DIR)/xfib_fwd_noport.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_PORT_STATS $(DEPFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/xfib_fwd_notrace.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_TRACE $(DEPFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/fwdvariant: tests/bench/fwdvariant.c | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
+
+FWD_VARIANTS := $(BENCH_DIR)/fwdvariant $(BENCH_DIR)/xfib_fwd_noport.bpf.o \
+                $(BENCH_DIR)/xfib_fwd_notrace.bpf.o
+
 # ctfill: conntrack entries for the generator's flows (the gate case).
 $(BENCH_DIR)/ctfill: tests/bench/ctfill.c $(CTL_LIB_A) | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
 
 bench-fwd: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctfill
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctfill \
+		$(FWD_VARIANTS)
 	$(Q)tests/bench/fwd.sh
 
 # ---- bench: lookups per second, BPF vs native ----------------------------
@@ -328,7 +346,7 @@ bench-lookup: deps
 # SCALE=small: a smoke run of under two minutes (CI).
 .PHONY: bench
 BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
-              $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill
+              $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill $(FWD_VARIANTS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

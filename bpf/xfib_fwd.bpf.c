@@ -25,6 +25,11 @@
  *                   (lib/ctgate.h)
  *   forward         cut the frame to the IP packet, strip the tag, TTL,
  *                   MACs, redirect
+ *
+ * Every packet is counted once by its reason, in all (xfib_stats) and for
+ * its ingress port (xfib_port_stats), and a forwarded one for its egress
+ * port too. While someone runs xfibctl trace, the decision is described
+ * to it (lib/trace.h) before the packet goes.
  */
 #include <linux/bpf.h>
 #include <linux/in.h>
@@ -63,6 +68,9 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 #include "lib/ctgate.h"
+#ifndef XFIB_BENCH_WITHOUT_TRACE
+#include "lib/trace.h"
+#endif
 
 #define ETH_P_8021Q_ 0x8100
 
@@ -79,13 +87,46 @@ static __always_inline int count(__u32 reason, __u32 len, int verdict)
 	return verdict;
 }
 
+/*
+ * The per-port counters (include/xfib/maps.h): one per-CPU array entry
+ * per port, found by ifindex, so counting costs an inlined array read and
+ * two adds, no hash. XFIB_BENCH_WITHOUT_PORT_STATS builds the program
+ * without them, for make bench-fwd's measure of their cost only.
+ */
+static __always_inline struct xfib_port_counters *port_counters(__u32 ifindex)
+{
+#ifdef XFIB_BENCH_WITHOUT_PORT_STATS
+	return NULL;
+#else
+	return bpf_map_lookup_elem(&xfib_port_stats, &ifindex);
+#endif
+}
+
+/* A packet received on port in_ifindex, counted by what became of it. */
+static __always_inline void count_port_in(__u32 in_ifindex, __u32 reason,
+					  __u32 len)
+{
+	struct xfib_port_counters *pc = port_counters(in_ifindex);
+
+	/* One register for the check and the index: clang may otherwise
+	 * check one copy of reason and index with another the verifier
+	 * knows nothing about. */
+	barrier_var(reason);
+	if (pc && reason < XFIB_REASON_COUNT) {
+		pc->in[reason].packets++;
+		pc->in[reason].bytes += len;
+	}
+}
+
 /* Counts a packet a step stopped for reason, and lets it go: to the
  * kernel, or dropped for the reasons that drop. */
-static __always_inline int stop(__u32 reason, const struct xfib_pkt *pkt)
+static __always_inline int stop(__u32 reason, const struct xfib_pkt *pkt,
+				__u32 in_ifindex)
 {
 	int drop = reason == XFIB_DROP_BLACKHOLE ||
 		   reason == XFIB_DROP_REDIRECT;
 
+	count_port_in(in_ifindex, reason, pkt->len);
 	return count(reason, pkt->len, drop ? XDP_DROP : XDP_PASS);
 }
 
@@ -437,15 +478,18 @@ static __always_inline int trim_to_ip_len(struct xdp_md *ctx,
  * Counts fwd (FWD_V4 or FWD_V6) only if the redirect took the packet.
  */
 static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
-				   const struct xfib_fwd_path *path, __u32 fwd)
+				   const struct xfib_fwd_path *path, __u32 fwd,
+				   __u32 in_ifindex)
 {
+	struct xfib_port_counters *out;
+
 	if (trim_to_ip_len(ctx, pkt))
-		return stop(XFIB_PASS_MALFORMED, pkt);
+		return stop(XFIB_PASS_MALFORMED, pkt, in_ifindex);
 	if ((void *)(pkt->eth + 1) > pkt->data_end)
 		return XDP_DROP;
 	if (pkt->vlan0) {
 		if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct xfib_vlan_hdr)))
-			return stop(XFIB_PASS_MALFORMED, pkt);
+			return stop(XFIB_PASS_MALFORMED, pkt, in_ifindex);
 		pkt->data = (void *)(long)ctx->data;
 		pkt->data_end = (void *)(long)ctx->data_end;
 		pkt->eth = pkt->data;
@@ -476,8 +520,44 @@ static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	 * the redirect took. */
 	if (bpf_redirect_map(&xfib_tx_ports, path->ifindex, XDP_DROP) !=
 	    XDP_REDIRECT)
-		return stop(XFIB_DROP_REDIRECT, pkt);
+		return stop(XFIB_DROP_REDIRECT, pkt, in_ifindex);
+	count_port_in(in_ifindex, fwd, pkt->len);
+	out = port_counters(path->ifindex);
+	if (out) {
+		out->tx.packets++;
+		out->tx.bytes += pkt->data_end - pkt->data;
+	}
 	return count(fwd, pkt->len, XDP_REDIRECT);
+}
+
+/* The steps in order: the reason that stopped the packet, or FWD_V4 /
+ * FWD_V6 with *path where it goes. */
+static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
+				    struct xfib_env *env,
+				    struct xfib_fwd_query *q,
+				    struct xfib_fwd_path *path)
+{
+	const struct xfib_iface *in;
+	__u32 r, nf, nh_idx;
+
+	r = parse_eth(ctx, pkt);
+	if (r != XFIB_NEXT)
+		return r;
+	r = check_ingress(pkt, q->in_ifindex, &in);
+	if (r != XFIB_NEXT)
+		return r;
+	if (pkt->proto == ETH_P_IP)
+		r = route4(pkt, in, q, &nh_idx);
+	else
+		r = route6(pkt, in, q, &nh_idx);
+	if (r != XFIB_NEXT)
+		return r;
+	r = xfib_after_lookup(env, q, nh_idx, path);
+	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
+		return r;
+	nf = ct_gate(ctx, pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6,
+		     q->in_ifindex, path->ifindex);
+	return nf != XFIB_NEXT ? nf : r;
 }
 
 SEC("xdp")
@@ -487,27 +567,16 @@ int xfib_fwd(struct xdp_md *ctx)
 	struct xfib_env env = { .pkt = &pkt };
 	struct xfib_fwd_query q = { .in_ifindex = ctx->ingress_ifindex };
 	struct xfib_fwd_path path = {};
-	const struct xfib_iface *in;
-	__u32 r, nf, nh_idx;
+	__u32 r;
 
-	r = parse_eth(ctx, &pkt);
-	if (r != XFIB_NEXT)
-		return stop(r, &pkt);
-	r = check_ingress(&pkt, q.in_ifindex, &in);
-	if (r != XFIB_NEXT)
-		return stop(r, &pkt);
-	if (pkt.proto == ETH_P_IP)
-		r = route4(&pkt, in, &q, &nh_idx);
-	else
-		r = route6(&pkt, in, &q, &nh_idx);
-	if (r != XFIB_NEXT)
-		return stop(r, &pkt);
-	r = xfib_after_lookup(&env, &q, nh_idx, &path);
+	r = decide(ctx, &pkt, &env, &q, &path);
+#ifndef XFIB_BENCH_WITHOUT_TRACE
+	/* Tracing reads the frame as received: before forward() rewrites it.
+	 * XFIB_BENCH_WITHOUT_TRACE (make bench-fwd only) measures this. */
+	if (trace_wanted())
+		xfib_trace(ctx, q.in_ifindex, r, &path);
+#endif
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
-		return stop(r, &pkt);
-	nf = ct_gate(ctx, &pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6,
-		     q.in_ifindex, path.ifindex);
-	if (nf != XFIB_NEXT)
-		return stop(nf, &pkt);
-	return forward(ctx, &pkt, &path, r);
+		return stop(r, &pkt, q.in_ifindex);
+	return forward(ctx, &pkt, &path, r, q.in_ifindex);
 }

@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include "xfib/maps.h"
 #include "xfib/counters.h"
+#include "xfib/trace.h"
 #include "xfib/lookup_dxr.h"
 
 /* Published instance per family; read once per packet. */
@@ -215,6 +216,39 @@ struct {
 	__type(value, struct xfib_counter);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_stats SEC(".maps");
+
+/* Per-port counters, indexed by ifindex (include/xfib/maps.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XFIB_PORT_MAX);
+	__type(key, __u32);
+	__type(value, struct xfib_port_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_port_stats SEC(".maps");
+
+/* xfibctl trace (include/xfib/trace.h): what to trace, the sampling
+ * state, and the events. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_trace_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_trace_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_trace_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_trace_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XFIB_TRACE_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_trace_ring SEC(".maps");
 
 /*
  * Not used by the program: an update of a map-in-map returns only after an

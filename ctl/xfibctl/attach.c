@@ -103,6 +103,12 @@ int cmd_attach(struct ctl *c, int argc, char **argv)
 	for (i = 0; i < argc; i++, done++) {
 		struct bpf_devmap_val dv = { .ifindex = ifindex[i] };
 
+		/* The port's counters run from now: nothing counts them yet. */
+		err = port_counters_zero(skel, ifindex[i]);
+		if (err) {
+			err_cmd("%s: zero port counters: %s", argv[i], strerror(-err));
+			goto rollback;
+		}
 		err = xdp_program__attach(xp, ifindex[i], c->mode, 0);
 		if (err) {
 			if (err == -EOPNOTSUPP && c->mode == XDP_MODE_NATIVE)

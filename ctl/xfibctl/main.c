@@ -154,6 +154,12 @@ static int set_prometheus(struct ctl *c, const char *arg)
 	return 0;
 }
 
+static int set_ports(struct ctl *c, const char *arg)
+{
+	c->ports = true;
+	return 0;
+}
+
 static int set_family(struct ctl *c, const char *arg)
 {
 	c->fam = parse_family(arg);
@@ -167,6 +173,65 @@ static int set_family(struct ctl *c, const char *arg)
 static int set_dev(struct ctl *c, const char *arg)
 {
 	c->dev_name = arg;
+	return 0;
+}
+
+static int set_src(struct ctl *c, const char *arg)
+{
+	if (parse_prefix(arg, &c->src_fam, c->src, &c->src_len)) {
+		err_cmd("--src '%s': not an address or prefix", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_dst(struct ctl *c, const char *arg)
+{
+	if (parse_prefix(arg, &c->dst_fam, c->dst, &c->dst_len)) {
+		err_cmd("--dst '%s': not an address or prefix", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_reasons(struct ctl *c, const char *arg)
+{
+	if (parse_reasons(arg, &c->reasons)) {
+		err_cmd("--reason '%s': not a reason (see xfibctl stats), nor forwarded, drop or pass",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_rate(struct ctl *c, const char *arg)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (!strcmp(end, "/s"))
+		end += 2;
+	if (*end || end == arg || errno || *arg == '-' || v > 1000000) {
+		err_cmd("--rate '%s': not a number of packets per second (0 to 1000000, 0: no limit)",
+			arg);
+		return -EINVAL;
+	}
+	c->rate = (__u32)v;
+	return 0;
+}
+
+static int set_trace_max(struct ctl *c, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	c->trace_max = strtoul(arg, &end, 10);
+	if (*end || end == arg || errno || *arg == '-' || !c->trace_max) {
+		err_cmd("--count '%s': not a number of packets > 0", arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -205,6 +270,9 @@ static const struct cmd_opt stats_opts[] = {
 	{ "count", 'c', "N", "stop after N intervals (default: at SIGINT)", set_count },
 	{ "prometheus", 0, NULL,
 	  "Prometheus text format (node_exporter textfile collector)", set_prometheus },
+	{ "ports", 'P', NULL,
+	  "per attached port: received, sent, and what became\n"
+	  "of the packets received (with -i: rates)", set_ports },
 	OPT_JSON,
 	{ 0 },
 };
@@ -223,6 +291,23 @@ static const struct cmd_opt dump_opts[] = { OPT_FILTERS, OPT_JSON, { 0 } };
 static const struct cmd_opt routes_opts[] = {
 	{ "family", 'f', "ipv4|ipv6", "only this family", set_family },
 	OPT_JSON,
+	{ 0 },
+};
+
+static const struct cmd_opt trace_opts[] = {
+	{ "dev", 'd', "IFNAME", "only packets received on this port", set_dev },
+	{ "family", 'f', "ipv4|ipv6", "only this family", set_family },
+	{ "src", 's', "PREFIX", "only packets from this prefix (or address)", set_src },
+	{ "dst", 't', "PREFIX", "only packets to this prefix (or address)", set_dst },
+	{ "reason", 'r', "NAME[,NAME]",
+	  "only packets with these outcomes: counter names\n"
+	  "(xfibctl stats), or forwarded, drop, pass", set_reasons },
+	{ "count", 'n', "COUNT", "stop after COUNT packets (default: at SIGINT)",
+	  set_trace_max },
+	{ "rate", 0, "N[/s]",
+	  "at most N packets a second, sampled in the dataplane\n"
+	  "(default 100; 0: every matching packet)", set_rate },
+	{ "json", 'j', NULL, "one JSON object per packet, a line each", set_json },
 	{ 0 },
 };
 
@@ -248,6 +333,8 @@ const struct cmd xfibctl_cmds[] = {
 	  dump_opts, 0, 0, NULL, cmd_nexthops },
 	{ "routes", NULL, "", "the live lookup table as prefixes, with their nexthops",
 	  routes_opts, 0, 0, NULL, cmd_routes },
+	{ "trace", NULL, "", "show live the dataplane's decision for the packets that match a filter",
+	  trace_opts, 0, 0, trace_check, cmd_trace },
 };
 
 const size_t xfibctl_ncmds = sizeof(xfibctl_cmds) / sizeof(xfibctl_cmds[0]);
@@ -256,7 +343,9 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 int main(int argc, char **argv)
 {
-	struct ctl c = { .mode = XDP_MODE_NATIVE, .fam = -1, .algo_want = -1 };
+	struct ctl c = { .mode = XDP_MODE_NATIVE, .fam = -1, .algo_want = -1,
+			 .src_fam = -1, .dst_fam = -1,
+			 .rate = XFIB_TRACE_RATE_DEFAULT };
 	const struct cmd *cmd;
 	int err, nargs;
 	char **args;

@@ -106,6 +106,44 @@ static void prom_daemon(const struct status *st)
 	       (unsigned long long)st->daemon.overruns);
 }
 
+/* Each attached port's counters, labelled with its name. */
+static void prom_ports(const struct status *st)
+{
+	static const char *const what[] = { "packets", "bytes" };
+	size_t i, w;
+	__u32 r;
+
+	for (w = 0; w < 2; w++) {
+		printf("# HELP xfib_port_received_%s_total %s received on the port, by outcome (forwarded, dropped, or passed to the kernel and why).\n"
+		       "# TYPE xfib_port_received_%s_total counter\n",
+		       what[w], w ? "Bytes" : "Packets", what[w]);
+		for (i = 0; i < st->nports; i++) {
+			const struct port *p = &st->ports[i];
+
+			for (r = 0; p->counted && r < XFIB_REASON_COUNT; r++) {
+				printf("xfib_port_received_%s_total{port=", what[w]);
+				prom_label(p->name);
+				printf(",reason=\"%s\"} %llu\n", reason_name(r),
+				       (unsigned long long)(w ? p->c.in[r].bytes :
+								p->c.in[r].packets));
+			}
+		}
+		printf("# HELP xfib_port_sent_%s_total %s the XDP forwarder sent out of the port.\n"
+		       "# TYPE xfib_port_sent_%s_total counter\n",
+		       what[w], w ? "Bytes" : "Packets", what[w]);
+		for (i = 0; i < st->nports; i++) {
+			const struct port *p = &st->ports[i];
+
+			if (!p->counted)
+				continue;
+			printf("xfib_port_sent_%s_total{port=", what[w]);
+			prom_label(p->name);
+			printf("} %llu\n", (unsigned long long)(w ? p->c.tx.bytes :
+								   p->c.tx.packets));
+		}
+	}
+}
+
 void stats_prometheus(const struct status *st, const struct xfib_counter *sum)
 {
 	size_t i;
@@ -122,4 +160,5 @@ void stats_prometheus(const struct status *st, const struct xfib_counter *sum)
 		prom_label(st->ports[i].name);
 		printf(",mode=\"%s\"} 1\n", mode_name(st->ports[i].mode));
 	}
+	prom_ports(st);
 }

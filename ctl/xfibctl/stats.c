@@ -47,6 +47,10 @@ int stats_check(struct ctl *c, int argc, char **argv)
 		err_cmd("--prometheus and --json are two output formats: choose one");
 		return -EINVAL;
 	}
+	if (c->ports && c->prometheus) {
+		err_cmd("--prometheus always has the ports: it does not take --ports");
+		return -EINVAL;
+	}
 	if (c->count && !c->interval) {
 		err_cmd("--count needs --interval");
 		return -EINVAL;
@@ -141,7 +145,7 @@ static void rates_compute(struct rates *rt, const struct xfib_counter *prev,
 }
 
 /* A bit rate with an SI prefix, as ifstat and tc print them. */
-static const char *bitrate_str(double bps, char *buf, size_t len)
+const char *bitrate_str(double bps, char *buf, size_t len)
 {
 	static const char *const unit[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s",
 					    "Tbit/s" };
@@ -155,16 +159,22 @@ static const char *bitrate_str(double bps, char *buf, size_t len)
 	return buf;
 }
 
-static void rates_text(const struct rates *rt)
+void interval_head(double now, double secs)
 {
-	time_t now_s = (time_t)rt->time;
-	char when[32], b[32];
-	bool moved = false;
-	__u32 r;
+	time_t now_s = (time_t)now;
+	char when[32];
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now_s));
-	printf("%s.%03d  (%.3f s)\n", when, (int)((rt->time - now_s) * 1000),
-	       rt->interval);
+	printf("%s.%03d  (%.3f s)\n", when, (int)((now - now_s) * 1000), secs);
+}
+
+static void rates_text(const struct rates *rt)
+{
+	bool moved = false;
+	char b[32];
+	__u32 r;
+
+	interval_head(rt->time, rt->interval);
 	for (r = 0; r < XFIB_REASON_COUNT; r++) {
 		if (!rt->moved[r])
 			continue;
@@ -197,7 +207,7 @@ static json_object *rates_json(const struct rates *rt)
 	return o;
 }
 
-static double clock_s(clockid_t id)
+double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
@@ -212,8 +222,17 @@ static void stats_on_signal(int sig)
 	stats_stop = 1;
 }
 
-/* Sleeps until the CLOCK_MONOTONIC deadline; false if a signal stopped us. */
-static bool sleep_until(double deadline)
+void monitor_signals(void)
+{
+	/* No SA_RESTART: SIGINT must cut the sleep short. */
+	struct sigaction sa = { .sa_handler = stats_on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+bool sleep_until(double deadline)
 {
 	struct timespec ts;
 
@@ -233,17 +252,13 @@ static bool sleep_until(double deadline)
  */
 static int stats_monitor(struct ctl *c, struct xfib_fwd_bpf *skel)
 {
-	/* No SA_RESTART: SIGINT must cut the sleep short. */
-	struct sigaction sa = { .sa_handler = stats_on_signal };
 	struct xfib_counter prev[XFIB_REASON_COUNT], cur[XFIB_REASON_COUNT];
 	double t0, t1, next;
 	struct rates rt;
 	unsigned long n;
 	int err;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	monitor_signals();
 	t0 = clock_s(CLOCK_MONOTONIC);
 	err = stats_read(skel, prev);
 	if (err)
@@ -289,6 +304,10 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	err = open_dataplane(c, 0, &skel);
 	if (err)
 		return err;
+	if (c->ports) {
+		err = stats_ports(c, skel);
+		goto out;
+	}
 	if (c->interval > 0) {
 		err = stats_monitor(c, skel);
 		goto out;

@@ -79,6 +79,8 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	}
 	nf_status_read(skel, st);
 	ports_attached(&st->ports, &st->nports);
+	/* Without them status still says the rest; the reason is printed. */
+	ports_read_counters(skel, st->ports, st->nports);
 }
 
 void status_free(struct status *st)
@@ -204,6 +206,26 @@ static json_object *daemon_json(const struct status *st)
 	return o;
 }
 
+/* One port's totals since it was attached. */
+static void port_status_text(const struct port *p)
+{
+	struct port_totals t;
+
+	if (!p->counted) {
+		printf("  %s: not counted (ifindex %u >= %u)\n", p->name,
+		       p->ifindex, XFIB_PORT_MAX);
+		return;
+	}
+	port_totals(&p->c, &t);
+	printf("  %s: rx %llu packets (%llu bytes): forwarded %llu, to kernel %llu, dropped %llu; tx %llu packets (%llu bytes)\n",
+	       p->name, (unsigned long long)t.rx.packets,
+	       (unsigned long long)t.rx.bytes,
+	       (unsigned long long)t.forwarded.packets,
+	       (unsigned long long)t.to_kernel.packets,
+	       (unsigned long long)t.dropped.packets,
+	       (unsigned long long)t.tx.packets, (unsigned long long)t.tx.bytes);
+}
+
 static void status_text(const struct status *st)
 {
 	__u32 fam;
@@ -216,6 +238,8 @@ static void status_text(const struct status *st)
 		printf("%s%s (%s)", i ? ", " : "", st->ports[i].name,
 		       mode_name(st->ports[i].mode));
 	printf("%s\n", st->nports ? "" : "none");
+	for (i = 0; i < st->nports; i++)
+		port_status_text(&st->ports[i]);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		fib_info_text(fam, &st->fi[fam]);
 	nf_status_text(st);
@@ -237,6 +261,7 @@ static json_object *status_json(const struct status *st)
 		js_set(e, "ifindex", js_u64(p->ifindex));
 		js_set(e, "mode", js_str(mode_name(p->mode)));
 		js_set(e, "prog_id", js_u64(p->prog_id));
+		js_set(e, "counters", port_totals_json(p));
 		json_object_array_add(ifs, e);
 	}
 	js_set(o, "interfaces", ifs);

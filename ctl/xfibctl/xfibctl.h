@@ -6,6 +6,8 @@
  *   attach.c   attach, detach          ports.c    XDP programs on ports
  *   status.c   status, algo            stats.c    stats (text, JSON, -i)
  *   prom.c     stats --prometheus      lookup.c   lookup, verify
+ *   portstats.c stats --ports, the ports' counters
+ *   trace.c    trace: the dataplane's decision per packet
  *   arrays.c   neighbours, nexthops    routes.c   routes
  *   output.c   the output model (output.h)
  * verify.c compares the dataplane with the kernel (verify.h).
@@ -16,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 #include <net/if.h>
 #include <linux/types.h>
 #include <xdp/libxdp.h>
@@ -39,11 +42,22 @@ struct ctl {
 	double interval;       /* stats --interval, seconds; 0: one snapshot */
 	unsigned long count;   /* stats --count; 0: until SIGINT */
 	bool prometheus;       /* stats --prometheus */
+	bool ports;            /* stats --ports */
 	int fam;               /* algo, lookup, neighbours, nexthops; -1: both */
 	int algo_want;         /* algo: the algorithm to force, -1: only show */
 	__u8 addr[16];         /* lookup */
-	const char *dev_name;  /* neighbours, nexthops --dev */
+	const char *dev_name;  /* neighbours, nexthops --dev; trace --dev */
+	/* trace: the filter and the sampling */
+	__u8 src[16], dst[16]; /* prefixes, host bits zero */
+	__u8 src_len, dst_len; /* 0: any */
+	int src_fam, dst_fam;  /* XFIB_V4 / XFIB_V6 of a prefix given, else -1 */
+	__u64 reasons;         /* bit per enum xfib_reason; 0: any */
+	__u32 rate;            /* packets per second; 0: no limit */
+	unsigned long trace_max; /* -n; 0: until SIGINT */
 };
+
+/* trace --rate unless given. */
+#define XFIB_TRACE_RATE_DEFAULT 100
 
 /*
  * One option of a command (or of xfibctl itself). The table is the only
@@ -107,6 +121,8 @@ struct port {
 	__u32 ifindex;
 	__u8 mode;        /* XDP_ATTACHED_* */
 	__u32 prog_id;
+	bool counted;     /* ifindex < XFIB_PORT_MAX: the dataplane counts it */
+	struct xfib_port_counters c; /* summed over the CPUs (portstats.c) */
 };
 
 /* The id of the XDP program on ifindex and how it is attached (0: none). */
@@ -149,6 +165,33 @@ void nf_status_prom(const struct status *st);
 const char *reason_name(enum xfib_reason r);
 const char *reason_help(enum xfib_reason r);
 
+/* stats.c: what the -i monitors share. */
+const char *bitrate_str(double bps, char *buf, size_t len);
+double clock_s(clockid_t id);
+/* SIGINT and SIGTERM end the monitor: sleep_until() then returns false. */
+void monitor_signals(void);
+bool sleep_until(double deadline);
+/* An interval's first line: its end (CLOCK_REALTIME) and length. */
+void interval_head(double now, double secs);
+
+/* portstats.c: each port's counters (xfib_port_stats). */
+struct port_totals {
+	struct xfib_counter rx, tx, forwarded, to_kernel, dropped;
+};
+
+bool reason_is_fwd(enum xfib_reason r);
+bool reason_is_drop(enum xfib_reason r);
+void port_totals(const struct xfib_port_counters *c, struct port_totals *t);
+/* Fills counted and c of the n ports; 0 or -errno after saying why. */
+int ports_read_counters(struct xfib_fwd_bpf *skel, struct port *ports, size_t n);
+/* Zeroes the port's counters (attach); 0 or -errno. */
+int port_counters_zero(struct xfib_fwd_bpf *skel, __u32 ifindex);
+/* stats --ports: the table, JSON, or rates every interval. */
+int stats_ports(struct ctl *c, struct xfib_fwd_bpf *skel);
+/* A port's totals as a JSON object (status -j). */
+struct json_object;
+struct json_object *port_totals_json(const struct port *p);
+
 /* prom.c: the status and the counters (summed over the CPUs) in the
  * Prometheus text format. */
 void stats_prometheus(const struct status *st, const struct xfib_counter *sum);
@@ -167,5 +210,11 @@ int cmd_verify(struct ctl *c, int argc, char **argv);
 int cmd_neighbours(struct ctl *c, int argc, char **argv);
 int cmd_nexthops(struct ctl *c, int argc, char **argv);
 int cmd_routes(struct ctl *c, int argc, char **argv);
+int trace_check(struct ctl *c, int argc, char **argv);
+int cmd_trace(struct ctl *c, int argc, char **argv);
+
+/* trace.c: its arguments. 0 or -EINVAL. */
+int parse_prefix(const char *s, int *fam, __u8 *addr, __u8 *plen);
+int parse_reasons(const char *s, __u64 *mask);
 
 #endif /* XFIBCTL_H */

@@ -9,6 +9,7 @@
 #define XFIB_MAPS_H
 
 #include <linux/types.h>
+#include "counters.h"
 
 /*
  * Capacity of the index arrays. Index 0 of each is reserved ("none").
@@ -243,5 +244,20 @@ struct xfib_counter {
 	__u64 bytes;
 };
 _Static_assert(sizeof(struct xfib_counter) == 16, "xfib_counter size");
+
+/*
+ * Per-port counters (xfib_port_stats: per CPU, indexed by ifindex, ports
+ * with an ifindex below XFIB_PORT_MAX). in[] counts the packets received
+ * on the port by what became of them (enum xfib_reason: forwarded,
+ * dropped, or passed to the kernel and why), so their sum is what the port
+ * received; tx counts the packets xfib forwarded out of it. xfibctl attach
+ * zeroes a port's entry: the counters run from the attach.
+ */
+#define XFIB_PORT_MAX 1024
+
+struct xfib_port_counters {
+	struct xfib_counter in[XFIB_REASON_COUNT];
+	struct xfib_counter tx;
+};
 
 #endif /* XFIB_MAPS_H */

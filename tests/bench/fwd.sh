@@ -28,6 +28,18 @@
 #            xfib's in the same repetitions is the gate's cost.
 #   kernel_ct  the kernel stack with the same ruleset and entries: what
 #            the firewalled router forwards without xfib.
+#   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
+#            first algorithm of each family that holds the table): xfib's
+#            own build, xfib built without the per-port counters and
+#            xfib built without the trace hook, all three attached by
+#            tests/bench/fwdvariant (plain bpf_xdp_attach), and xfib
+#            (xfibctl attach) while xfibctl trace runs with a filter
+#            every packet matches at its default rate (100/s, on another
+#            CPU). The costs are ratios in the same run: per-port
+#            counters and idle hook against xfib-full (same attach), an
+#            active trace against xfib. (xfibctl attach goes through
+#            libxdp, which attaches differently enough to change the rate
+#            on veth: compare like with like.)
 #
 # Tables: "10": a covering 198.19.0.0/16 and 2001:db8:8000::/33 and 9
 # more specifics each inside them (the destinations hit all ten); "full":
@@ -99,6 +111,8 @@ OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 CTFILL=${CTFILL:-$XFIB_BUILD/bench/ctfill}
 GATE=${GATE:-1}
+FWDVARIANT=${FWDVARIANT:-$XFIB_BUILD/bench/fwdvariant}
+VARIANTS=${VARIANTS:-"full noport notrace trace"}
 DST4_BASE=198.19.0.0
 DST6_BASE=2001:db8:8000::
 WARMUP=20000
@@ -116,6 +130,16 @@ if [ "$GATE" = 1 ]; then
 	[ -x "$CTFILL" ] || { echo "fwd.sh: $CTFILL not built (make $CTFILL)" >&2; exit 1; }
 	command -v nft >/dev/null || { echo "fwd.sh: the gate case needs nft (nftables)" >&2; exit 1; }
 fi
+for v in $VARIANTS; do
+	case $v in
+	full) ;;
+	noport | notrace) o="$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o"
+		[ -f "$o" ] && [ -x "$FWDVARIANT" ] ||
+			{ echo "fwd.sh: $o or $FWDVARIANT not built (make bench-fwd)" >&2; exit 1; } ;;
+	trace) ;;
+	*) echo "fwd.sh: VARIANTS: full, noport, notrace, trace" >&2; exit 2 ;;
+	esac
+done
 # Destination i: 198.19.0.0 + i * STRIDE4, and 2001:db8:8000:: plus
 # i * STRIDE6 in bits 32..63: evenly over the /16 and the /33.
 STRIDE4=$((65536 / NDST))
@@ -131,6 +155,12 @@ if [ "$GATE" = 1 ]; then
 	cp "$CTFILL" "$XFIB_TMP/bin/"
 	CTFILL="$XFIB_TMP/bin/ctfill"
 fi
+for v in noport notrace; do
+	[ ! -f "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" ] ||
+		cp "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" "$XFIB_TMP/bin/"
+done
+cp "$XFIB_BUILD/xfib_fwd.bpf.o" "$XFIB_TMP/bin/xfib_fwd_full.bpf.o"
+[ ! -x "$FWDVARIANT" ] || { cp "$FWDVARIANT" "$XFIB_TMP/bin/"; FWDVARIANT="$XFIB_TMP/bin/fwdvariant"; }
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
 NCPU=$(nproc)
@@ -300,8 +330,9 @@ gate_off() {
 use_kernel() {
 	local p
 	gate_off
+	trace_stop
 	case $PATH_NOW in
-	xfib)
+	xfib*)
 		# shellcheck disable=SC2046
 		rctl detach $(router_ports) >/dev/null || fail "xfibctl detach"
 		;;
@@ -351,15 +382,64 @@ attach_xfib() {
 	fail "xfibctl attach $(router_ports | xargs) failed 3 times"
 }
 
+# trace_start / trace_stop: xfibctl trace, every packet matching, at its
+# default rate, output discarded, off the generator's CPU if there is
+# another.
+TRACE_PID=""
+trace_start() {
+	local cpus=$GEN_CPU
+	((NCPU < 2)) || cpus=$(((GEN_CPU + 1) % NCPU))
+	# Not through in_ns (a shell function): $! must be xfibctl itself,
+	# for the SIGINT that ends it.
+	nsenter --net="/run/netns/$RTR" -- taskset -c "$cpus" "$XFIBCTL" --pin-dir "$PIN" \
+		trace -j >/dev/null 2>&1 &
+	TRACE_PID=$!
+	XFIB_PIDS+=("$TRACE_PID")
+	wait_until 5 trace_is_on || fail "xfibctl trace did not start"
+}
+trace_is_on() {
+	bpftool map dump pinned "$PIN/xfib_trace_cfg" -j | jq -e '.[0].formatted.value.on == 1' >/dev/null
+}
+trace_stop() {
+	[ -n "$TRACE_PID" ] || return 0
+	kill -INT "$TRACE_PID" 2>/dev/null || true
+	wait "$TRACE_PID" 2>/dev/null || true
+	TRACE_PID=""
+}
+
+# use_variant NAME FAMILY: xfib-NAME (see the header) forwarding.
+use_variant() {
+	local v=$1 fam=$2
+	if [ "$v" = trace ]; then
+		use_xfib "$fam"
+		[ -n "$TRACE_PID" ] || trace_start
+		return 0
+	fi
+	if [ "$PATH_NOW" != "xfib-$v" ]; then
+		use_kernel
+		# shellcheck disable=SC2046
+		in_ns "$RTR" "$FWDVARIANT" --obj "$XFIB_TMP/bin/xfib_fwd_$v.bpf.o" \
+			--pin-dir "$PIN" $(router_ports) || fail "fwdvariant $v"
+		PATH_NOW="xfib-$v"
+	fi
+	xfib_warm "$fam"
+}
+
 # use_xfib FAMILY: xfib attached; waits until a burst of FAMILY is
 # forwarded by xfib (the daemon publishes the new ports).
 use_xfib() {
-	local fam=$1 x0 x1 k0 k1 deadline
+	local fam=$1
+	trace_stop
 	if [ "$PATH_NOW" != xfib ]; then
 		use_kernel
 		attach_xfib
 		PATH_NOW=xfib
 	fi
+	xfib_warm "$fam"
+}
+
+xfib_warm() {
+	local fam=$1 x0 x1 k0 k1 deadline
 	place_router
 	deadline=$((SECONDS + 10))
 	while :; do
@@ -469,9 +549,67 @@ profile_table() {
 	done
 }
 
+# frame_hex FAMILY: a 64-byte UDP frame from the generator to the first
+# destination, as gen.bpf.c sends them, in hex.
+frame_hex() {
+	python3 - "$1" "$R_GEN_MAC" "$GEN_MAC" "$GEN4" "$DST4_BASE" "$GEN6" "$DST6_BASE" <<'PY'
+import ipaddress, socket, struct, sys
+fam, dmac, smac, s4, d4, s6, d6 = sys.argv[1:]
+eth = bytes.fromhex(dmac.replace(":", "")) + bytes.fromhex(smac.replace(":", ""))
+udp = lambda n: struct.pack("!HHHH", 1024, 9, 8 + n, 0) + bytes(n)
+if fam == "4":
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + 18, 0, 0, 64, 17, 0,
+                    socket.inet_aton(s4), socket.inet_aton(d4))
+    c = sum(struct.unpack("!10H", h))
+    c = (c & 0xffff) + (c >> 16); c = (c & 0xffff) + (c >> 16)
+    h = h[:10] + struct.pack("!H", ~c & 0xffff) + h[12:]
+    f = eth + b"\x08\x00" + h + udp(18)
+else:
+    h = struct.pack("!IHBB16s16s", 6 << 28, 8 + 18, 17, 64,
+                    ipaddress.IPv6Address(s6).packed, ipaddress.IPv6Address(d6).packed)
+    f = eth + b"\x86\xdd" + h + udp(18)
+print(f.ljust(64, b"\0").hex())
+PY
+}
+
+# time_variants TABLE FITS...: the program's own cost per packet
+# (BPF_PROG_TEST_RUN on a frame to forward, in the router's namespace,
+# against its live maps): xfib's build, without per-port counters, without
+# the trace hook, and xfib's build while a trace runs. Lines into TIMING.
+TIMING="$XFIB_TMP/timing.txt"
+time_variants() {
+	local table=$1 fa fam algo out ifi b=$XFIB_TMP/bin
+	shift
+	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
+	for fam in 4 6; do
+		algo=""
+		for fa in "$@"; do [ "${fa%%:*}" != "$fam" ] || [ -n "$algo" ] || algo=${fa#*:}; done
+		[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
+		# Attached, so that the frame is forwarded (XDP_REDIRECT, 4).
+		use_xfib "$fam"
+		out=$(in_ns "$RTR" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" --ifindex "$ifi" \
+			--frame "$(frame_hex "$fam")" "$b/xfib_fwd_full.bpf.o" \
+			"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o") || fail "fwdvariant --time"
+		trace_start
+		out+=$'\n'$(in_ns "$RTR" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" --ifindex "$ifi" \
+			--frame "$(frame_hex "$fam")" "$b/xfib_fwd_full.bpf.o" | sed 's/full/trace/') ||
+			fail "fwdvariant --time (trace)"
+		trace_stop
+		log "program cost, IPv$fam $algo: $(tr '\n' ' ' <<<"$out")"
+		awk -v t="$table" -v f="$fam" -v a="$algo" '{ n = $1; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); ns[n] = $2; v[n] = $3 }
+			END {
+				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%.2f%%), idle trace hook %+.2f ns (%.2f%%), active trace %+.2f ns (%.2f%%)\n",
+					t, f, a, ns["full"], v["full"],
+					ns["full"] - ns["noport"], (ns["full"] - ns["noport"]) * 100 / ns["noport"],
+					ns["full"] - ns["notrace"], (ns["full"] - ns["notrace"]) * 100 / ns["notrace"],
+					ns["trace"] - ns["full"], (ns["trace"] - ns["full"]) * 100 / ns["full"]
+			}' <<<"$out" >>"$TIMING"
+	done
+}
+
 # run_table TABLE ROUTES: every path and family, REPS times.
 run_table() {
-	local table=$1 routes=$2 rep fam algo path order fits=()
+	local table=$1 routes=$2 rep fam algo path order fits=() vs ord v
 	# Which algorithms hold this table (tried once, up front).
 	for fam in 4 6; do
 		for algo in $(algos_of "$fam"); do
@@ -486,6 +624,14 @@ run_table() {
 		2) order="xfib kernel fibfwd" ;;
 		0) order="fibfwd xfib kernel" ;;
 		esac
+		# The variants next to xfib, rotating among themselves too.
+		vs=$(for v in $VARIANTS; do echo "$v"; done | awk -v r="$rep" '{ a[NR] = $0 } END { for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }' | xargs)
+		ord=""
+		for path in $order; do
+			ord="$ord $path"
+			[ "$path" != xfib ] || for v in $vs; do ord="$ord v:$v"; done
+		done
+		order=$ord
 		# The gate right after xfib, the ruleset in the kernel right
 		# after the kernel: the pairs compare best adjacent.
 		if [ "$GATE" = 1 ] && [ "$table" = 10 ]; then
@@ -503,6 +649,18 @@ run_table() {
 				use_fibfwd
 				for fam in 4 6; do measure "$table" "$routes" fibfwd "" "$fam" "$rep"; done
 				;;
+			v:*)
+				for fam in 4 6; do
+					algo=""
+					for fa in "${fits[@]}"; do
+						[ "${fa%%:*}" != "$fam" ] || [ -n "$algo" ] || algo=${fa#*:}
+					done
+					[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
+					gate_off
+					use_variant "${path#v:}" "$fam"
+					measure "$table" "$routes" "xfib-${path#v:}" "$algo" "$fam" "$rep"
+				done
+				;;
 			xfib | xfib_ct)
 				for fa in "${fits[@]}"; do
 					fam=${fa%%:*} algo=${fa#*:}
@@ -516,6 +674,7 @@ run_table() {
 		done
 	done
 	gate_off
+	[ -z "$VARIANTS" ] || time_variants "$table" "${fits[@]}"
 	[ "${PERF:-0}" != 1 ] || profile_table "$table" "${fits[@]}"
 	use_kernel
 	rctl algo ipv4 auto >/dev/null || true
@@ -625,6 +784,32 @@ jq -r '.summary as $s | $s[] | select(.path == "kernel_ct") | . as $k |
 	([$s[] | select(.path == "xfib_ct" and .table == $k.table and .family == $k.family)][0]) as $x |
 	select($x) | "same ruleset, IPv\(.family): the kernel forwards \(.rx * 1000 | round / 1000) Mpps, " +
 	"xfib with the gate \($x.rx * 1000 | round / 1000) Mpps (\($x.rx / .rx * 100 | round / 100)x)"' "$OUT"
+if [ -n "$VARIANTS" ]; then
+	echo
+	echo "Program cost per packet (BPF_PROG_TEST_RUN, mean of the middle 11 of 21 rounds of 20000 single-packet runs, a frame xfib forwards,"
+	echo "verdict 4 = XDP_REDIRECT; active trace: every packet matches, sampled to 100/s):"
+	cat "$TIMING" 2>/dev/null || true
+	echo
+	echo "Costs in forwarding rate, same run (medians; ratio of the variant's rx to its base, same table, family, algorithm):"
+	jq -r '.summary as $s | $s[] | select(.path | startswith("xfib-")) | . as $v |
+		(if $v.path == "xfib-trace" then "xfib" else "xfib-full" end) as $base |
+		([$s[] | select(.path == $base and .table == $v.table and .family == $v.family and
+			.algorithm == $v.algorithm)][0].rx) as $x |
+		select($v.path != "xfib-full") |
+		select($x != null and $x > 0) |
+		[$v.table, $v.family, $v.algorithm, $v.path, $v.rx, $x, ($v.rx / $x)] | @tsv' "$OUT" |
+		while IFS=$'\t' read -r t f a p vrx xrx r; do
+			case $p in
+			xfib-noport) what="per-port counters: xfib-full / without them" ;;
+			xfib-notrace) what="idle trace hook: xfib-full / without it" ;;
+			xfib-trace) what="active trace: with it / xfib" ;;
+			esac
+			case $p in
+			xfib-trace) printf '%-5s IPv%-2s %-8s %-44s %8.3f / %8.3f Mpps = %6.4f\n' "$t" "$f" "$a" "$what" "$vrx" "$xrx" "$r" ;;
+			*) printf '%-5s IPv%-2s %-8s %-44s %8.3f / %8.3f Mpps = %6.4f\n' "$t" "$f" "$a" "$what" "$xrx" "$vrx" "$(echo "1 / $r" | bc -l)" ;;
+			esac
+		done
+fi
 echo
 echo "rx = received by the sinks per second of generator run; loss = 1 - received/sent;"
 echo "xfib+ct = xfib with a stateful ruleset and every flow established in conntrack;"

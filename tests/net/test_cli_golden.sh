@@ -77,7 +77,8 @@ norm() {
 		-e 's/ in [0-9.]+ s \([0-9]+\/s\)/ in <SECS> s (<RATE>\/s)/' \
 		-e 's/^(neigh|nexthop) [0-9]+ /\1 <I> /; s/ neigh [0-9]+ / neigh <I> /; s/\(nexthop [0-9]+\)/(nexthop <I>)/' \
 		-e 's/^(nexthop|neighbour):( +)[0-9]+,/\1:\2<I>,/' \
-		-e 's/^mirror: ( +)[0-9]+ links, [0-9]+ neighbours, [0-9]+ nexthops/mirror: \1<N> links, <N> neighbours, <N> nexthops/'
+		-e 's/^mirror: ( +)[0-9]+ links, [0-9]+ neighbours, [0-9]+ nexthops/mirror: \1<N> links, <N> neighbours, <N> nexthops/' \
+		-e 's/^(  [^ ]+: rx) [0-9]+ packets \([0-9]+ bytes\): forwarded [0-9]+, to kernel [0-9]+, dropped [0-9]+; tx [0-9]+ packets \([0-9]+ bytes\)$/\1 <N> packets (<N> bytes): forwarded <N>, to kernel <N>, dropped <N>; tx <N> packets (<N> bytes)/'
 }
 
 # stats_norm: counts of the forwarded rows are exact (the pings above);
@@ -91,6 +92,8 @@ stats_norm() {
 	     /^[a-z0-9_]+ +[0-9]+ +[0-9]+  / {
 		printf "%-26s %14s %16s  %s\n", $1, "<N>", "<N>", substr($0, 61); next }
 	     /^xfib_((packets|bytes|swaps)_total|generation)\{/ { sub(/ [0-9]+$/, " <N>"); print; next }
+	     # per port: neighbour discovery moves them too
+	     /^xfib_port_[a-z_]+_total\{/ { sub(/ [0-9]+$/, " <N>"); print; next }
 	     { print }'
 }
 
@@ -153,7 +156,7 @@ CMDS=$(rctl -h | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { pri
 for c in $CMDS; do
 	rctl "$c" -h | golden "help-$c"
 done
-[ "$(wc -w <<<"$CMDS")" -eq 10 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 10"
+[ "$(wc -w <<<"$CMDS")" -eq 11 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 11"
 
 # ---- show commands: text and JSON ----------------------------------------------
 run status status

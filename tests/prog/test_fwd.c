@@ -147,7 +147,7 @@ enum {
 static struct xfib_fwd_bpf *skel;
 static int prog_fd;
 static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
-static int fd_hosts, fd_tx, fd_stats, fd_groups;
+static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats;
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
 static __u8 log2n4, log2n6;
@@ -759,6 +759,37 @@ static void stats_read(struct xfib_counter *sum)
 	}
 }
 
+/* The per-port counters of the ports a case can touch, zeroed. */
+static void port_stats_reset(void)
+{
+	struct xfib_port_counters zero[ncpus];
+	__u32 ports[] = { if_in, if_out, if_peer };
+	unsigned int i;
+
+	memset(zero, 0, sizeof(zero));
+	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+		update(fd_port_stats, &ports[i], zero, "xfib_port_stats");
+}
+
+static void port_stats_read(__u32 ifindex, struct xfib_port_counters *sum)
+{
+	struct xfib_port_counters v[ncpus];
+	unsigned int k;
+	int c;
+
+	if (bpf_map_lookup_elem(fd_port_stats, &ifindex, v))
+		die("read xfib_port_stats: %s", strerror(errno));
+	memset(sum, 0, sizeof(*sum));
+	for (c = 0; c < ncpus; c++) {
+		for (k = 0; k < XFIB_REASON_COUNT; k++) {
+			sum->in[k].packets += v[c].in[k].packets;
+			sum->in[k].bytes += v[c].in[k].bytes;
+		}
+		sum->tx.packets += v[c].tx.packets;
+		sum->tx.bytes += v[c].tx.bytes;
+	}
+}
+
 /* ---- running ------------------------------------------------------------ */
 
 struct result {
@@ -767,6 +798,8 @@ struct result {
 	__u32 out_len;
 	__u8 out[4096];
 	struct xfib_counter cnt[XFIB_REASON_COUNT];
+	struct xfib_port_counters port_in;  /* the ingress port's */
+	struct xfib_port_counters port_out; /* xt1's, the egress */
 };
 
 /* Runs the first len bytes of f as received on ifindex. */
@@ -786,11 +819,15 @@ static void run_prog(const struct frame *f, unsigned int len, __u32 ifindex,
 	);
 
 	stats_reset();
+	port_stats_reset();
 	r->err = bpf_prog_test_run_opts(prog_fd, &opts) ? -errno : 0;
 	r->verdict = opts.retval;
 	r->out_len = opts.data_size_out;
 	stats_read(r->cnt);
+	port_stats_read(ifindex, &r->port_in);
+	port_stats_read(if_out, &r->port_out);
 }
+
 
 /* Names the field at offset off of a frame laid out like f. */
 static const char *field(const struct frame *f, unsigned int off)
@@ -881,6 +918,46 @@ static void say_fail(bool *first, const char *name)
 }
 
 /*
+ * The per-port counters agree with the router's: the ingress port counted
+ * the packet under the same reason, and the egress port (xt1) sent out
+ * the output frame if it was redirected, else nothing. Counts mismatches.
+ */
+static int check_port_counters(const char *name, bool *first,
+			       const struct result *r, __u32 ifindex)
+{
+	bool redirect = r->verdict == XDP_REDIRECT;
+	int bad = 0;
+	unsigned int k;
+
+	for (k = 0; k < XFIB_REASON_COUNT; k++) {
+		if (r->port_in.in[k].packets == r->cnt[k].packets &&
+		    r->port_in.in[k].bytes == r->cnt[k].bytes)
+			continue;
+		say_fail(first, name);
+		if (!quiet)
+			printf("    port counter %s moved by %llu / %llu, the router's by %llu / %llu\n",
+			       reason_name[k],
+			       (unsigned long long)r->port_in.in[k].packets,
+			       (unsigned long long)r->port_in.in[k].bytes,
+			       (unsigned long long)r->cnt[k].packets,
+			       (unsigned long long)r->cnt[k].bytes);
+		bad++;
+	}
+	if (r->port_out.tx.packets != (redirect ? 1u : 0u) ||
+	    r->port_out.tx.bytes != (redirect ? r->out_len : 0u) ||
+	    (ifindex != if_out && r->port_in.tx.packets)) {
+		say_fail(first, name);
+		if (!quiet)
+			printf("    egress port sent %llu / %llu, expected %u / %u\n",
+			       (unsigned long long)r->port_out.tx.packets,
+			       (unsigned long long)r->port_out.tx.bytes,
+			       redirect ? 1 : 0, redirect ? r->out_len : 0);
+		bad++;
+	}
+	return bad;
+}
+
+/*
  * Runs the first len bytes of f as received on ifindex and compares with
  * the expectation: a verdict in the mask verdicts, exactly one packet of
  * len bytes on counter reason and nothing on any other, and the output
@@ -932,6 +1009,7 @@ static int check(const char *name, const struct frame *f, unsigned int len,
 			       (unsigned long long)(wp * len));
 		bad++;
 	}
+	bad += check_port_counters(name, &first, &r, ifindex);
 	if (r.out_len != wlen || memcmp(r.out, wb, wlen)) {
 		say_fail(&first, name);
 		if (!quiet) {
@@ -1104,6 +1182,7 @@ static void load(void)
 	fd_tx = bpf_map__fd(skel->maps.xfib_tx_ports);
 	fd_stats = bpf_map__fd(skel->maps.xfib_stats);
 	fd_groups = bpf_map__fd(skel->maps.xfib_nh_groups);
+	fd_port_stats = bpf_map__fd(skel->maps.xfib_port_stats);
 
 	if (prog_info(prog_fd, &info))
 		die("bpf_prog_get_info_by_fd: %s", strerror(errno));

@@ -128,7 +128,10 @@ jq -s --argjson warm "$((RESTARTS[-1] + WARMUP))" --arg lost "$lost" \
 	echoes_per_family: $count, lost: $lost, samples: .}' \
 	"$OUT/samples.jsonl" >"$OUT/samples.json"
 
-python3 "$XFIB_TOP/tests/soak/report.py" "$OUT/samples.json" "$OUT" ||
+# Debian's python3 has python3-matplotlib for the plot (as in tests/bench).
+PYTHON=${PYTHON:-/usr/bin/python3}
+[ -x "$PYTHON" ] || PYTHON=python3
+"$PYTHON" "$XFIB_TOP/tests/soak/report.py" "$OUT/samples.json" "$OUT" ||
 	fail "soak: growth after warm-up (see $OUT/report.md)"
 [ ${#bad_verify[@]} -eq 0 ] || fail "verify found mismatches at minutes ${bad_verify[*]} (see $OUT/verify-*.txt)"
 [ -z "$lost" ] || fail "steady flow:$lost"

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Per-port counters: pings through the router move each port's counters by
+# exactly what crossed it (echoes in on r-gen and out of r-sink, replies
+# the other way), a TTL-1 echo counts as pass_ttl on the port it arrived
+# on only; stats --ports in text, JSON and -i, the Prometheus series with
+# a port label and status agree with one another.
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+xfib_init
+
+N=20
+topo_up
+
+# pstat PORT JQ: a value of PORT's entry in stats --ports -j.
+pstat() {
+	rctl stats --ports -j | jq -e -r --arg p "$1" ".[] | select(.ifname == \$p) | $2" ||
+		fail "stats --ports -j: no $2 for $1"
+}
+
+# ---- forwarded traffic, both ways -------------------------------------------
+
+for fam in 4 6; do
+	dst=$SNK4 len=98
+	[ "$fam" = 4 ] || { dst=$SNK6; len=118; }
+	g0=$(pstat "$R_GEN" ".received_as.forwarded_v$fam.packets")
+	gt0=$(pstat "$R_GEN" ".tx.bytes")
+	s0=$(pstat "$R_SNK" ".received_as.forwarded_v$fam.packets")
+	st0=$(pstat "$R_SNK" ".tx.packets")
+	ping_all "$GEN" "$fam" "$dst" "$N"
+	dg=$(($(pstat "$R_GEN" ".received_as.forwarded_v$fam.packets") - g0))
+	dgt=$(($(pstat "$R_GEN" ".tx.bytes") - gt0))
+	ds=$(($(pstat "$R_SNK" ".received_as.forwarded_v$fam.packets") - s0))
+	dst_=$(($(pstat "$R_SNK" ".tx.packets") - st0))
+	log "IPv$fam: $R_GEN forwarded in +$dg, sent +$dgt bytes; $R_SNK forwarded in +$ds, sent +$dst_"
+	[ "$dg" -eq "$N" ] || fail "$R_GEN forwarded_v$fam in: +$dg, expected $N echoes"
+	[ "$ds" -eq "$N" ] || fail "$R_SNK forwarded_v$fam in: +$ds, expected $N replies"
+	[ "$dst_" -eq "$N" ] || fail "$R_SNK sent +$dst_, expected $N echoes"
+	[ "$dgt" -eq $((N * len)) ] || fail "$R_GEN sent +$dgt bytes, expected $((N * len)) (replies)"
+done
+
+# ---- passed to the kernel, on the port it came in by -------------------------
+
+g0=$(pstat "$R_GEN" ".received_as.pass_ttl.packets")
+s0=$(pstat "$R_SNK" ".received_as.pass_ttl.packets")
+nping "$GEN" -4 -q -c 3 -i 0.05 -t 1 "$SNK4" >/dev/null 2>&1 || true
+dg=$(($(pstat "$R_GEN" ".received_as.pass_ttl.packets") - g0))
+ds=$(($(pstat "$R_SNK" ".received_as.pass_ttl.packets") - s0))
+[ "$dg" -eq 3 ] || fail "$R_GEN pass_ttl: +$dg, expected 3 (TTL-1 echoes)"
+[ "$ds" -eq 0 ] || fail "$R_SNK pass_ttl: +$ds, expected 0"
+
+# Totals are the sum of the reasons; received = forwarded + to kernel + dropped.
+rctl stats --ports -j | jq -e 'length == 2 and all(.[];
+	.counted and
+	.rx.packets == ([.received_as[].packets] | add) and
+	.rx.bytes == ([.received_as[].bytes] | add) and
+	.rx.packets == .forwarded.packets + .to_kernel.packets + .dropped.packets and
+	.forwarded.packets == .received_as.forwarded_v4.packets + .received_as.forwarded_v6.packets)' \
+	>/dev/null || fail "stats --ports -j: totals do not add up: $(rctl stats --ports -j)"
+
+# ---- the other views agree ----------------------------------------------------
+
+J=$(rctl stats --ports -j)
+TXT=$(rctl stats --ports)
+P=$(rctl stats --prometheus)
+S=$(rctl status -j)
+ST=$(rctl status)
+for p in "$R_GEN" "$R_SNK"; do
+	rx=$(jq -r --arg p "$p" '.[] | select(.ifname == $p) | .rx.packets' <<<"$J")
+	tx=$(jq -r --arg p "$p" '.[] | select(.ifname == $p) | .tx.packets' <<<"$J")
+	fw=$(jq -r --arg p "$p" '.[] | select(.ifname == $p) | .received_as.forwarded_v4.packets' <<<"$J")
+	awk -v p="$p" -v rx="$rx" -v tx="$tx" '$1 == p && NF == 8 && $2 == rx && $4 == tx { ok = 1 } END { exit !ok }' <<<"$TXT" ||
+		fail "stats --ports: no row '$p $rx .. $tx ..': $TXT"
+	grep -qxF "xfib_port_received_packets_total{port=\"$p\",reason=\"forwarded_v4\"} $fw" <<<"$P" ||
+		fail "prometheus: no forwarded_v4 = $fw for port $p"
+	grep -qxF "xfib_port_sent_packets_total{port=\"$p\"} $tx" <<<"$P" ||
+		fail "prometheus: no sent = $tx for port $p"
+	jq -e --arg p "$p" --argjson rx "$rx" --argjson tx "$tx" \
+		'.interfaces[] | select(.name == $p) | .counters.rx.packets == $rx and .counters.tx.packets == $tx' \
+		<<<"$S" >/dev/null || fail "status -j: $p counters differ from stats --ports"
+	grep -qE "^  $p: rx $rx packets .* tx $tx packets" <<<"$ST" ||
+		fail "status: no totals line for $p: $ST"
+done
+
+# ---- rates ---------------------------------------------------------------------
+
+OUT="$XFIB_TMP/ndjson"
+nping "$GEN" -4 -q -i 0.005 -c 400 "$SNK4" >/dev/null 2>&1 &
+XFIB_PIDS+=("$!")
+sleep 0.1
+timeout 10 nsenter --net="/run/netns/$RTR" -- "$XFIBCTL" --pin-dir "$PIN" \
+	stats --ports -i 0.5 -c 2 -j >"$OUT" || fail "stats --ports -i 0.5 -c 2 -j: exit $?"
+[ "$(wc -l <"$OUT")" -eq 2 ] || fail "stats --ports -i: $(wc -l <"$OUT") lines, expected 2"
+jq -e -s --arg g "$R_GEN" 'all(.[]; (.interval - 0.5 | fabs) < 0.1 and
+	(.ports[] | select(.ifname == $g) | .rx.pps > 0 and .tx.pps > 0 and
+	 (.received_as.forwarded_v4.bps / .received_as.forwarded_v4.pps - 784 | fabs) < 1))' \
+	"$OUT" >/dev/null || fail "stats --ports -i: $R_GEN not moving at 784 bit/packet: $(cat "$OUT")"
+
+# ---- counted from the attach ------------------------------------------------------
+
+rctl detach "$R_GEN" >/dev/null || fail "detach $R_GEN"
+rctl attach "$R_GEN" >/dev/null || fail "attach $R_GEN"
+rx=$(pstat "$R_GEN" ".rx.packets")
+[ "$rx" -lt 10 ] || fail "$R_GEN counters not zeroed by attach: rx $rx"
+log "ok"
