@@ -576,19 +576,24 @@ xdp_ping_ok() {
 	[ $((x1 - x0)) -ge 2 ] && [ "$k1" -eq "$k0" ] && [ "$e1" -gt "$e0" ]
 }
 
+# now_ms: the wall clock in milliseconds (bash's own, no fork), for
+# deadlines and durations. Not $SECONDS: it counts whole seconds, so a
+# deadline of SECONDS + 1 can pass a moment after it is set.
+now_ms() {
+	local us=${EPOCHREALTIME//[!0-9]/}
+	echo $((10#$us / 1000))
+}
+
 # wait_until TIMEOUT_S CMD...: runs CMD every 0.1 s until it succeeds;
-# returns 1 if it still fails after TIMEOUT_S seconds.
+# returns 1 if it still fails TIMEOUT_S seconds (whole) after the call.
 wait_until() {
-	local deadline=$((SECONDS + $1))
+	local deadline=$(($(now_ms) + $1 * 1000))
 	shift
 	until "$@"; do
-		((SECONDS < deadline)) || return 1
+		(($(now_ms) < deadline)) || return 1
 		sleep 0.1
 	done
 }
-
-# now_ms: monotonic enough for polling, in milliseconds.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # wait_xdp_ping FAMILY DST TIMEOUT_MS [ECHO_NS]: polls xdp_ping_ok until it
 # holds and prints the milliseconds it took; returns 1 after TIMEOUT_MS.
