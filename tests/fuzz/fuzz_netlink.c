@@ -148,9 +148,16 @@ static void check_hosts(const struct rib *r, const struct mem_dp *m)
 	}
 }
 
+/* XFIB_FUZZ_STRICT=1: an input the parser finds a malformed message in
+ * fails (the seed corpus, recorded from the kernel, must parse clean). */
+static bool strict;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	const char *s = getenv("XFIB_FUZZ_STRICT");
+
 	log_level = -1; /* the parser's warnings are expected here */
+	strict = s && !strcmp(s, "1");
 	return 0;
 }
 
@@ -182,6 +189,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	check_hosts(&r, &m);
+	if (strict && nl.parse_errors) {
+		fprintf(stderr, "fuzz_netlink: %llu malformed messages in a strict run\n",
+			(unsigned long long)nl.parse_errors);
+		abort();
+	}
 	nl_close(&nl);
 	rib_fini(&r);
 	free(buf);

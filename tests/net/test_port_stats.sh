@@ -88,7 +88,8 @@ done
 
 OUT="$XFIB_TMP/ndjson"
 nping "$GEN" -4 -q -i 0.005 -c 400 "$SNK4" >/dev/null 2>&1 &
-XFIB_PIDS+=("$!")
+ping_pid=$!
+XFIB_PIDS+=("$ping_pid")
 sleep 0.1
 timeout 10 nsenter --net="/run/netns/$RTR" -- "$XFIBCTL" --pin-dir "$PIN" \
 	stats --ports -i 0.5 -c 2 -j >"$OUT" || fail "stats --ports -i 0.5 -c 2 -j: exit $?"
@@ -100,6 +101,11 @@ jq -e -s --arg g "$R_GEN" 'all(.[]; (.interval - 0.5 | fabs) < 0.1 and
 
 # ---- counted from the attach ------------------------------------------------------
 
+# Once the pings above are over (a late echo would be counted after the
+# attach), a new attach starts the port's counters from zero.
+wait "$ping_pid" || true
+rx=$(pstat "$R_GEN" ".rx.packets")
+[ "$rx" -ge 400 ] || fail "$R_GEN rx $rx before the new attach, expected the 400 echoes at least"
 rctl detach "$R_GEN" >/dev/null || fail "detach $R_GEN"
 rctl attach "$R_GEN" >/dev/null || fail "attach $R_GEN"
 rx=$(pstat "$R_GEN" ".rx.packets")
