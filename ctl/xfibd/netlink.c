@@ -467,6 +467,11 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh,
 		m.key.priority = v;
 	if (tb[RTA_DST])
 		memcpy(m.key.dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	/* A source-specific route is a route of its own beside the
+	 * destination's plain ones (the kernel's source subtree). */
+	m.key.src_plen = rtm->rtm_src_len;
+	if (tb[RTA_SRC] && rtm->rtm_src_len)
+		memcpy(m.key.src, mnl_attr_get_payload(tb[RTA_SRC]), alen);
 	m.type = rtm->rtm_type;
 	m.paths = 1;
 	if (!attr_u32(tb[RTA_OIF], &v))

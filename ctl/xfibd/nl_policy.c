@@ -187,6 +187,7 @@ static const struct nl_attr_policy neigh_policy[NDA_MAX + 1] = {
  * tested for presence are kept unchecked. */
 static const struct nl_attr_policy route_policy[RTA_MAX + 1] = {
 	[RTA_DST] = ADDR,
+	[RTA_SRC] = ADDR,
 	[RTA_GATEWAY] = ADDR,
 	[RTA_VIA] = { .type = MNL_TYPE_BINARY, .min = sizeof(struct rtvia),
 		      .check = via_check },
@@ -276,7 +277,8 @@ static int route_family(const void *hdr)
 		return NL_SKIP;
 	if (rtm->rtm_flags & RTM_F_CLONED)
 		return NL_SKIP;
-	if (rtm->rtm_dst_len > family_alen(rtm->rtm_family) * 8)
+	if (rtm->rtm_dst_len > family_alen(rtm->rtm_family) * 8 ||
+	    rtm->rtm_src_len > family_alen(rtm->rtm_family) * 8)
 		return NL_BAD;
 	return rtm->rtm_family;
 }

@@ -152,10 +152,11 @@ struct rib_route_key {
 	__u8 family;
 	__u8 plen;
 	__u8 tos;
-	__u8 pad;
+	__u8 src_plen; /* IPv6 source-specific route ("from"): src/src_plen */
 	__u32 table;
 	__u32 priority;
 	__u8 dst[16];
+	__u8 src[16];
 };
 
 /*

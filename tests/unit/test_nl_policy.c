@@ -129,6 +129,13 @@ static void test_routes(void)
 	EXPECT_BAD(nlh, -1, -1);
 	nlh->nlmsg_len = NLMSG_HDRLEN + 4;
 	EXPECT_BAD(nlh, -1, -1);
+	nlh = route4(0, NULL, 0);
+	rtm = mnl_nlmsg_get_payload(nlh);
+	rtm->rtm_src_len = 33;
+	EXPECT_BAD(nlh, -1, -1);
+	rtm->rtm_src_len = 32;
+	mnl_attr_put(nlh, RTA_SRC, 16, b); /* an IPv6-sized source on IPv4 */
+	EXPECT_BAD(nlh, RTA_SRC, -1);
 
 	nlh = route4(0, NULL, 0);
 	rtm = mnl_nlmsg_get_payload(nlh);
