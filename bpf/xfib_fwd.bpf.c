@@ -404,9 +404,9 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 
 /*
  * IPv6: a sane header without hop-by-hop options (jumbograms included);
- * forwarding on at the ingress port; no special address; hop limit left
- * to decrement. Then the lookup. Fills pkt->l3len, and q for the chain
- * after the lookup.
+ * IPv6 enabled and forwarding on at the ingress port; no special address;
+ * hop limit left to decrement. Then the lookup. Fills pkt->l3len, and q
+ * for the chain after the lookup.
  */
 static __always_inline __u32 route6(struct xfib_pkt *pkt,
 				    const struct xfib_iface *in,
@@ -429,6 +429,8 @@ static __always_inline __u32 route6(struct xfib_pkt *pkt,
 		return XFIB_PASS_MALFORMED;
 	if (ip6h->nexthdr == IPPROTO_HOPOPTS)
 		return XFIB_PASS_IPV6_HBH;
+	if (xfib_port_no_ipv6(in, XFIB_AF_INET6))
+		return XFIB_PASS_IPV6_DISABLED;
 	if (!(in->flags & XFIB_IF_FWD6))
 		return XFIB_PASS_FWD_DISABLED;
 	dhi = load_be64(&ip6h->daddr.s6_addr[0]);

@@ -88,6 +88,7 @@ int cmd_attach(struct ctl *c, int argc, char **argv)
 		return -ENOMEM;
 	err = resolve_ifaces(argv, argc, ifindex);
 	err = err ?: ports_free(argv, argc, ifindex);
+	err = err ?: ports_routable(argv, argc, ifindex);
 	if (err)
 		goto out;
 	err = open_dataplane(c, XFIB_OPEN_PROG | XFIB_OPEN_CREATE, &skel);

@@ -127,6 +127,9 @@ struct port {
 
 /* The id of the XDP program on ifindex and how it is attached (0: none). */
 __u32 xdp_prog_on(int ifindex, __u8 *mode);
+/* Every device can be a routed port (portcheck.c): not a bridge or bond
+ * member, an Ethernet address; else the first that cannot, printed. */
+int ports_routable(char **names, int n, const int *ifindex);
 /* The program is xfib's forwarder; its name into name (may be NULL). */
 bool prog_is_xfib(__u32 id, char *name, size_t len);
 /* "native", "generic", ... for an XDP_ATTACHED_* mode. */

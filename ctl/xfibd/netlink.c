@@ -11,6 +11,7 @@
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/fib_rules.h>
+#include <linux/ipv6.h>
 #include <linux/neighbour.h>
 #include <linux/netconf.h>
 #include <linux/netlink.h>
@@ -52,13 +53,63 @@ static int attr_u32(const struct nlattr *a, __u32 *v)
 
 /* ---- links, addresses, netconf ------------------------------------------ */
 
+/*
+ * net.ipv6.conf.<dev>.disable_ipv6 from an IFLA_INET6 nest (in IFLA_AF_SPEC
+ * of a link message, in IFLA_PROTINFO of an AF_INET6 one): its
+ * IFLA_INET6_CONF is the device's devconf array, indexed by DEVCONF_*.
+ * 1 disabled, 0 enabled, -1 not there.
+ */
+static int inet6_disabled(const struct nlattr *inet6)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, inet6) {
+		if (mnl_attr_get_type(a) != IFLA_INET6_CONF)
+			continue;
+		if (mnl_attr_get_payload_len(a) <
+		    (DEVCONF_DISABLE_IPV6 + 1) * sizeof(__s32))
+			return -1;
+		return ((const __s32 *)mnl_attr_get_payload(a))
+			       [DEVCONF_DISABLE_IPV6] != 0;
+	}
+	return -1;
+}
+
+/* The same from IFLA_AF_SPEC: a nest per address family, by family. */
+static int af_spec_ipv6_disabled(const struct nlattr *af_spec)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, af_spec) {
+		if (mnl_attr_get_type(a) == AF_INET6)
+			return inet6_disabled(a);
+	}
+	return -1;
+}
+
+/*
+ * Link messages of the device itself are AF_UNSPEC. A bridge announces
+ * its ports' bridge state as AF_BRIDGE link messages, and a port leaving
+ * the bridge as an AF_BRIDGE RTM_DELLINK of the port, which stays; IPv6
+ * announces its per-device state (RTNLGRP_IPV6_IFINFO) as AF_INET6
+ * RTM_NEWLINK. Only the latter's devconf is read: whether IPv6 is
+ * disabled on the device (the kernel then neither receives nor sends
+ * IPv6 there).
+ */
 static void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
 		       const struct nlattr **tb)
 {
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	struct rib_link_msg m = { .ifindex = ifi->ifi_index };
 	__u32 mtu;
+	int off;
 
+	if (ifi->ifi_family == AF_INET6) {
+		off = tb[IFLA_PROTINFO] ? inet6_disabled(tb[IFLA_PROTINFO]) : -1;
+		if (nlh->nlmsg_type == RTM_NEWLINK && off >= 0)
+			rib_link_ipv6(nl->rib, ifi->ifi_index, off);
+		return;
+	}
 	if (nlh->nlmsg_type == RTM_DELLINK) {
 		rib_link_del(nl->rib, ifi->ifi_index);
 		return;
@@ -70,16 +121,55 @@ static void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
 	if (!attr_u32(tb[IFLA_MTU], &mtu))
 		m.mtu = mtu;
 	m.ifflags = ifi->ifi_flags;
+	/* No IFLA_INET6 at all: the device has no IPv6 state (an MTU below
+	 * 1280 removes it), and the kernel drops IPv6 there too. */
+	off = tb[IFLA_AF_SPEC] ? af_spec_ipv6_disabled(tb[IFLA_AF_SPEC]) : -1;
+	m.no_ipv6 = off != 0;
 	rib_link_set(nl->rib, &m);
 }
 
-/* IPv4 addresses: a device that loses its last one loses its routes. */
+/*
+ * The kernel announces no change of disable_ipv6 itself, only what
+ * follows from it: turning it on deletes the device's IPv6 addresses,
+ * turning it off (the device up) adds its link-local one back. So an
+ * IPv6 address change makes xfibd ask for the device (nl_link_refresh):
+ * the reply is a link message with the devconf in it. Remembered here,
+ * asked from the main loop: not in the middle of a dump, whose link part
+ * has the devconf already.
+ */
+static void link_refresh_want(struct nl *nl, int ifindex)
+{
+	size_t i;
+	int *p;
+
+	for (i = 0; i < nl->nrefresh; i++)
+		if (nl->refresh[i] == ifindex)
+			return;
+	if (nl->nrefresh == nl->refresh_cap) {
+		size_t cap = nl->refresh_cap ? nl->refresh_cap * 2 : 16;
+
+		p = realloc(nl->refresh, cap * sizeof(*p));
+		if (!p)
+			return; /* the next address change retries */
+		nl->refresh = p;
+		nl->refresh_cap = cap;
+	}
+	nl->refresh[nl->nrefresh++] = ifindex;
+}
+
+/* IPv4 addresses: a device that loses its last one loses its routes.
+ * IPv6 ones only say that the device's IPv6 state may have changed. */
 static void parse_addr(struct nl *nl, const struct nlmsghdr *nlh,
 		       const struct nlattr **tb)
 {
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
 	struct rib_addr4 a = { .plen = ifa->ifa_prefixlen };
 
+	if (ifa->ifa_family == AF_INET6) {
+		if (!nl->dumping)
+			link_refresh_want(nl, ifa->ifa_index);
+		return;
+	}
 	if (tb[IFA_LOCAL])
 		memcpy(a.local, mnl_attr_get_payload(tb[IFA_LOCAL]), 4);
 	if (tb[IFA_ADDRESS])
@@ -377,6 +467,11 @@ static void parse_route(struct nl *nl, const struct nlmsghdr *nlh,
 		m.key.priority = v;
 	if (tb[RTA_DST])
 		memcpy(m.key.dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	/* A source-specific route is a route of its own beside the
+	 * destination's plain ones (the kernel's source subtree). */
+	m.key.src_plen = rtm->rtm_src_len;
+	if (tb[RTA_SRC] && rtm->rtm_src_len)
+		memcpy(m.key.src, mnl_attr_get_payload(tb[RTA_SRC]), alen);
 	m.type = rtm->rtm_type;
 	m.paths = 1;
 	if (!attr_u32(tb[RTA_OIF], &v))
@@ -888,13 +983,52 @@ void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx
 	nl->nstale = 0;
 }
 
+static int nl_link_refresh_one(struct nl *nl, int ifindex)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	unsigned int seq = ++nl->seq;
+	struct ifinfomsg *ifi;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = seq;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	/* The reply (or the error) is read here, as NTF_USE's is. */
+	n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
+	if (n < 0)
+		return -errno;
+	ret = mnl_cb_run(nl->buf, n, seq, nl->req_portid, nl_msg_cb, nl);
+	return ret < 0 ? -errno : 0;
+}
+
+void nl_link_refresh(struct nl *nl)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < nl->nrefresh; i++) {
+		/* ENODEV: gone meanwhile, and its RTM_DELLINK is on its way. */
+		err = nl_link_refresh_one(nl, nl->refresh[i]);
+		if (err && err != -ENODEV)
+			pr_debug("ifindex %d: reading the link: %s",
+				 nl->refresh[i], strerror(-err));
+	}
+	nl->nrefresh = 0;
+}
+
 /* ---- sockets ------------------------------------------------------------- */
 
 static const unsigned int nl_groups[] = {
 	RTNLGRP_LINK,        RTNLGRP_NEIGH,       RTNLGRP_IPV4_IFADDR,
 	RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE,  RTNLGRP_IPV6_ROUTE,
 	RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF, RTNLGRP_IPV4_RULE,
-	RTNLGRP_IPV6_RULE,   RTNLGRP_NEXTHOP,
+	RTNLGRP_IPV6_RULE,   RTNLGRP_NEXTHOP,     RTNLGRP_IPV6_IFINFO,
 };
 
 int nl_open(struct nl *nl, struct rib *rib, int rcvbuf)
@@ -943,6 +1077,7 @@ void nl_close(struct nl *nl)
 		mnl_socket_close(nl->ev);
 	free(nl->buf);
 	free(nl->stale);
+	free(nl->refresh);
 	memset(nl, 0, sizeof(*nl));
 }
 

@@ -38,6 +38,9 @@ struct nl {
 		__u8 addr[16];
 	} *stale;
 	size_t nstale, stale_cap;
+	/* Devices whose IPv6 addresses changed since nl_link_refresh() */
+	int *refresh;
+	size_t nrefresh, refresh_cap;
 };
 
 /*
@@ -68,5 +71,8 @@ int nl_read_events(struct nl *nl);
  * may be forwarded to their device. See nl_neigh_use in netlink.c.
  */
 void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx);
+/* Reads the devices whose IPv6 addresses changed again: whether IPv6 is
+ * disabled on them is announced no other way. */
+void nl_link_refresh(struct nl *nl);
 
 #endif /* XFIB_NETLINK_H */

@@ -163,6 +163,8 @@ static const struct nl_attr_policy link_policy[IFLA_MAX + 1] = {
 	[IFLA_IFNAME] = STRING,
 	[IFLA_ADDRESS] = BYTES, /* 6 on Ethernet, other sizes elsewhere */
 	[IFLA_MTU] = U32,
+	[IFLA_PROTINFO] = NESTED, /* AF_INET6: IFLA_INET6_* */
+	[IFLA_AF_SPEC] = NESTED,  /* a nest per address family */
 };
 
 static const struct nl_attr_policy addr_policy[IFA_MAX + 1] = {
@@ -185,6 +187,7 @@ static const struct nl_attr_policy neigh_policy[NDA_MAX + 1] = {
  * tested for presence are kept unchecked. */
 static const struct nl_attr_policy route_policy[RTA_MAX + 1] = {
 	[RTA_DST] = ADDR,
+	[RTA_SRC] = ADDR,
 	[RTA_GATEWAY] = ADDR,
 	[RTA_VIA] = { .type = MNL_TYPE_BINARY, .min = sizeof(struct rtvia),
 		      .check = via_check },
@@ -233,12 +236,26 @@ static const struct nl_attr_set rule_attrs = SET(rule_policy);
 
 /* ---- which messages are xfib's --------------------------------------------- */
 
-/* IPv6 addresses play no part in the mirror. */
+/* The device's own (AF_UNSPEC), and IPv6's state of it (AF_INET6); not a
+ * bridge's view of its ports (AF_BRIDGE). */
+static int link_family(const void *hdr)
+{
+	const struct ifinfomsg *ifi = hdr;
+
+	if (ifi->ifi_family != AF_UNSPEC && ifi->ifi_family != AF_INET6)
+		return NL_SKIP;
+	return ifi->ifi_family;
+}
+
+/* IPv6 addresses play no part in the mirror; their changes only say that
+ * IPv6 may have been disabled or enabled on the device. */
 static int addr_family(const void *hdr)
 {
 	const struct ifaddrmsg *ifa = hdr;
 
-	return ifa->ifa_family == AF_INET ? AF_INET : NL_SKIP;
+	if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6)
+		return NL_SKIP;
+	return ifa->ifa_family;
 }
 
 /* Proxy entries answer for others: never a next hop. */
@@ -260,7 +277,8 @@ static int route_family(const void *hdr)
 		return NL_SKIP;
 	if (rtm->rtm_flags & RTM_F_CLONED)
 		return NL_SKIP;
-	if (rtm->rtm_dst_len > family_alen(rtm->rtm_family) * 8)
+	if (rtm->rtm_dst_len > family_alen(rtm->rtm_family) * 8 ||
+	    rtm->rtm_src_len > family_alen(rtm->rtm_family) * 8)
 		return NL_BAD;
 	return rtm->rtm_family;
 }
@@ -277,7 +295,7 @@ static int rule_family(const void *hdr)
 }
 
 static const struct nl_msg_policy link_msg = {
-	"link", sizeof(struct ifinfomsg), &link_attrs, NULL };
+	"link", sizeof(struct ifinfomsg), &link_attrs, link_family };
 static const struct nl_msg_policy addr_msg = {
 	"address", sizeof(struct ifaddrmsg), &addr_attrs, addr_family };
 static const struct nl_msg_policy netconf_msg = {

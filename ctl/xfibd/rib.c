@@ -69,6 +69,8 @@ static void iface_write(struct rib *r, struct rib_link *l)
 		v.flags |= XFIB_IF_FWD6;
 	if (rpf > 0)
 		v.flags |= XFIB_IF_RPF;
+	if (l->no_ipv6)
+		v.flags |= XFIB_IF_NO_IPV6;
 	if (r->dp.ops->iface_set(r->dp.ctx, l->ifindex, &v))
 		pr_warn("update interface %s: %s", l->name, strerror(errno));
 }
@@ -554,6 +556,10 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 	memcpy(l->mac, m->mac, 6);
 	l->mtu = m->mtu;
 	l->ifflags = m->ifflags;
+	if (l->no_ipv6 != m->no_ipv6 && !mac_changed)
+		pr_info("link %s: IPv6 %s", l->name,
+			m->no_ipv6 ? "disabled" : "enabled");
+	l->no_ipv6 = m->no_ipv6;
 	l->stale = false;
 	iface_write(r, l);
 	if (mac_changed)
@@ -569,6 +575,17 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		/* The kernel restores some routes silently: read them back. */
 		r->resync_wanted = true;
 	}
+}
+
+void rib_link_ipv6(struct rib *r, int ifindex, bool disabled)
+{
+	struct rib_link *l = link_find(r, ifindex);
+
+	if (!l || l->no_ipv6 == disabled)
+		return;
+	pr_info("link %s: IPv6 %s", l->name, disabled ? "disabled" : "enabled");
+	l->no_ipv6 = disabled;
+	iface_write(r, l);
 }
 
 void rib_link_del(struct rib *r, int ifindex)

@@ -39,6 +39,7 @@ struct rib_link {
 	__u32 mtu;
 	__u32 ifflags;   /* IFF_* */
 	int fwd4, rpf4;  /* from netconf; -1 unknown */
+	bool no_ipv6;    /* net.ipv6.conf.<dev>.disable_ipv6, or no IPv6 */
 	struct rib_addr4 *addr4; /* its IPv4 addresses */
 	__u32 naddr4, addr4_cap;
 	bool stale;
@@ -151,10 +152,11 @@ struct rib_route_key {
 	__u8 family;
 	__u8 plen;
 	__u8 tos;
-	__u8 pad;
+	__u8 src_plen; /* IPv6 source-specific route ("from"): src/src_plen */
 	__u32 table;
 	__u32 priority;
 	__u8 dst[16];
+	__u8 src[16];
 };
 
 /*
@@ -262,6 +264,7 @@ struct rib_link_msg {
 	__u8 mac[6];
 	__u32 mtu;
 	__u32 ifflags;
+	bool no_ipv6; /* IPv6 disabled on the device, or not there */
 };
 
 struct rib_family_state {
@@ -358,6 +361,8 @@ void rib_sweep_stale(struct rib *r);
 
 void rib_link_set(struct rib *r, const struct rib_link_msg *m);
 void rib_link_del(struct rib *r, int ifindex);
+/* IPv6 disabled on a known device, or enabled again. */
+void rib_link_ipv6(struct rib *r, int ifindex, bool disabled);
 /* An IPv4 address added or removed. The kernel flushes the IPv4 routes
  * through a device that loses its last IPv4 address, silently. */
 void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,

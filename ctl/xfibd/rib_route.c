@@ -148,14 +148,19 @@ static void route_changed(struct rib *r, struct rib_route *rt)
 /*
  * The answer for a prefix, as the kernel would give it: the route of
  * lowest metric. With TOS-specific IPv4 routes the kernel picks by the
- * packet's TOS, so the prefix goes to the kernel.
+ * packet's TOS, so the prefix goes to the kernel. So it does with
+ * source-specific IPv6 routes: the kernel looks the source up in the
+ * destination's own source tree, and without a match there backtracks to
+ * a shorter destination, neither of which a lookup by destination alone
+ * can do. Only this prefix: a longer one without source routes is looked
+ * up by destination only, in the kernel as here.
  */
 static __u32 prefix_answer(struct rib *r, const struct rib_prefix *p)
 {
 	const struct rib_route *rt, *best = NULL;
 
 	for (rt = p->routes; rt; rt = rt->pfx_next) {
-		if (rt->key.tos)
+		if (rt->key.tos || rt->key.src_plen)
 			return rib_nh_unsupported(r);
 		if (!best || rt->key.priority < best->key.priority)
 			best = rt;

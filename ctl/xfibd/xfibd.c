@@ -212,6 +212,8 @@ static int run(struct daemon *d)
 		nfgate_run(&d->nf, now_ms());
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
+		if (d->nl.nrefresh)
+			nl_link_refresh(&d->nl);
 		rib_expire(&d->rib, now_ms());
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");

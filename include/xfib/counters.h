@@ -61,7 +61,9 @@
 	X(PASS_CT_PROTO, "pass_ct_proto",                                      \
 	  "to kernel: fragment, extension header, ICMP other than echo, other protocol") \
 	X(PASS_CT_LEARN, "pass_ct_learn",                                      \
-	  "to kernel: flow not yet prepared for XDP by xfibd")
+	  "to kernel: flow not yet prepared for XDP by xfibd")                 \
+	X(PASS_IPV6_DISABLED, "pass_ipv6_disabled",                            \
+	  "to kernel: IPv6 disabled on the ingress or egress port")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

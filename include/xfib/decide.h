@@ -109,6 +109,14 @@ XFIB_INLINE int xfib_ipv6_special(__u64 hi, __u64 lo)
 	return hi == 0 && (lo >> 32) <= 0xffff;
 }
 
+/* IPv6 on a port where the kernel has it disabled (disable_ipv6): the
+ * kernel drops what arrives there and sends nothing out of it. For the
+ * ingress port before the lookup, for the egress port after it. */
+XFIB_INLINE int xfib_port_no_ipv6(const struct xfib_iface *port, __u8 af)
+{
+	return af == XFIB_AF_INET6 && (port->flags & XFIB_IF_NO_IPV6);
+}
+
 /* ---- after the lookup: the steps ---------------------------------------- */
 
 /*
@@ -152,7 +160,8 @@ XFIB_INLINE __u32 xfib_nh_kind_reason(__u8 kind)
 }
 
 /* The egress port: not the ingress one (the kernel sends an ICMP
- * redirect), known and up, and its MTU holds the packet. */
+ * redirect), known and up, IPv6 not disabled on it for IPv6, and its MTU
+ * holds the packet. */
 XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 				    const struct xfib_fwd_query *q,
 				    const struct xfib_nexthop *nh,
@@ -166,6 +175,8 @@ XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 	out = xfib_env_iface(env, ifindex);
 	if (!out || !(out->flags & XFIB_IF_UP))
 		return XFIB_PASS_EGRESS_DOWN;
+	if (xfib_port_no_ipv6(out, q->af))
+		return XFIB_PASS_IPV6_DISABLED;
 	/* A route MTU can only lower the device's: frames above the device
 	 * MTU would be dropped by the egress driver. */
 	mtu = nh->mtu && nh->mtu < out->mtu ? nh->mtu : out->mtu;

@@ -155,6 +155,9 @@ enum xfib_iface_flags {
 	XFIB_IF_FWD4 = 1 << 1, /* net.ipv4.conf.<if>.forwarding */
 	XFIB_IF_FWD6 = 1 << 2, /* net.ipv6.conf.all.forwarding */
 	XFIB_IF_RPF = 1 << 3,  /* rp_filter on: the kernel checks sources */
+	/* net.ipv6.conf.<if>.disable_ipv6 (or no IPv6 on the device): the
+	 * kernel neither receives nor sends IPv6 there */
+	XFIB_IF_NO_IPV6 = 1 << 5,
 };
 
 /* One interface of the namespace, as the kernel sees it. */

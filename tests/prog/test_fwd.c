@@ -1787,6 +1787,8 @@ enum port_state {
 	ST_IN_NO_FWD4,	  /* ingress port: IPv4 forwarding off */
 	ST_IN_NO_FWD6,	  /* ingress port: IPv6 forwarding off */
 	ST_IN_RPF,	  /* ingress port: rp_filter on */
+	ST_IN_NO_IPV6,	  /* ingress port: disable_ipv6 */
+	ST_OUT_NO_IPV6,	  /* egress port: disable_ipv6 */
 	ST_V4_NONE,	  /* IPv4 algorithm NONE */
 	ST_V4_BSEARCH6,	  /* IPv4 instance of an IPv6 algorithm */
 	ST_V6_NONE,
@@ -1819,6 +1821,12 @@ static void set_port_state(enum port_state s)
 		break;
 	case ST_IN_RPF:
 		put_iface(if_in, mac_in, IF_ALL | XFIB_IF_RPF);
+		break;
+	case ST_IN_NO_IPV6:
+		put_iface(if_in, mac_in, IF_ALL | XFIB_IF_NO_IPV6);
+		break;
+	case ST_OUT_NO_IPV6:
+		put_iface(if_out, mac_out, IF_ALL | XFIB_IF_NO_IPV6);
 		break;
 	case ST_V4_NONE:
 		put_active(XFIB_V4, XFIB_ALGO_NONE, 1, log2n4);
@@ -1865,6 +1873,14 @@ static const struct port_case {
 		       PASS(XFIB_PASS_RP_FILTER) } },
 	{ ST_IN_RPF, { "v6 with rp_filter flag on ingress (IPv4 only)",
 		       V6(DST6), FWD6(mac_gw6) } },
+	{ ST_IN_NO_IPV6, { "v6 with IPv6 disabled on ingress", V6(DST6),
+			   PASS(XFIB_PASS_IPV6_DISABLED) } },
+	{ ST_IN_NO_IPV6, { "v4 with IPv6 disabled on ingress", V4(DST4),
+			   FWD4(mac_gw4) } },
+	{ ST_OUT_NO_IPV6, { "v6 with IPv6 disabled on egress", V6(DST6),
+			    PASS(XFIB_PASS_IPV6_DISABLED) } },
+	{ ST_OUT_NO_IPV6, { "v4 with IPv6 disabled on egress", V4(DST4),
+			    FWD4(mac_gw4) } },
 	{ ST_V4_NONE, { "v4 with algo NONE", V4(DST4),
 			PASS(XFIB_PASS_NO_FIB) } },
 	{ ST_V4_NONE, { "v6 with v4 algo NONE", V6(DST6), FWD6(mac_gw6) } },

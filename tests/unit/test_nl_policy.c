@@ -129,6 +129,13 @@ static void test_routes(void)
 	EXPECT_BAD(nlh, -1, -1);
 	nlh->nlmsg_len = NLMSG_HDRLEN + 4;
 	EXPECT_BAD(nlh, -1, -1);
+	nlh = route4(0, NULL, 0);
+	rtm = mnl_nlmsg_get_payload(nlh);
+	rtm->rtm_src_len = 33;
+	EXPECT_BAD(nlh, -1, -1);
+	rtm->rtm_src_len = 32;
+	mnl_attr_put(nlh, RTA_SRC, 16, b); /* an IPv6-sized source on IPv4 */
+	EXPECT_BAD(nlh, RTA_SRC, -1);
 
 	nlh = route4(0, NULL, 0);
 	rtm = mnl_nlmsg_get_payload(nlh);
@@ -238,6 +245,17 @@ static void test_others(void)
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, "r-sink");
 	mnl_attr_put_u32(nlh, IFLA_MTU, 1500);
 	CHECK(parse(nlh, tb, &err) == 1 && tb[IFLA_IFNAME], "link refused");
+	ifi->ifi_family = AF_BRIDGE; /* a bridge's view of its port */
+	CHECK(parse(nlh, tb, &err) == 0, "bridge port message not skipped");
+	nlh->nlmsg_type = RTM_DELLINK;
+	CHECK(parse(nlh, tb, &err) == 0, "bridge port removal not skipped");
+	ifi->ifi_family = AF_INET6; /* IPv6's per-device state */
+	CHECK(parse(nlh, tb, &err) == 1, "IPv6 link state refused");
+	ifi->ifi_family = AF_UNSPEC;
+	nlh->nlmsg_type = RTM_NEWLINK;
+	mnl_attr_put(nlh, IFLA_AF_SPEC, 2, "ab");
+	EXPECT_BAD(nlh, IFLA_AF_SPEC, -1);
+	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
 	mnl_attr_put(nlh, IFLA_IFNAME, 3, "abc");
 	EXPECT_BAD(nlh, IFLA_IFNAME, -1);
 	CHECK(!nl_policy_of(RTM_NEWQDISC), "a policy for qdiscs");
