@@ -155,6 +155,11 @@ enum xfib_iface_flags {
 	XFIB_IF_FWD4 = 1 << 1, /* net.ipv4.conf.<if>.forwarding */
 	XFIB_IF_FWD6 = 1 << 2, /* net.ipv6.conf.all.forwarding */
 	XFIB_IF_RPF = 1 << 3,  /* rp_filter on: the kernel checks sources */
+	/* The port takes no XDP-redirected frames (no NETDEV_XDP_ACT_NDO_XMIT:
+	 * a veth whose peer has neither GRO nor an XDP program, a driver
+	 * without ndo_xdp_xmit); the kernel would drop what xfib redirects
+	 * to it. 1 << 4 and 1 << 5 are taken by other flags. */
+	XFIB_IF_NO_XMIT = 1 << 6,
 };
 
 /* One interface of the namespace, as the kernel sees it. */
