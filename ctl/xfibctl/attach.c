@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "xdpfeat.h"
 #include "xfibctl.h"
 
 static int resolve_ifaces(char **names, int n, int *ifindex)
@@ -77,6 +78,26 @@ static int ports_free(char **names, int n, const int *ifindex)
 	return 0;
 }
 
+/* An attached port that takes no redirected frames still receives and
+ * forwards to the other ports: a warning, with the reason and the fix. */
+static void warn_no_xmit(char **names, int n, const int *ifindex)
+{
+	char why[256];
+	struct xdpfeat x;
+	int i;
+
+	if (xdpfeat_open(&x, false))
+		return;
+	for (i = 0; i < n; i++) {
+		if (xdpfeat_get(&x, ifindex[i]))
+			continue;
+		xdpfeat_explain(ifindex[i], names[i], why, sizeof(why));
+		fprintf(stderr, "xfibctl: attach warning: %s %s: %s\n", names[i],
+			XFIB_NO_XMIT_TEXT, why);
+	}
+	xdpfeat_close(&x);
+}
+
 int cmd_attach(struct ctl *c, int argc, char **argv)
 {
 	struct xfib_fwd_bpf *skel = NULL;
@@ -129,6 +150,7 @@ int cmd_attach(struct ctl *c, int argc, char **argv)
 		}
 	}
 	err = 0;
+	warn_no_xmit(argv, argc, ifindex);
 	goto out;
 rollback:
 	for (i = 0; i < done; i++) {

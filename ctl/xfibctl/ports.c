@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "xdpfeat.h"
 #include "xfibctl.h"
 
 __u32 xdp_prog_on(int ifindex, __u8 *mode)
@@ -87,4 +88,24 @@ void ports_attached(struct port **ports, size_t *n)
 	}
 	if (ifs)
 		if_freenameindex(ifs);
+}
+
+void ports_read_xmit(struct port *ports, size_t n)
+{
+	struct xdpfeat x;
+	size_t i;
+	int err = xdpfeat_open(&x, false);
+
+	for (i = 0; i < n; i++) {
+		struct port *p = &ports[i];
+
+		p->xmit = err ? -1 : xdpfeat_get(&x, p->ifindex);
+		if (p->xmit < 0)
+			p->xmit = -1;
+		else if (!p->xmit)
+			xdpfeat_explain(p->ifindex, p->name, p->no_xmit_why,
+					sizeof(p->no_xmit_why));
+	}
+	if (!err)
+		xdpfeat_close(&x);
 }

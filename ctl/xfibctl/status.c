@@ -79,6 +79,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	}
 	nf_status_read(skel, st);
 	ports_attached(&st->ports, &st->nports);
+	ports_read_xmit(st->ports, st->nports);
 	/* Without them status still says the rest; the reason is printed. */
 	ports_read_counters(skel, st->ports, st->nports);
 }
@@ -240,6 +241,10 @@ static void status_text(const struct status *st)
 	printf("%s\n", st->nports ? "" : "none");
 	for (i = 0; i < st->nports; i++)
 		port_status_text(&st->ports[i]);
+	for (i = 0; i < st->nports; i++)
+		if (!st->ports[i].xmit)
+			printf("  %s: %s: %s\n", st->ports[i].name,
+			       XFIB_NO_XMIT_TEXT, st->ports[i].no_xmit_why);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		fib_info_text(fam, &st->fi[fam]);
 	nf_status_text(st);
@@ -262,6 +267,11 @@ static json_object *status_json(const struct status *st)
 		js_set(e, "mode", js_str(mode_name(p->mode)));
 		js_set(e, "prog_id", js_u64(p->prog_id));
 		js_set(e, "counters", port_totals_json(p));
+		/* null when the kernel cannot tell (before Linux 6.3) */
+		js_set(e, "xdp_redirect_target",
+		       p->xmit < 0 ? NULL : json_object_new_boolean(p->xmit));
+		if (!p->xmit)
+			js_set(e, "no_redirect_reason", js_str(p->no_xmit_why));
 		json_object_array_add(ifs, e);
 	}
 	js_set(o, "interfaces", ifs);

@@ -98,6 +98,11 @@ extern const struct cmd *current_cmd;
 #define err_cmd(fmt, ...) \
 	fprintf(stderr, "xfibctl: %s " fmt "\n", current_cmd->name, ##__VA_ARGS__)
 
+/* What a port without NETDEV_XDP_ACT_NDO_XMIT means for xfib (status,
+ * attach). */
+#define XFIB_NO_XMIT_TEXT \
+	"cannot take XDP-redirected frames (the kernel forwards what leaves by it)"
+
 /* cmdline.c */
 enum { OPT_HELP = 1 };
 int parse_opts(struct ctl *c, const struct cmd_opt *opts, bool global,
@@ -123,6 +128,9 @@ struct port {
 	__u32 prog_id;
 	bool counted;     /* ifindex < XFIB_PORT_MAX: the dataplane counts it */
 	struct xfib_port_counters c; /* summed over the CPUs (portstats.c) */
+	int xmit;         /* takes XDP-redirected frames: 1, 0, or -1 unknown
+			   * (ports_read_xmit) */
+	char no_xmit_why[256]; /* xmit 0: why, and the fix */
 };
 
 /* The id of the XDP program on ifindex and how it is attached (0: none). */
@@ -137,6 +145,9 @@ const char *mode_name(__u8 mode);
 /* The ports our program is attached to, in ifindex order: *ports to
  * free(); none if the kernel cannot list the interfaces. */
 void ports_attached(struct port **ports, size_t *n);
+/* Whether each port takes XDP-redirected frames, from the kernel (the
+ * "netdev" netlink family), and why not. */
+void ports_read_xmit(struct port *ports, size_t n);
 
 /* status.c: the state status and stats --prometheus show. */
 struct status {

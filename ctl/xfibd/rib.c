@@ -71,6 +71,8 @@ static void iface_write(struct rib *r, struct rib_link *l)
 		v.flags |= XFIB_IF_RPF;
 	if (l->no_ipv6)
 		v.flags |= XFIB_IF_NO_IPV6;
+	if (l->no_xmit)
+		v.flags |= XFIB_IF_NO_XMIT;
 	if (r->dp.ops->iface_set(r->dp.ctx, l->ifindex, &v))
 		pr_warn("update interface %s: %s", l->name, strerror(errno));
 }
@@ -543,6 +545,9 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 			return;
 		l->ifindex = m->ifindex;
 		l->fwd4 = l->rpf4 = -1;
+		/* Until the kernel says it takes redirected frames. */
+		l->no_xmit = r->xmit_learned;
+		r->xmit_wanted |= r->xmit_learned;
 		htab_insert(&r->links, l);
 		was_up = m->ifflags & IFF_UP;
 		was_running = m->ifflags & IFF_RUNNING;
@@ -601,6 +606,29 @@ void rib_link_del(struct rib *r, int ifindex)
 		free(l->addr4);
 		free(l);
 	}
+}
+
+void rib_link_xmit(struct rib *r, int ifindex, bool xmit)
+{
+	struct rib_link *l = link_find(r, ifindex);
+	bool known;
+
+	if (!l || (l->xmit_known && l->no_xmit == !xmit))
+		return;
+	known = l->xmit_known;
+	l->xmit_known = true;
+	if (l->no_xmit == !xmit)
+		return;
+	l->no_xmit = !xmit;
+	if (known && !xmit)
+		pr_info("link %s cannot take XDP-redirected frames: the kernel forwards what leaves by it",
+			l->name);
+	else if (known)
+		pr_info("link %s takes XDP-redirected frames again", l->name);
+	else
+		pr_debug("link %s %s XDP-redirected frames", l->name,
+			 xmit ? "takes" : "cannot take");
+	iface_write(r, l);
 }
 
 static struct rib_addr4 *addr4_find(struct rib_link *l, const struct rib_addr4 *a)

@@ -40,6 +40,8 @@ struct rib_link {
 	__u32 ifflags;   /* IFF_* */
 	int fwd4, rpf4;  /* from netconf; -1 unknown */
 	bool no_ipv6;    /* net.ipv6.conf.<dev>.disable_ipv6, or no IPv6 */
+	bool no_xmit;    /* takes no XDP-redirected frames (XFIB_IF_NO_XMIT) */
+	bool xmit_known; /* no_xmit came from the kernel */
 	struct rib_addr4 *addr4; /* its IPv4 addresses */
 	__u32 naddr4, addr4_cap;
 	bool stale;
@@ -345,6 +347,11 @@ struct rib {
 	size_t nexp, exp_cap;
 	bool rules_changed;  /* re-read the policy rules */
 	struct rib_nexthop *nh_unsupported;
+	/* The ports' XDP features are learned (xdpfeat.h): a new link is no
+	 * redirect target until they say it takes redirected frames, and
+	 * xmit_wanted asks for them. */
+	bool xmit_learned;
+	bool xmit_wanted;
 };
 
 /* dp: where the RIB writes what packets read (copied; the caller closes
@@ -363,6 +370,8 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m);
 void rib_link_del(struct rib *r, int ifindex);
 /* IPv6 disabled on a known device, or enabled again. */
 void rib_link_ipv6(struct rib *r, int ifindex, bool disabled);
+/* Whether link ifindex takes XDP-redirected frames (NETDEV_XDP_ACT_NDO_XMIT). */
+void rib_link_xmit(struct rib *r, int ifindex, bool xmit);
 /* An IPv4 address added or removed. The kernel flushes the IPv4 routes
  * through a device that loses its last IPv4 address, silently. */
 void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,

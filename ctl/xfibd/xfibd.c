@@ -27,6 +27,7 @@
 #include "fib.h"
 #include "nfgate.h"
 #include "rib.h"
+#include "xdpfeat.h"
 
 #define DEFAULT_BATCH_MS 10
 #define DEFAULT_EVAL_CHANGES 100
@@ -41,6 +42,7 @@ struct daemon {
 	struct fib fib;
 	struct nl nl;
 	struct nfgate nf;
+	struct xdpfeat xf; /* which ports take XDP-redirected frames */
 	int batch_ms;
 	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
@@ -112,6 +114,43 @@ static bool port_attached(void *ctx, int ifindex)
 				    &key, &v);
 }
 
+static void on_xmit(void *ctx, int ifindex, bool xmit)
+{
+	struct daemon *d = ctx;
+
+	rib_link_xmit(&d->rib, ifindex, xmit);
+}
+
+/* The XDP features of every link (after a dump of the links, or when one
+ * is new): 0 or -errno. */
+static int xmit_sync(struct daemon *d)
+{
+	int err = xdpfeat_dump(&d->xf, on_xmit, d);
+
+	if (err)
+		pr_warn("reading the ports' XDP features: %s", strerror(-err));
+	else
+		d->rib.xmit_wanted = false;
+	return err;
+}
+
+/* Notifications of XDP feature changes (a veth peer's GRO or XDP program
+ * changed); a lost one means reading them all again. */
+static void xmit_events(struct daemon *d)
+{
+	int err = xdpfeat_read(&d->xf, on_xmit, d);
+
+	if (err == -ENOBUFS) {
+		pr_warn("XDP feature notifications lost: reading them again");
+		d->rib.xmit_wanted = true;
+	} else if (err) {
+		pr_warn("XDP feature notifications: %s", strerror(-err));
+		d->rib.xmit_wanted = true;
+	}
+	if (d->rib.xmit_wanted)
+		xmit_sync(d);
+}
+
 static int flush(struct daemon *d)
 {
 	int err = fib_flush(&d->fib, now_ms());
@@ -132,6 +171,9 @@ static int full_sync(struct daemon *d, const char *why)
 		pr_warn("netlink dump: %s", strerror(-err));
 		return err;
 	}
+	err = xmit_sync(d);
+	if (err)
+		return err;
 	rib_sweep_stale(&d->rib);
 	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
 	d->rib.resync_wanted = false;
@@ -150,8 +192,11 @@ static int full_sync(struct daemon *d, const char *why)
 
 static int run(struct daemon *d)
 {
-	struct pollfd pfd[3] = { { .fd = nl_event_fd(&d->nl), .events = POLLIN } };
-	int npfd = 1 + nfgate_fds(&d->nf, pfd + 1);
+	struct pollfd pfd[4] = {
+		{ .fd = nl_event_fd(&d->nl), .events = POLLIN },
+		{ .fd = xdpfeat_fd(&d->xf), .events = POLLIN },
+	};
+	int npfd = 2 + nfgate_fds(&d->nf, pfd + 2);
 	__u64 first_change = 0, last_info = 0;
 	/* Why the next resync: ours (an overrun), else the RIB's request. */
 	const char *resync_why = NULL;
@@ -209,6 +254,7 @@ static int run(struct daemon *d)
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
+		xmit_events(d);
 		nfgate_run(&d->nf, now_ms());
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
@@ -488,6 +534,15 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		pr_warn("netlink: %s", strerror(-err));
 		goto out;
 	}
+	/* Without the netdev family every port counts as a redirect target,
+	 * as before it existed; the kernel drops what one refuses. */
+	err = xdpfeat_open(&d->xf, true);
+	if (err)
+		pr_warn("netdev netlink family: %s: ports are not checked for taking XDP-redirected frames",
+			strerror(-err));
+	else if (!d->xf.family)
+		pr_warn("the kernel has no netdev netlink family (Linux < 6.3): ports are not checked for taking XDP-redirected frames");
+	d->rib.xmit_learned = !err && d->xf.family;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -498,6 +553,7 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 out:
 	clear_daemon_info(d);
 	nfgate_fini(&d->nf);
+	xdpfeat_close(&d->xf);
 	nl_close(&d->nl);
 	fib_fini(&d->fib);
 	rib_fini(&d->rib);

@@ -63,7 +63,9 @@
 	X(PASS_CT_LEARN, "pass_ct_learn",                                      \
 	  "to kernel: flow not yet prepared for XDP by xfibd")                 \
 	X(PASS_IPV6_DISABLED, "pass_ipv6_disabled",                            \
-	  "to kernel: IPv6 disabled on the ingress or egress port")
+	  "to kernel: IPv6 disabled on the ingress or egress port")             \
+	X(PASS_EGRESS_NO_XMIT, "pass_egress_no_xmit",                          \
+	  "to kernel: egress port cannot take XDP-redirected frames")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

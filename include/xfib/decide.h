@@ -8,8 +8,8 @@
  *  - before the lookup, the address classes the kernel never forwards as
  *    plain unicast (xfib_ipv4_special, xfib_ipv6_special);
  *  - after it, the chain from the nexthop index to a verdict
- *    (xfib_after_lookup): multipath member, nexthop kind, egress port,
- *    MTU, neighbour, attached port, in this order, the first that stops
+ *    (xfib_after_lookup): multipath member, nexthop kind, egress port
+ *    (up, takes redirected frames, MTU), neighbour, attached port, in this order, the first that stops
  *    the packet giving its reason.
  *
  * Like the lookup headers, this compiles with clang -target bpf and with
@@ -160,8 +160,9 @@ XFIB_INLINE __u32 xfib_nh_kind_reason(__u8 kind)
 }
 
 /* The egress port: not the ingress one (the kernel sends an ICMP
- * redirect), known and up, IPv6 not disabled on it for IPv6, and its MTU
- * holds the packet. */
+ * redirect), known and up, IPv6 not disabled on it for IPv6, able to
+ * take redirected frames (else the kernel drops them silently: the
+ * kernel forwards them instead), and its MTU holds the packet. */
 XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 				    const struct xfib_fwd_query *q,
 				    const struct xfib_nexthop *nh,
@@ -177,6 +178,8 @@ XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 		return XFIB_PASS_EGRESS_DOWN;
 	if (xfib_port_no_ipv6(out, q->af))
 		return XFIB_PASS_IPV6_DISABLED;
+	if (out->flags & XFIB_IF_NO_XMIT)
+		return XFIB_PASS_EGRESS_NO_XMIT;
 	/* A route MTU can only lower the device's: frames above the device
 	 * MTU would be dropped by the egress driver. */
 	mtu = nh->mtu && nh->mtu < out->mtu ? nh->mtu : out->mtu;

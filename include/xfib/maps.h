@@ -158,6 +158,11 @@ enum xfib_iface_flags {
 	/* net.ipv6.conf.<if>.disable_ipv6 (or no IPv6 on the device): the
 	 * kernel neither receives nor sends IPv6 there */
 	XFIB_IF_NO_IPV6 = 1 << 5,
+	/* The port takes no XDP-redirected frames (no NETDEV_XDP_ACT_NDO_XMIT:
+	 * a veth whose peer has neither GRO nor an XDP program, a driver
+	 * without ndo_xdp_xmit); the kernel would drop what xfib redirects
+	 * to it. */
+	XFIB_IF_NO_XMIT = 1 << 6,
 };
 
 /* One interface of the namespace, as the kernel sees it. */

@@ -162,6 +162,7 @@ done
 run status status
 json status '.daemon.running and .daemon.synced and .daemon.table == 254 and
 	([.interfaces[].name] | sort) == ([$rg, $rs] | sort) and
+	all(.interfaces[]; .xdp_redirect_target == true and (has("no_redirect_reason") | not)) and
 	.ipv4.algorithm == "bsearch4" and .ipv6.algorithm == "bsearch6" and
 	.ipv4.routes > 0 and .ipv6.routes > 0 and .ipv4.fallback == "none" and
 	.netfilter.option == "conntrack" and .netfilter.checked > 0 and

@@ -1288,6 +1288,7 @@ static bool destination_decides(const struct fwd_case *c)
 	case XFIB_PASS_NEIGH:
 	case XFIB_PASS_EGRESS_DOWN:
 	case XFIB_PASS_EGRESS_NOT_ATTACHED:
+	case XFIB_PASS_EGRESS_NO_XMIT:
 		return true;
 	default:
 		return false;
@@ -1784,6 +1785,8 @@ enum port_state {
 	ST_TX_DETACHED,	  /* egress port not in xfib_tx_ports */
 	ST_EGRESS_NOT_UP, /* egress port without XFIB_IF_UP */
 	ST_EGRESS_GONE,	  /* egress port missing from xfib_ifaces */
+	ST_EGRESS_NO_XMIT, /* egress port takes no redirected frames */
+	ST_IN_NO_XMIT,	  /* ingress port takes no redirected frames */
 	ST_IN_NO_FWD4,	  /* ingress port: IPv4 forwarding off */
 	ST_IN_NO_FWD6,	  /* ingress port: IPv6 forwarding off */
 	ST_IN_RPF,	  /* ingress port: rp_filter on */
@@ -1812,6 +1815,12 @@ static void set_port_state(enum port_state s)
 		break;
 	case ST_EGRESS_GONE:
 		delete(fd_ifaces, &if_out, "xfib_ifaces");
+		break;
+	case ST_EGRESS_NO_XMIT:
+		put_iface(if_out, mac_out, IF_ALL | XFIB_IF_NO_XMIT);
+		break;
+	case ST_IN_NO_XMIT:
+		put_iface(if_in, mac_in, IF_ALL | XFIB_IF_NO_XMIT);
 		break;
 	case ST_IN_NO_FWD4:
 		put_iface(if_in, mac_in, XFIB_IF_UP | XFIB_IF_FWD6);
@@ -1857,6 +1866,14 @@ static const struct port_case {
 			      PASS(XFIB_PASS_EGRESS_DOWN) } },
 	{ ST_EGRESS_GONE, { "v4 egress missing from xfib_ifaces", V4(DST4),
 			    PASS(XFIB_PASS_EGRESS_DOWN) } },
+	{ ST_EGRESS_NO_XMIT, { "v4 egress taking no redirected frames", V4(DST4),
+			       PASS(XFIB_PASS_EGRESS_NO_XMIT) } },
+	{ ST_EGRESS_NO_XMIT, { "v6 egress taking no redirected frames", V6(DST6),
+			       PASS(XFIB_PASS_EGRESS_NO_XMIT) } },
+	{ ST_IN_NO_XMIT, { "v4 ingress taking no redirected frames", V4(DST4),
+			   FWD4(mac_gw4) } },
+	{ ST_IN_NO_XMIT, { "v6 ingress taking no redirected frames", V6(DST6),
+			   FWD6(mac_gw6) } },
 	{ ST_DEFAULT, { "v4 ingress not in xfib_ifaces", V4(DST4),
 			PASS(XFIB_PASS_NO_IFACE), .from_peer = true } },
 	{ ST_DEFAULT, { "v6 ingress not in xfib_ifaces", V6(DST6),

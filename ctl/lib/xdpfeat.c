@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ports' XDP features over the "netdev" generic netlink family: is a
+ * port a valid target for XDP_REDIRECT (NETDEV_XDP_ACT_NDO_XMIT)?
+ * See xdpfeat.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <libmnl/libmnl.h>
+
+#include "xdpfeat.h"
+
+#define XDPFEAT_BUF (MNL_SOCKET_BUFFER_SIZE > 8192 ? MNL_SOCKET_BUFFER_SIZE : 8192)
+/* Notifications are one small message per device change. */
+#define XDPFEAT_RCVBUF (1 << 20)
+
+static struct mnl_socket *sock_open(int proto, int flags)
+{
+	struct mnl_socket *nl = mnl_socket_open2(proto, SOCK_CLOEXEC | flags);
+	int one = 1;
+
+	if (!nl)
+		return NULL;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		mnl_socket_close(nl);
+		return NULL;
+	}
+	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	return nl;
+}
+
+/* Sends the request in buf and runs cb on the answers until the ack or
+ * the end of the dump: 0 or -errno. */
+static int request(struct mnl_socket *nl, struct nlmsghdr *nlh, __u32 seq,
+		   mnl_cb_t cb, void *data)
+{
+	char buf[XDPFEAT_BUF];
+	unsigned int portid = mnl_socket_get_portid(nl);
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_seq = seq;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, n, seq, portid, cb, data);
+	} while (ret > 0);
+	return ret < 0 ? -errno : 0;
+}
+
+/* ---- the family and its group ------------------------------------------ */
+
+struct family_info {
+	__u16 id;
+	__u32 mgmt; /* group id; 0 if not found */
+};
+
+static void parse_group(const struct nlattr *grp, struct family_info *fi)
+{
+	const struct nlattr *a;
+	const char *name = NULL;
+	__u32 id = 0;
+
+	mnl_attr_for_each_nested(a, grp) {
+		int t = mnl_attr_get_type(a);
+
+		if (t == CTRL_ATTR_MCAST_GRP_NAME &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+			name = mnl_attr_get_str(a);
+		else if (t == CTRL_ATTR_MCAST_GRP_ID &&
+			 mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+			id = mnl_attr_get_u32(a);
+	}
+	if (name && !strcmp(name, XDPFEAT_MCGRP_MGMT))
+		fi->mgmt = id;
+}
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct family_info *fi = data;
+	const struct nlattr *a, *g;
+
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		int t = mnl_attr_get_type(a);
+
+		if (t == CTRL_ATTR_FAMILY_ID &&
+		    mnl_attr_validate(a, MNL_TYPE_U16) >= 0)
+			fi->id = mnl_attr_get_u16(a);
+		else if (t == CTRL_ATTR_MCAST_GROUPS &&
+			 mnl_attr_validate(a, MNL_TYPE_NESTED) >= 0)
+			mnl_attr_for_each_nested(g, a)
+				parse_group(g, fi);
+	}
+	return MNL_CB_OK;
+}
+
+static struct nlmsghdr *genl_msg(char *buf, __u16 type, __u16 flags, __u8 cmd)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = 1;
+	return nlh;
+}
+
+static int family_resolve(struct xdpfeat *x, struct family_info *fi)
+{
+	char buf[XDPFEAT_BUF];
+	struct nlmsghdr *nlh = genl_msg(buf, GENL_ID_CTRL, NLM_F_ACK,
+					CTRL_CMD_GETFAMILY);
+
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, XDPFEAT_FAMILY_NAME);
+	return request(x->req, nlh, ++x->seq, family_cb, fi);
+}
+
+int xdpfeat_open(struct xdpfeat *x, bool events)
+{
+	struct family_info fi = { 0 };
+	int err, rcvbuf = XDPFEAT_RCVBUF;
+
+	memset(x, 0, sizeof(*x));
+	x->req = sock_open(NETLINK_GENERIC, 0);
+	if (!x->req)
+		return -errno;
+	err = family_resolve(x, &fi);
+	if (err == -ENOENT)
+		return 0; /* a kernel before 6.3 */
+	if (err)
+		goto fail;
+	x->family = fi.id;
+	if (!events || !fi.mgmt)
+		return 0;
+	x->ev = sock_open(NETLINK_GENERIC, SOCK_NONBLOCK);
+	if (!x->ev ||
+	    mnl_socket_setsockopt(x->ev, NETLINK_ADD_MEMBERSHIP, &fi.mgmt,
+				  sizeof(fi.mgmt)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	setsockopt(mnl_socket_get_fd(x->ev), SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+		   sizeof(rcvbuf));
+	return 0;
+fail:
+	xdpfeat_close(x);
+	return err;
+}
+
+void xdpfeat_close(struct xdpfeat *x)
+{
+	if (x->ev)
+		mnl_socket_close(x->ev);
+	if (x->req)
+		mnl_socket_close(x->req);
+	x->ev = x->req = NULL;
+	x->family = 0;
+}
+
+int xdpfeat_fd(const struct xdpfeat *x)
+{
+	return x->ev ? mnl_socket_get_fd(x->ev) : -1;
+}
+
+/* ---- devices -------------------------------------------------------------- */
+
+struct dev_ctx {
+	__u16 family;
+	xdpfeat_cb cb;
+	void *ctx;
+};
+
+static int dev_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	struct dev_ctx *d = data;
+	const struct nlattr *a;
+	int ifindex = 0, have = 0;
+	__u64 feat = 0;
+
+	if (nlh->nlmsg_type != d->family ||
+	    mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN)
+		return MNL_CB_OK;
+	/* A device that goes away takes its routes and port with it. */
+	if (g->cmd != XDPFEAT_CMD_DEV_GET && g->cmd != XDPFEAT_CMD_DEV_ADD_NTF &&
+	    g->cmd != XDPFEAT_CMD_DEV_CHANGE_NTF)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		int t = mnl_attr_get_type(a);
+
+		if (t == XDPFEAT_A_DEV_IFINDEX &&
+		    mnl_attr_validate(a, MNL_TYPE_U32) >= 0) {
+			ifindex = mnl_attr_get_u32(a);
+			have |= 1;
+		} else if (t == XDPFEAT_A_DEV_XDP_FEATURES &&
+			   mnl_attr_validate(a, MNL_TYPE_U64) >= 0) {
+			feat = mnl_attr_get_u64(a);
+			have |= 2;
+		}
+	}
+	if (have == 3 && ifindex > 0)
+		d->cb(d->ctx, ifindex, feat & XDPFEAT_ACT_NDO_XMIT);
+	return MNL_CB_OK;
+}
+
+int xdpfeat_dump(struct xdpfeat *x, xdpfeat_cb cb, void *ctx)
+{
+	struct dev_ctx d = { .family = x->family, .cb = cb, .ctx = ctx };
+	char buf[XDPFEAT_BUF];
+	struct nlmsghdr *nlh;
+
+	if (!x->family)
+		return 0;
+	nlh = genl_msg(buf, x->family, NLM_F_DUMP, XDPFEAT_CMD_DEV_GET);
+	return request(x->req, nlh, ++x->seq, dev_cb, &d);
+}
+
+int xdpfeat_read(struct xdpfeat *x, xdpfeat_cb cb, void *ctx)
+{
+	struct dev_ctx d = { .family = x->family, .cb = cb, .ctx = ctx };
+	char buf[XDPFEAT_BUF];
+	ssize_t n;
+
+	if (!x->ev)
+		return 0;
+	for (;;) {
+		n = mnl_socket_recvfrom(x->ev, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == ENOBUFS)
+				x->overruns++;
+			return -errno;
+		}
+		/* Notifications carry sequence number and port id 0. */
+		if (mnl_cb_run(buf, n, 0, 0, dev_cb, &d) < 0)
+			return -errno;
+	}
+}
+
+struct get_ctx {
+	int ifindex;
+	int xmit;
+};
+
+static void get_cb(void *ctx, int ifindex, bool xmit)
+{
+	struct get_ctx *g = ctx;
+
+	if (ifindex == g->ifindex)
+		g->xmit = xmit;
+}
+
+int xdpfeat_get(struct xdpfeat *x, int ifindex)
+{
+	struct get_ctx g = { .ifindex = ifindex, .xmit = -ENOENT };
+	struct dev_ctx d = { .family = x->family, .cb = get_cb, .ctx = &g };
+	char buf[XDPFEAT_BUF];
+	struct nlmsghdr *nlh;
+	int err;
+
+	if (!x->family)
+		return -ENOENT;
+	nlh = genl_msg(buf, x->family, NLM_F_ACK, XDPFEAT_CMD_DEV_GET);
+	mnl_attr_put_u32(nlh, XDPFEAT_A_DEV_IFINDEX, ifindex);
+	err = request(x->req, nlh, ++x->seq, dev_cb, &d);
+	return err ? err : g.xmit;
+}
+
+/* ---- explaining ----------------------------------------------------------- */
+
+/* The driver of a port (ETHTOOL_GDRVINFO), or "" when it does not say. */
+static void driver_of(const char *name, char *drv, size_t len)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	*drv = '\0';
+	if (fd < 0)
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = (void *)&info;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr))
+		snprintf(drv, len, "%s", info.driver);
+	close(fd);
+}
+
+struct peer_info {
+	int ifindex;	/* IFLA_LINK: the veth peer's ifindex */
+	bool other_ns;	/* IFLA_LINK_NETNSID: it is in another namespace */
+};
+
+static int link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct peer_info *p = data;
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg)) {
+		int t = mnl_attr_get_type(a);
+
+		if (t == IFLA_LINK && mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+			p->ifindex = mnl_attr_get_u32(a);
+		else if (t == IFLA_LINK_NETNSID)
+			p->other_ns = true;
+	}
+	return MNL_CB_OK;
+}
+
+/* The veth peer of ifindex, as rtnetlink names it: 0 or -errno. */
+static int veth_peer(int ifindex, struct peer_info *p)
+{
+	struct mnl_socket *nl = sock_open(NETLINK_ROUTE, 0);
+	char buf[XDPFEAT_BUF];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifm;
+	int err;
+
+	if (!nl)
+		return -errno;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_index = ifindex;
+	err = request(nl, nlh, 1, link_cb, p);
+	mnl_socket_close(nl);
+	return err;
+}
+
+void xdpfeat_explain(int ifindex, const char *name, char *buf, size_t len)
+{
+	struct peer_info p = { 0 };
+	char drv[32], peer[IF_NAMESIZE];
+
+	driver_of(name, drv, sizeof(drv));
+	if (strcmp(drv, "veth")) {
+		snprintf(buf, len,
+			 "its driver (%s) does not take XDP-redirected frames (no ndo_xdp_xmit)",
+			 *drv ? drv : "unknown");
+		return;
+	}
+	if (veth_peer(ifindex, &p) || p.ifindex <= 0)
+		snprintf(buf, len,
+			 "its veth peer has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K <peer> gro on, or attach an XDP program to it");
+	else if (p.other_ns || !if_indextoname(p.ifindex, peer))
+		snprintf(buf, len,
+			 "its veth peer (ifindex %d in another network namespace) has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K <peer> gro on, or attach an XDP program to it",
+			 p.ifindex);
+	else
+		snprintf(buf, len,
+			 "its veth peer %s has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K %s gro on, or attach an XDP program to it",
+			 peer, peer);
+}
