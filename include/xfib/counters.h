@@ -61,7 +61,9 @@
 	X(PASS_CT_PROTO, "pass_ct_proto",                                      \
 	  "to kernel: fragment, extension header, ICMP other than echo, other protocol") \
 	X(PASS_CT_LEARN, "pass_ct_learn",                                      \
-	  "to kernel: flow not yet prepared for XDP by xfibd")
+	  "to kernel: flow not yet prepared for XDP by xfibd")                 \
+	X(PASS_XFRM, "pass_xfrm",                                              \
+	  "to kernel: IPsec (XFRM) forward/output policies or states of the family")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,
