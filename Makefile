@@ -106,8 +106,9 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code, its netlink attribute policy
-# and xfibctl's UTF-8 repair, built again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy,
+# its netfilter check and XFRM counting, and xfibctl's UTF-8 repair, built
+# again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
