@@ -106,12 +106,13 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code, its netlink attribute policy
-# and xfibctl's UTF-8 repair, built again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy,
+# its netfilter check and XFRM counting, and xfibctl's UTF-8 repair, built
+# again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
-                   ctl/xfibd/nfrules.c ctl/xfibctl/utf8.c)
+                   ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)

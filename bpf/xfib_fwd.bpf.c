@@ -14,6 +14,8 @@
  *
  *   parse_eth       Ethernet and a priority tag
  *   check_ingress   the ingress port is xfib's and the frame is for it
+ *   xfib_xfrm_check the family has no IPsec policy or state
+ *                   (include/xfib/decide.h)
  *   route4/route6   the IP header, the port's settings, address classes,
  *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
  *                   looks the source up (a local source goes to the kernel)
@@ -219,6 +221,12 @@ static __always_inline int xfib_env_tx_port(struct xfib_env *env,
 					    __u32 ifindex)
 {
 	return bpf_map_lookup_elem(&xfib_tx_ports, &ifindex) != NULL;
+}
+
+static __always_inline const struct xfib_xfrm_info *
+xfib_env_xfrm(struct xfib_env *env, __u32 fam)
+{
+	return bpf_map_lookup_elem(&xfib_xfrm, &fam);
 }
 
 /* ---- the steps ---------------------------------------------------------- */
@@ -546,6 +554,9 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	if (r != XFIB_NEXT)
 		return r;
 	r = check_ingress(pkt, q->in_ifindex, &in);
+	if (r != XFIB_NEXT)
+		return r;
+	r = xfib_xfrm_check(env, pkt->proto == ETH_P_IP ? XFIB_V4 : XFIB_V6);
 	if (r != XFIB_NEXT)
 		return r;
 	if (pkt->proto == ETH_P_IP)

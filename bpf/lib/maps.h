@@ -14,6 +14,7 @@
 #include "xfib/counters.h"
 #include "xfib/trace.h"
 #include "xfib/lookup_dxr.h"
+#include "xfib/xfrm.h"
 
 /* Published instance per family; read once per packet. */
 struct {
@@ -249,6 +250,16 @@ struct {
 	__uint(max_entries, XFIB_TRACE_RING_BYTES);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_trace_ring SEC(".maps");
+
+/* Per family: IPsec policies or states the kernel would apply to
+ * forwarded packets (include/xfib/xfrm.h), written by xfibd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XFIB_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct xfib_xfrm_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_xfrm SEC(".maps");
 
 /*
  * Not used by the program: an update of a map-in-map returns only after an

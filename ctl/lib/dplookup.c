@@ -310,6 +310,7 @@ struct xfib_env {
 	const __u8 *addr;	/* the destination, network order */
 	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
 	struct xfib_iface iface; /* copied from xfib_ifaces */
+	struct xfib_xfrm_info xfrm; /* copied from xfib_xfrm */
 };
 
 static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
@@ -366,6 +367,16 @@ static int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex)
 	return !bpf_map_lookup_elem(fd, &ifindex, &v);
 }
 
+static const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
+						  __u32 fam)
+{
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_xfrm);
+
+	if (bpf_map_lookup_elem(fd, &fam, &env->xfrm))
+		return NULL;
+	return &env->xfrm;
+}
+
 /*
  * The egress port and the neighbour of r's nexthop as the dataplane's maps
  * hold them, for display: also where the decision stopped before reading
@@ -393,7 +404,7 @@ static void egress_state(struct xfib_env *env, struct dpl_result *r, __u8 af)
  * checks that need a packet (ingress port, header, TTL, size), with the
  * program's own code.
  */
-static void follow(struct dpl *d, struct dpl_result *r)
+static void follow_route(struct dpl *d, struct dpl_result *r)
 {
 	struct xfib_env env = { .d = d, .addr = r->addr };
 	struct xfib_fwd_query q = {
@@ -425,6 +436,22 @@ static void follow(struct dpl *d, struct dpl_result *r)
 	dpl_nexthop(d, r->nh_idx, &r->nh);
 	if (r->nh.kind == XFIB_NH_GATEWAY || r->nh.kind == XFIB_NH_CONNECTED)
 		egress_state(&env, r, q.af);
+}
+
+/*
+ * The same, with the family's check that the program makes before all the
+ * others: the route is still followed, for display, but the family's
+ * IPsec policies decide.
+ */
+static void follow(struct dpl *d, struct dpl_result *r)
+{
+	struct xfib_env env = { .d = d, .addr = r->addr };
+	__u32 x;
+
+	follow_route(d, r);
+	x = xfib_xfrm_check(&env, r->fam);
+	if (x != XFIB_NEXT)
+		r->action = x;
 }
 
 int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)

@@ -152,6 +152,7 @@ void stats_prometheus(const struct status *st, const struct xfib_counter *sum)
 	prom_instances(st->fi);
 	prom_daemon(st);
 	nf_status_prom(st);
+	xfrm_status_prom(st);
 	/* Attached ports as status finds them: our program on the port. */
 	prom_head("xfib_attached", "gauge",
 		  "1 for every interface the XDP forwarder is attached to, with the attach mode.");

@@ -78,6 +78,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 				    &st->nf[fam]);
 	}
 	nf_status_read(skel, st);
+	xfrm_status_read(skel, st);
 	ports_attached(&st->ports, &st->nports);
 	ports_read_xmit(st->ports, st->nports);
 	/* Without them status still says the rest; the reason is printed. */
@@ -248,6 +249,7 @@ static void status_text(const struct status *st)
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		fib_info_text(fam, &st->fi[fam]);
 	nf_status_text(st);
+	xfrm_status_text(st);
 }
 
 static json_object *status_json(const struct status *st)
@@ -278,6 +280,7 @@ static json_object *status_json(const struct status *st)
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		js_set(o, fam_name(fam), fib_info_json(fam, &st->fi[fam]));
 	js_set(o, "netfilter", nf_status_json(st));
+	js_set(o, "xfrm", xfrm_status_json(st));
 	return o;
 }
 

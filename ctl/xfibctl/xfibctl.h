@@ -27,6 +27,7 @@
 #include "xfib/counters.h"
 #include "xfib/maps.h"
 #include "xfib/netfilter.h"
+#include "xfib/xfrm.h"
 
 #define XFIB_PROG_NAME "xfib_fwd"
 
@@ -163,6 +164,7 @@ struct status {
 	/* xfib_nf_ports: ports whose packets go to the kernel. */
 	unsigned int nf_nports;
 	__u32 nf_port[64], nf_port_dir[64];
+	struct xfib_xfrm_info xfrm[XFIB_FAMILIES];
 };
 
 void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
@@ -174,6 +176,12 @@ void nf_status_read(struct xfib_fwd_bpf *skel, struct status *st);
 void nf_status_text(const struct status *st);
 struct json_object *nf_status_json(const struct status *st);
 void nf_status_prom(const struct status *st);
+
+/* xfrmstatus.c: the IPsec part of status. */
+void xfrm_status_read(struct xfib_fwd_bpf *skel, struct status *st);
+void xfrm_status_text(const struct status *st);
+struct json_object *xfrm_status_json(const struct status *st);
+void xfrm_status_prom(const struct status *st);
 
 /* stats.c: the counters' names ("forwarded_v4") and help lines. */
 const char *reason_name(enum xfib_reason r);

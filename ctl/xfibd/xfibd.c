@@ -28,6 +28,7 @@
 #include "nfgate.h"
 #include "rib.h"
 #include "xdpfeat.h"
+#include "xfrm.h"
 
 #define DEFAULT_BATCH_MS 10
 #define DEFAULT_EVAL_CHANGES 100
@@ -43,6 +44,7 @@ struct daemon {
 	struct nl nl;
 	struct nfgate nf;
 	struct xdpfeat xf; /* which ports take XDP-redirected frames */
+	struct xfrm_watch xfrm;
 	int batch_ms;
 	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
@@ -175,6 +177,7 @@ static int full_sync(struct daemon *d, const char *why)
 	if (err)
 		return err;
 	rib_sweep_stale(&d->rib);
+	xfrm_watch_resync(&d->xfrm, now_ms());
 	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
 	d->rib.resync_wanted = false;
 	err = flush(d);
@@ -192,7 +195,7 @@ static int full_sync(struct daemon *d, const char *why)
 
 static int run(struct daemon *d)
 {
-	struct pollfd pfd[4] = {
+	struct pollfd pfd[6] = {
 		{ .fd = nl_event_fd(&d->nl), .events = POLLIN },
 		{ .fd = xdpfeat_fd(&d->xf), .events = POLLIN },
 	};
@@ -203,6 +206,7 @@ static int run(struct daemon *d)
 	char why[96];
 	int err;
 
+	npfd += xfrm_watch_fds(&d->xfrm, pfd + npfd);
 	while (!stop_signal) {
 		__u64 now = now_ms();
 		int timeout = 1000, t;
@@ -231,6 +235,9 @@ static int run(struct daemon *d)
 		t = nfgate_timeout(&d->nf, now);
 		if (t < timeout)
 			timeout = t;
+		t = xfrm_watch_timeout(&d->xfrm, now);
+		if (t < timeout)
+			timeout = t;
 		if (d->rib.resync_wanted) {
 			/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
 			 * failed ones too: wait for the next, do not spin. */
@@ -256,6 +263,7 @@ static int run(struct daemon *d)
 		}
 		xmit_events(d);
 		nfgate_run(&d->nf, now_ms());
+		xfrm_watch_run(&d->xfrm, now_ms());
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
 		if (d->nl.nrefresh)
@@ -520,13 +528,16 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		pr_warn("initialise: %s", strerror(-err));
 		goto out;
 	}
-	/* The netfilter modes are published before anything the dataplane
-	 * forwards by (interfaces, routes). */
+	/* The netfilter and IPsec modes are published before anything the
+	 * dataplane forwards by (interfaces, routes). */
 	err = nfgate_init(&d->nf, d->skel, o->netfilter);
 	if (err) {
 		pr_warn("netfilter: %s", strerror(-err));
 		goto out;
 	}
+	err = xfrm_watch_init(&d->xfrm, d->skel);
+	if (err)
+		goto out;
 	/* Subscribe before dumping: a change made during the dump is then
 	 * seen at least once, as a notification. */
 	err = nl_open(&d->nl, &d->rib, o->rcvbuf);
@@ -552,6 +563,7 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		err = run(d);
 out:
 	clear_daemon_info(d);
+	xfrm_watch_fini(&d->xfrm);
 	nfgate_fini(&d->nf);
 	xdpfeat_close(&d->xf);
 	nl_close(&d->nl);

@@ -65,7 +65,9 @@
 	X(PASS_IPV6_DISABLED, "pass_ipv6_disabled",                            \
 	  "to kernel: IPv6 disabled on the ingress or egress port")             \
 	X(PASS_EGRESS_NO_XMIT, "pass_egress_no_xmit",                          \
-	  "to kernel: egress port cannot take XDP-redirected frames")
+	  "to kernel: egress port cannot take XDP-redirected frames")        \
+	X(PASS_XFRM, "pass_xfrm",                                              \
+	  "to kernel: IPsec (XFRM) forward/output policies or states of the family")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

@@ -5,6 +5,8 @@
  * which answers xfibctl lookup and verify), so that what xfibctl says a
  * packet gets is what the program does with it:
  *
+ *  - first, whether the family may be forwarded here at all: not while
+ *    the kernel has IPsec policies or states for it (xfib_xfrm_check);
  *  - before the lookup, the address classes the kernel never forwards as
  *    plain unicast (xfib_ipv4_special, xfib_ipv6_special);
  *  - after it, the chain from the nexthop index to a verdict
@@ -30,6 +32,7 @@
 #include "maps.h"
 #include "counters.h"
 #include "flow_hash.h"
+#include "xfrm.h"
 
 #ifndef XFIB_INLINE
 #define XFIB_INLINE static inline __attribute__((always_inline))
@@ -66,6 +69,9 @@ XFIB_INLINE const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
 						     __u32 idx);
 /* Non-zero if ifindex is in xfib_tx_ports (attached to xfib). */
 XFIB_INLINE int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex);
+/* xfib_xfrm: the family's (XFIB_V4, XFIB_V6) IPsec state. */
+XFIB_INLINE const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
+							__u32 fam);
 
 /* What the chain needs to know about the packet (each caller's own, not
  * a map value: no fixed layout needed). */
@@ -85,6 +91,22 @@ struct xfib_fwd_path {
 	__u64 neigh_w0;	/* the neighbour's first two words, each read once: */
 	__u64 neigh_w1;	/* dmac and state, smac (struct xfib_neigh) */
 };
+
+/* ---- first: the family -------------------------------------------------- */
+
+/*
+ * The kernel checks a forwarded packet against the forward policies and
+ * looks up output policies for it (include/xfib/xfrm.h): while family fam
+ * has any, XFIB_PASS_XFRM, so that the kernel applies them. Checked before
+ * everything else: whatever else would be said of the packet, it is not
+ * to be forwarded here.
+ */
+XFIB_INLINE __u32 xfib_xfrm_check(struct xfib_env *env, __u32 fam)
+{
+	const struct xfib_xfrm_info *x = xfib_env_xfrm(env, fam);
+
+	return x && x->mode != XFIB_XFRM_OFF ? XFIB_PASS_XFRM : XFIB_NEXT;
+}
 
 /* ---- before the lookup -------------------------------------------------- */
 

@@ -166,7 +166,9 @@ json status '.daemon.running and .daemon.synced and .daemon.table == 254 and
 	.ipv4.algorithm == "bsearch4" and .ipv6.algorithm == "bsearch6" and
 	.ipv4.routes > 0 and .ipv6.routes > 0 and .ipv4.fallback == "none" and
 	.netfilter.option == "conntrack" and .netfilter.checked > 0 and
-	all(.netfilter.ipv4, .netfilter.ipv6; .mode == "forward" and .rules == false)' status
+	all(.netfilter.ipv4, .netfilter.ipv6; .mode == "forward" and .rules == false) and
+	all(.xfrm.ipv4, .xfrm.ipv6; .mode == "forward" and .reason == "" and .checked > 0 and
+		.forward_policies == 0 and .output_policies == 0 and .states == 0)' status
 
 rctl stats | stats_norm | golden stats
 rctl stats --prometheus | stats_norm | golden stats-prometheus

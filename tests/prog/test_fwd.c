@@ -66,6 +66,7 @@
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/flow_hash.h"
+#include "xfib/xfrm.h"
 #include "xfib_fwd.skel.h"
 #include "dplookup.h"
 
@@ -1289,6 +1290,7 @@ static bool destination_decides(const struct fwd_case *c)
 	case XFIB_PASS_EGRESS_DOWN:
 	case XFIB_PASS_EGRESS_NOT_ATTACHED:
 	case XFIB_PASS_EGRESS_NO_XMIT:
+	case XFIB_PASS_XFRM:
 		return true;
 	default:
 		return false;
@@ -1796,7 +1798,17 @@ enum port_state {
 	ST_V4_BSEARCH6,	  /* IPv4 instance of an IPv6 algorithm */
 	ST_V6_NONE,
 	ST_V6_BSEARCH4,
+	ST_V4_XFRM,	  /* IPv4 has IPsec policies: mode pass */
+	ST_V6_XFRM,
 };
+
+/* The family's entry of xfib_xfrm, mode as given. */
+static void put_xfrm(__u32 fam, __u8 mode)
+{
+	struct xfib_xfrm_info x = { .mode = mode, .fwd_policies = mode ? 1 : 0 };
+
+	update(bpf_map__fd(skel->maps.xfib_xfrm), &fam, &x, "xfib_xfrm");
+}
 
 static void set_port_state(enum port_state s)
 {
@@ -1804,6 +1816,8 @@ static void set_port_state(enum port_state s)
 	put_iface(if_out, mac_out, IF_ALL);
 	put_iface(if_in, mac_in, IF_ALL);
 	active_default();
+	put_xfrm(XFIB_V4, XFIB_XFRM_OFF);
+	put_xfrm(XFIB_V6, XFIB_XFRM_OFF);
 	switch (s) {
 	case ST_DEFAULT:
 		break;
@@ -1848,6 +1862,12 @@ static void set_port_state(enum port_state s)
 		break;
 	case ST_V6_BSEARCH4:
 		put_active(XFIB_V6, XFIB_ALGO_BSEARCH4, 0, log2n6);
+		break;
+	case ST_V4_XFRM:
+		put_xfrm(XFIB_V4, XFIB_XFRM_PASS);
+		break;
+	case ST_V6_XFRM:
+		put_xfrm(XFIB_V6, XFIB_XFRM_PASS);
 		break;
 	}
 }
@@ -1907,6 +1927,16 @@ static const struct port_case {
 			PASS(XFIB_PASS_NO_FIB) } },
 	{ ST_V6_BSEARCH4, { "v6 with algo BSEARCH4", V6(DST6),
 			    PASS(XFIB_PASS_NO_FIB) } },
+	{ ST_V4_XFRM, { "v4 with IPv4 XFRM mode pass", V4(DST4),
+			PASS(XFIB_PASS_XFRM) } },
+	{ ST_V4_XFRM, { "v4 on-link with IPv4 XFRM mode pass", V4(HOST4),
+			PASS(XFIB_PASS_XFRM) } },
+	{ ST_V4_XFRM, { "v4 TTL 1 with IPv4 XFRM mode pass (checked first)",
+			F4(-1, SRC4, DST4, 1, 32), PASS(XFIB_PASS_XFRM) } },
+	{ ST_V4_XFRM, { "v6 with IPv4 XFRM mode pass", V6(DST6), FWD6(mac_gw6) } },
+	{ ST_V6_XFRM, { "v6 with IPv6 XFRM mode pass", V6(DST6),
+			PASS(XFIB_PASS_XFRM) } },
+	{ ST_V6_XFRM, { "v4 with IPv6 XFRM mode pass", V4(DST4), FWD4(mac_gw4) } },
 	{ ST_DEFAULT, { "v4 after restoring the tables", V4(DST4),
 			FWD4(mac_gw4) } },
 	{ ST_DEFAULT, { "v6 after restoring the tables", V6(DST6),
