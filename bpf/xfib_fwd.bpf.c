@@ -25,6 +25,8 @@
  *   ct_gate         the host's netfilter rules: forward, hand to the
  *                   kernel, or forward only established flows
  *                   (lib/ctgate.h)
+ *   l4_csum_partial4/6  a TCP/UDP checksum left to the device by a local
+ *                   sender goes to the kernel (lib/l4csum.h)
  *   forward         cut the frame to the IP packet, strip the tag, TTL,
  *                   MACs, redirect
  *
@@ -70,6 +72,7 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 #include "lib/ctgate.h"
+#include "lib/l4csum.h"
 #ifndef XFIB_BENCH_WITHOUT_TRACE
 #include "lib/trace.h"
 #endif
@@ -570,7 +573,11 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 		return r;
 	nf = ct_gate(ctx, pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6,
 		     q->in_ifindex, path->ifindex);
-	return nf != XFIB_NEXT ? nf : r;
+	if (nf != XFIB_NEXT)
+		return nf;
+	if (r == XFIB_FWD_V4 ? l4_csum_partial4(pkt) : l4_csum_partial6(pkt))
+		return XFIB_PASS_CSUM_PARTIAL;
+	return r;
 }
 
 SEC("xdp")

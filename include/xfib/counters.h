@@ -67,7 +67,9 @@
 	X(PASS_EGRESS_NO_XMIT, "pass_egress_no_xmit",                          \
 	  "to kernel: egress port cannot take XDP-redirected frames")        \
 	X(PASS_XFRM, "pass_xfrm",                                              \
-	  "to kernel: IPsec (XFRM) forward/output policies or states of the family")
+	  "to kernel: IPsec (XFRM) forward/output policies or states of the family") \
+	X(PASS_CSUM_PARTIAL, "pass_csum_partial",                              \
+	  "to kernel: TCP/UDP checksum left to the device by a local sender")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

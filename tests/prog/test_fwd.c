@@ -1431,6 +1431,96 @@ static void trailer_30(struct frame *f)
 	add_trailer(f, 30, 0xa5);
 }
 
+/*
+ * TCP/UDP checksums as a local sender over veth leaves them to the device
+ * (CHECKSUM_PARTIAL): the field holds the folded pseudo-header sum only.
+ */
+static unsigned int l4_off(const struct frame *f)
+{
+	return f->l3 + (is_v4(f) ? sizeof(struct iphdr) : sizeof(struct ipv6hdr));
+}
+
+static __u8 l4_proto(const struct frame *f)
+{
+	return f->b[f->l3 + (is_v4(f) ? 9 : 6)];
+}
+
+/* The pseudo-header sum (host order) of the frame's TCP/UDP packet. */
+static __u32 pseudo_sum(const struct frame *f)
+{
+	const __u8 *ip = f->b + f->l3;
+	unsigned int len;
+
+	if (is_v4(f)) {
+		len = get16(ip + 2) - sizeof(struct iphdr);
+		return sum16(0, ip + 12, 8) + l4_proto(f) + len;
+	}
+	len = get16(ip + 4);
+	return sum16(0, ip + 8, 32) + l4_proto(f) + len;
+}
+
+static void l4_set_partial(struct frame *f)
+{
+	unsigned int at = l4_off(f) + (l4_proto(f) == IPPROTO_TCP ? 16 : 6);
+
+	put16(f->b + at, fold(pseudo_sum(f)));
+}
+
+/* Turns the UDP datagram into a TCP segment (ACK, 20-byte header, the
+ * rest payload) with a complete checksum. */
+static void to_tcp(struct frame *f)
+{
+	unsigned int l4 = l4_off(f), len = f->len - l4;
+	__u8 *t = f->b + l4;
+
+	if (len < 20)
+		die("to_tcp: %u bytes after the IP header", len);
+	if (is_v4(f)) {
+		EDIT_IP4(*f, h.protocol = IPPROTO_TCP);
+		fix4(f);
+	} else {
+		EDIT_IP6(*f, h.nexthdr = IPPROTO_TCP);
+	}
+	memset(t, 0, 20);
+	put16(t, 40000);
+	put16(t + 2, 443);
+	put16(t + 4, 0x1234);
+	t[12] = 5 << 4;
+	t[13] = 0x10; /* ACK */
+	put16(t + 14, 512);
+	put16(t + 16, ~fold(sum16(pseudo_sum(f), t, len)));
+}
+
+static void udp_partial(struct frame *f)
+{
+	l4_set_partial(f);
+}
+
+static void tcp_complete(struct frame *f)
+{
+	to_tcp(f);
+}
+
+static void tcp_partial(struct frame *f)
+{
+	to_tcp(f);
+	l4_set_partial(f);
+}
+
+/* A first fragment (MF) whose UDP checksum field happens to hold the
+ * pseudo-header sum: the kernel never leaves a fragment's to the device. */
+static void udp_partial_fragment(struct frame *f)
+{
+	EDIT_IP4(*f, h.frag_off = htons(0x2000));
+	fix4(f);
+	l4_set_partial(f);
+}
+
+static void udp_no_csum(struct frame *f)
+{
+	put16(f->b + l4_off(f) + 6, 0);
+}
+
 static void ihl_4(struct frame *f)
 {
 	EDIT_IP4(*f, h.ihl = 4);
@@ -1598,6 +1688,25 @@ static const struct fwd_case forward_cases[] = {
 	  F6(0, SRC6, DST6, 64, 0), FWD6(mac_gw6), .edit = trailer_7 },
 	{ "v6 payload_len 8 in a longer frame: UDP header only",
 	  F6(-1, SRC6, DST6, 64, 32), FWD6(mac_gw6), .edit = payload_len_8 },
+
+	/* Checksums left to the device by a local sender over veth: only
+	 * the kernel can pass that on; complete ones stay in XDP. */
+	{ "v4 UDP checksum left to the device", V4(DST4),
+	  PASS(XFIB_PASS_CSUM_PARTIAL), .edit = udp_partial },
+	{ "v6 UDP checksum left to the device", V6(DST6),
+	  PASS(XFIB_PASS_CSUM_PARTIAL), .edit = udp_partial },
+	{ "v4 TCP checksum left to the device", V4(DST4),
+	  PASS(XFIB_PASS_CSUM_PARTIAL), .edit = tcp_partial },
+	{ "v6 TCP checksum left to the device", V6(DST6),
+	  PASS(XFIB_PASS_CSUM_PARTIAL), .edit = tcp_partial },
+	{ "v4 TCP with its checksum", V4(DST4), FWD4(mac_gw4),
+	  .edit = tcp_complete },
+	{ "v6 TCP with its checksum", V6(DST6), FWD6(mac_gw6),
+	  .edit = tcp_complete },
+	{ "v4 UDP without checksum (0)", V4(DST4), FWD4(mac_gw4),
+	  .edit = udp_no_csum },
+	{ "v4 first fragment, pseudo-header sum in the UDP field", V4(DST4),
+	  FWD4(mac_gw4), .edit = udp_partial_fragment },
 
 	/* MTU boundaries: egress MTU 1500, route MTU 1280. */
 	{ "v4 tot_len 1500 = egress MTU", F4(-1, SRC4, DST4, 64, 1500 - 28),
