@@ -33,8 +33,10 @@ wait_nf_mode() {
 # hosts_tcp_ready NS:DEV...: the hosts compute their own TCP/UDP checksums.
 # By default a host's stack leaves them to the device; over veth the frame
 # then crosses with the checksum not filled in and a mark saying so, which
-# the kernel's forwarding path carries along to the next veth. An XDP
-# redirect carries only the bytes: the receiver would find a bad checksum.
+# only the kernel's forwarding path can carry along: xfib hands such
+# packets to the kernel (pass_csum_partial, test_csum_offload), so the
+# fast-path share measured here needs hosts that fill them in, as hosts
+# behind a physical port do.
 hosts_tcp_ready() {
 	local nd
 	for nd in "$@"; do
@@ -109,7 +111,7 @@ nf_pings() {
 # arrives whole, mostly XDP-forwarded, without an invalid packet, and its
 # connection closes (the router's entry leaves ESTABLISHED).
 nf_tcp_transfer() {
-	local fam=$1 dst=$2 bytes=$3 c=forwarded_v$1 kf=kfwd$1 tcp=TCP x0 k0 dx dk inv0
+	local fam=$1 dst=$2 bytes=$3 c=forwarded_v$1 kf=kfwd$1 tcp=TCP x0 k0 l0 dx dk dl inv0
 	local got="$XFIB_TMP/tcp-bytes-$1" t0 deadline
 	[ "$fam" = 4 ] || { tcp=TCP6; dst="[$dst]"; }
 	inv0=$(nf_invalid_drops)
@@ -120,6 +122,7 @@ nf_tcp_transfer() {
 		"socat -u $tcp-LISTEN:5201,reuseaddr STDOUT | wc -c >$got"
 	x0=$(counter "$c")
 	k0=$("$kf" "$RTR")
+	l0=$(counter pass_ct_learn)
 	t0=$(now_ms)
 	head -c "$bytes" /dev/zero | timeout 120 ip netns exec "$GEN" socat -u - "$tcp:$dst:5201" ||
 		fail "IPv$fam TCP transfer to $dst failed ($(stats_line))"
@@ -128,12 +131,15 @@ nf_tcp_transfer() {
 	dx=$(($(counter "$c") - x0))
 	dk=$(($("$kf" "$RTR") - k0))
 	[ "$(cat "$got")" = "$bytes" ] || fail "IPv$fam TCP: $(cat "$got") of $bytes bytes arrived"
+	dl=$(($(counter pass_ct_learn) - l0))
 	share "TCP transfer IPv$fam, $bytes bytes in $(($(now_ms) - t0)) ms" "$dx" "$dk"
 	# The kernel forwards the handshake, the close, and the data until
-	# xfibd has made the entry liberal (a wakeup of the daemon: a few
-	# packets here, more on a loaded machine): at most 2%.
-	((SHARE >= 98)) ||
-		fail "IPv$fam TCP: xfib +$dx, kernel +$dk: not kept in XDP ($(stats_line))"
+	# xfibd has made the entry liberal (pass_ct_learn): a wakeup of the
+	# daemon, tens of ms, whose packets depend on the rate and the load
+	# (about 2% of them here on an idle machine, 2.6% with two test runs
+	# beside). Beyond those, a few dozen at most.
+	((dk - dl <= 40 && SHARE >= 90)) ||
+		fail "IPv$fam TCP: xfib +$dx, kernel +$dk ($dl while learning): not kept in XDP ($(stats_line))"
 	[ "$(nf_invalid_drops)" = "$inv0" ] ||
 		fail "IPv$fam TCP: the router dropped $(($(nf_invalid_drops) - inv0)) invalid packets"
 	deadline=$((SECONDS + 5))
