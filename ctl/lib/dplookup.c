@@ -358,6 +358,15 @@ static const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
 	return idx < XFIB_NEIGH_MAX ? &env->d->neigh[idx] : NULL;
 }
 
+static void xfib_env_rpf_scan(struct xfib_env *env, struct xfib_rpf_scan *s)
+{
+	__u32 i;
+
+	for (i = 0; i < XFIB_GROUP_BUCKETS; i++)
+		if (xfib_rpf_bucket(env, i, s))
+			return;
+}
+
 static int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex)
 {
 	int fd = bpf_map__fd(env->d->skel->maps.xfib_tx_ports);
