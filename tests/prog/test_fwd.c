@@ -1313,32 +1313,72 @@ static bool destination_decides(const struct fwd_case *c)
 	}
 }
 
-static void check_lookup(const struct fwd_case *c)
+/* The outcomes the destination, the source and the ingress port decide:
+ * xfibctl lookup --from ADDR --iif IFNAME. */
+static bool packet_decides(const struct fwd_case *c)
+{
+	if (!c->pkt.ip || c->from_peer)
+		return false;
+	switch (c->reason) {
+	case XFIB_PASS_LOCAL_SOURCE:
+	case XFIB_PASS_RP_FILTER:
+	case XFIB_PASS_HAIRPIN:
+	case XFIB_PASS_FWD_DISABLED:
+	case XFIB_PASS_SPECIAL_ADDR:
+		return true;
+	default:
+		return destination_decides(c) ||
+		       c->reason == XFIB_FWD_V4 || c->reason == XFIB_FWD_V6 ||
+		       c->reason == XFIB_DROP_BLACKHOLE;
+	}
+}
+
+static void lookup_addr(const struct fwd_case *c, const char *s, __u8 *a)
+{
+	memset(a, 0, 16);
+	if (c->pkt.ip == 4)
+		memcpy(a, &(__be32){ addr4(s) }, 4);
+	else
+		addr6(s, a);
+}
+
+/* xfibctl lookup's answer for c, with the source and ingress port if
+ * from, must be the counter the program moved. */
+static void check_lookup_one(const struct fwd_case *c, bool from)
 {
 	int fam = c->pkt.ip == 4 ? XFIB_V4 : XFIB_V6;
 	struct dpl_result r;
-	__u8 addr[16] = { 0 };
+	__u8 dst[16], src[16];
 	int err;
 
-	if (!destination_decides(c))
-		return;
-	if (fam == XFIB_V4)
-		memcpy(addr, &(__be32){ addr4(c->pkt.dst) }, 4);
-	else
-		addr6(c->pkt.dst, addr);
+	lookup_addr(c, c->pkt.dst, dst);
+	lookup_addr(c, c->pkt.src, src);
 	nlookups++;
-	err = dpl_resolve(&dpl[fam], addr, &r);
+	if (from)
+		err = dpl_resolve_from(&dpl[fam], dst, src, if_in, &r);
+	else
+		err = dpl_resolve(&dpl[fam], dst, &r);
 	if (!err && (int)r.action == c->reason)
 		return;
 	ncases++;
 	nfailed++;
 	if (err)
-		printf("FAIL %s\n    xfibctl lookup of %s: %s\n", c->name,
-		       c->pkt.dst, strerror(-err));
+		printf("FAIL %s\n    xfibctl lookup of %s%s%s: %s\n", c->name,
+		       c->pkt.dst, from ? " from " : "", from ? c->pkt.src : "",
+		       strerror(-err));
 	else
-		printf("FAIL %s\n    xfibctl lookup of %s says %s, the program counted %s\n",
-		       c->name, c->pkt.dst, reason_name[r.action],
+		printf("FAIL %s\n    xfibctl lookup of %s%s%s says %s, the program counted %s\n",
+		       c->name, c->pkt.dst, from ? " from " : "",
+		       from ? c->pkt.src : "", reason_name[r.action],
 		       reason_name[c->reason]);
+}
+
+static void check_lookup(const struct fwd_case *c)
+{
+	if (destination_decides(c))
+		check_lookup_one(c, false);
+	if (packet_decides(c))
+		check_lookup_one(c, true);
 }
 
 static void lookup_open(void)
@@ -1365,7 +1405,7 @@ static void lookup_close(void)
 		printf("FAIL only %d cases compared with xfibctl lookup\n",
 		       nlookups);
 	} else {
-		printf("ok   xfibctl lookup gives the program's outcome for all %d destination cases\n",
+		printf("ok   xfibctl lookup gives the program's outcome for all %d destination and packet cases\n",
 		       nlookups);
 	}
 }
