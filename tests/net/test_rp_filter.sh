@@ -102,8 +102,9 @@ set_mode() {
 # arrived_all TARGET: the sink's InEchos reached TARGET.
 arrived_all() { [ "$(sink_echos)" -ge "$1" ]; }
 
-# send CASE: N echo requests from the case's source to the sink, raw from
-# gen. Sets ARR (arrived at the sink), XF and KF (forwarded by xfib, by
+# send CASE [NS IF DMAC]: N echo requests from the case's source (or
+# CASE itself, an address) to the sink, raw from gen (or from NS's port IF
+# to the router's MAC DMAC). Sets ARR (arrived at the sink), XF and KF (forwarded by xfib, by
 # the router kernel), RPF and LSRC (xfib's pass_rp_filter and
 # pass_local_source) and KRPF (the kernel's IPReversePathFilter).
 send() {
@@ -111,8 +112,9 @@ send() {
 	e0=$(sink_echos) x0=$(counter forwarded_v4) k0=$(kfwd4 "$RTR")
 	r0=$(counter pass_rp_filter) l0=$(counter pass_local_source)
 	kr0=$(kernel_rpf)
-	ip netns exec "$GEN" python3 "$RAWSEND" "$GEN_IF" "$R_GEN_MAC" \
-		"${SRC[$1]}" "$SNK4" "$N" || fail "rawsend from ${SRC[$1]}"
+	local src=${SRC[$1]:-$1}
+	ip netns exec "${2:-$GEN}" python3 "$RAWSEND" "${3:-$GEN_IF}" \
+		"${4:-$R_GEN_MAC}" "$src" "$SNK4" "$N" || fail "rawsend from $src"
 	# What will arrive has arrived once the counts settle: wait for all,
 	# and give a drop the same time to show it was not a delay.
 	wait_until 1 arrived_all $((e0 + N)) || true
@@ -208,4 +210,28 @@ set_mode loose_port
 # IPv6 has no rp_filter: forwarded in XDP whatever IPv4's mode.
 set_mode strict_all
 expect_xdp 6 "$SNK6"
+
+# A port without an IPv4 address is strict whatever the mode (the kernel's
+# no_addr case in __fib_validate_source()): from sink2, gen's address
+# (route back by r-gen) fails with loose rp_filter on conf.all once
+# r-sink2 has no address, and passes again when it has one.
+rpf_shown_on() {
+	[ "$(rctl lookup "$SNK4" --from "$GEN4" --iif "$R_SNK2" -j |
+		jq -r .from.rp_filter)" = "$1" ]
+}
+ip netns exec "$RTR" sysctl -qw net.ipv4.conf.all.rp_filter=2
+wait_until 5 rpf_shown_on loose || fail "r-sink2 not loose with conf.all.rp_filter=2"
+send "$GEN4" "$SNK2" "$SNK2_IF" "$R_SNK2_MAC"
+log "from sink2, loose: $ARR/$N arrived, xfib forwarded $XF, kernel $KF, pass_rp_filter $RPF"
+((ARR == N && XF == N && KF == 0)) ||
+	fail "from sink2, loose: $ARR/$N arrived, forwarded by xfib $XF, kernel $KF"
+ip -n "$RTR" addr del "$R_SNK2_4/24" dev "$R_SNK2"
+wait_until 5 rpf_shown_on strict || fail "r-sink2 without an address not strict"
+send "$GEN4" "$SNK2" "$SNK2_IF" "$R_SNK2_MAC"
+log "from sink2, loose, no address: $ARR/$N arrived, pass_rp_filter $RPF, kernel rp_filter drops $KRPF"
+((ARR == 0 && RPF == N && KRPF == N && XF == 0)) ||
+	fail "from sink2 without an address: $ARR/$N arrived, pass_rp_filter $RPF, kernel rp_filter drops $KRPF, xfib forwarded $XF"
+ip -n "$RTR" addr add "$R_SNK2_4/24" dev "$R_SNK2"
+wait_until 5 rpf_shown_on loose || fail "r-sink2 not loose again with its address back"
+
 log "PASS"
