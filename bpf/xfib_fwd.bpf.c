@@ -223,7 +223,8 @@ static __always_inline int xfib_env_tx_port(struct xfib_env *env,
 }
 
 /* bpf_loop() passes i < XFIB_GROUP_BUCKETS; the mask tells the verifier,
- * which does not follow the copy of i the compiler compares. */
+ * which does not follow the copy of i the compiler compares. The map
+ * accessors above need no environment. */
 static long rpf_bucket_cb(__u64 i, void *ctx)
 {
 	return xfib_rpf_bucket(NULL, (__u32)i & (XFIB_GROUP_BUCKETS - 1), ctx);
@@ -352,11 +353,10 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
  *
  * A global function, so the verifier checks it once rather than on every
  * path of the destination's lookup that reaches it: inlined, it nearly
- * doubled the instructions the verifier processes. The reverse-path
- * check costs a second lookup on every port (the source's route also
- * finds local and broadcast sources); only on ports with rp_filter on
- * does it read the route's nexthop beyond its kind, and the members of
- * a multipath route.
+ * doubled the instructions the verifier processes. Every IPv4 packet
+ * pays the source's lookup (for local sources); only on ports with
+ * rp_filter on does the check read more of the route back: its port,
+ * and the members of a multipath route.
  */
 __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
 				    __u32 in_flags)

@@ -113,15 +113,22 @@ XFIB_INLINE int xfib_ipv6_special(__u64 hi, __u64 lo)
 
 /* ---- the source: fib_validate_source() ---------------------------------- */
 
+/* A nexthop that leads out of a port (a unicast route's). */
+XFIB_INLINE int xfib_nh_via_port(const struct xfib_nexthop *nh)
+{
+	return nh->kind == XFIB_NH_GATEWAY || nh->kind == XFIB_NH_CONNECTED;
+}
+
 /*
- * A nexthop a route back to the source leaves by through port in_ifindex:
- * XFIB_NEXT, or XFIB_PASS_RP_FILTER if it does not or cannot (a kind
- * that does not forward through a port).
+ * A route back to the source through nexthop nh, for a packet received
+ * on port in_ifindex: XFIB_NEXT if the mode accepts it (loose: any port;
+ * strict: that port), XFIB_PASS_RP_FILTER if not or if nh leads out of
+ * no port.
  */
 XFIB_INLINE __u32 xfib_rpf_nexthop(const struct xfib_nexthop *nh,
 				   __u32 in_ifindex, int loose)
 {
-	if (nh->kind != XFIB_NH_GATEWAY && nh->kind != XFIB_NH_CONNECTED)
+	if (!xfib_nh_via_port(nh))
 		return XFIB_PASS_RP_FILTER;
 	return loose || nh->ifindex == in_ifindex ? XFIB_NEXT :
 						     XFIB_PASS_RP_FILTER;
@@ -164,7 +171,7 @@ XFIB_INLINE int xfib_rpf_bucket(struct xfib_env *env, __u32 i,
 	if (idx != s->last) {
 		s->last = idx;
 		m = xfib_env_nexthop(env, idx);
-		if (!m || xfib_rpf_nexthop(m, 0, 1) != XFIB_NEXT)
+		if (!m || !xfib_nh_via_port(m))
 			return 1;
 		if (!s->loose && m->ifindex == s->in_ifindex) {
 			s->r = XFIB_NEXT;
@@ -215,11 +222,12 @@ XFIB_INLINE __u32 xfib_rpf_group(struct xfib_env *env,
  *  - rp_filter on (XFIB_IF_RPF), XFIB_PASS_RP_FILTER when there is no
  *    route back, or it is blackhole, unreachable, prohibit or throw (the
  *    kernel's fib_lookup() fails: -EXDEV), or, strict mode, it does not
- *    leave by the ingress port: no path of it has that port (the kernel
- *    also accepts then only on a port without an IPv4 address, which the
- *    daemon marks strict). Loose mode (XFIB_IF_RPF_LOOSE) accepts any
- *    unicast route back. A route back the mirror does not model
- *    (XFIB_NH_UNSUPPORTED) goes to the kernel the same way.
+ *    leave by the ingress port: no path of it has that port. Loose mode
+ *    (XFIB_IF_RPF_LOOSE) accepts any unicast route back. On a port
+ *    without an IPv4 address the kernel applies the strict rule in either
+ *    mode; the daemon marks such a port strict. A route back the mirror
+ *    does not model (XFIB_NH_UNSUPPORTED) goes to the kernel the same
+ *    way.
  *
  * Policy rules, which the kernel's lookup of the source would consult,
  * are not modelled: with any, the daemon publishes no instance and every
