@@ -18,7 +18,8 @@
  *                   (include/xfib/decide.h)
  *   route4/route6   the IP header, the port's settings, address classes,
  *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
- *                   looks the source up (a local source goes to the kernel)
+ *                   looks the source up: a local source, and rp_filter
+ *                   (xfib_source_check4 in include/xfib/decide.h)
  *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
  *                   multipath member, nexthop kind, egress port, MTU,
  *                   neighbour, attached port
@@ -232,6 +233,21 @@ xfib_env_xfrm(struct xfib_env *env, __u32 fam)
 	return bpf_map_lookup_elem(&xfib_xfrm, &fam);
 }
 
+/* bpf_loop() passes i < XFIB_GROUP_BUCKETS; the mask tells the verifier,
+ * which does not follow the copy of i the compiler compares. The map
+ * accessors above need no environment. */
+static long rpf_bucket_cb(__u64 i, void *ctx)
+{
+	return xfib_rpf_bucket(NULL, (__u32)i & (XFIB_GROUP_BUCKETS - 1), ctx);
+}
+
+/* bpf_loop(): the verifier checks the callback once, not 256 times. */
+static __always_inline void xfib_env_rpf_scan(struct xfib_env *env,
+					      struct xfib_rpf_scan *s)
+{
+	bpf_loop(XFIB_GROUP_BUCKETS, rpf_bucket_cb, s, 0);
+}
+
 /* ---- the steps ---------------------------------------------------------- */
 
 /* Ethernet and at most one 802.1Q tag, which must be a priority tag. */
@@ -338,39 +354,40 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
 }
 
 /*
- * The kernel drops an IPv4 packet whose source is one of its own addresses
- * as a martian, even with rp_filter off (fib_validate_source()); it
- * forwards one from a broadcast address, but that is rare enough to leave
- * to it too. XFIB_PASS_LOCAL_SOURCE if saddr (host order) has a local or
- * broadcast route in the IPv4 instance act (struct xfib_active as one
- * word), the one the destination was looked up in; XFIB_PASS_NO_FIB if
- * that instance cannot be read.
+ * The kernel's checks of an IPv4 source, rp_filter included
+ * (xfib_source_check4() in include/xfib/decide.h, shared with xfibctl
+ * lookup): saddr (host order) is looked up in the IPv4 instance act
+ * (struct xfib_active as one word), the one the destination was looked up
+ * in, for a packet received on port in_ifindex with flags in_flags.
+ * XFIB_NEXT, the reason to pass it to the kernel, or XFIB_PASS_NO_FIB if
+ * the instance cannot be read.
  *
  * A global function, so the verifier checks it once rather than on every
  * path of the destination's lookup that reaches it: inlined, it nearly
- * doubled the instructions the verifier processes.
+ * doubled the instructions the verifier processes. Every IPv4 packet
+ * pays the source's lookup (for local sources); only on ports with
+ * rp_filter on does the check read more of the route back: its port,
+ * and the members of a multipath route.
  */
-__noinline __u32 xfib_check_source4(__u64 act, __u32 saddr)
+__noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
+				    __u32 in_flags)
 {
+	struct xfib_env env = { .pkt = NULL };
 	struct xfib_active a;
-	struct xfib_nexthop *nh;
 	__u32 r, idx;
 
 	*(__u64 *)&a = act;
 	r = lookup4(&a, saddr, &idx);
 	if (r != XFIB_NEXT)
 		return r;
-	nh = bpf_map_lookup_elem(&xfib_nexthops, &idx);
-	if (nh && nh->kind == XFIB_NH_LOCAL)
-		return XFIB_PASS_LOCAL_SOURCE;
-	return XFIB_NEXT;
+	return xfib_source_check4(&env, idx, in_ifindex, in_flags);
 }
 
 /*
  * IPv4: a header ip_rcv would accept, without options; forwarding on at
- * the ingress port and no rp_filter; no special address; TTL left to
- * decrement. Then the lookup, of the destination and of the source, in
- * one instance. Fills pkt->l3len, and q for the chain after the lookup.
+ * the ingress port; no special address; TTL left to decrement. Then the
+ * lookup, of the destination and of the source (a local source, the
+ * port's rp_filter), in one instance. Fills pkt->l3len, and q for the chain after the lookup.
  */
 static __always_inline __u32 route4(struct xfib_pkt *pkt,
 				    const struct xfib_iface *in,
@@ -394,8 +411,6 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 		return XFIB_PASS_MALFORMED;
 	if (!(in->flags & XFIB_IF_FWD4))
 		return XFIB_PASS_FWD_DISABLED;
-	if (in->flags & XFIB_IF_RPF)
-		return XFIB_PASS_RP_FILTER;
 	if (xfib_ipv4_special(bpf_ntohl(iph->daddr)) ||
 	    xfib_ipv4_special(bpf_ntohl(iph->saddr)))
 		return XFIB_PASS_SPECIAL_ADDR;
@@ -410,7 +425,8 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 	r = lookup4(&act, bpf_ntohl(iph->daddr), nh_idx);
 	if (r != XFIB_NEXT)
 		return r;
-	return xfib_check_source4(*(__u64 *)&act, bpf_ntohl(iph->saddr));
+	return xfib_check_source4(*(__u64 *)&act, bpf_ntohl(iph->saddr),
+				  q->in_ifindex, in->flags);
 }
 
 /*

@@ -308,6 +308,7 @@ bool dpl_special(int fam, const __u8 *addr)
 struct xfib_env {
 	const struct dpl *d;
 	const __u8 *addr;	/* the destination, network order */
+	const __u8 *src;	/* the source, or NULL: 0 */
 	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
 	struct xfib_iface iface; /* copied from xfib_ifaces */
 	struct xfib_xfrm_info xfrm; /* copied from xfib_xfrm */
@@ -328,8 +329,9 @@ static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
 static __u32 xfib_env_flow_hash(struct xfib_env *env)
 {
 	static const __u32 zero[4];
+	const __u32 *src = env->src ? (const __u32 *)env->src : zero;
 
-	return xfib_flow_hash(zero, (const __u32 *)env->addr,
+	return xfib_flow_hash(src, (const __u32 *)env->addr,
 			      env->d->fam == XFIB_V4 ? 1 : 4, 0, 0);
 }
 
@@ -357,6 +359,15 @@ static const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
 					       __u32 idx)
 {
 	return idx < XFIB_NEIGH_MAX ? &env->d->neigh[idx] : NULL;
+}
+
+static void xfib_env_rpf_scan(struct xfib_env *env, struct xfib_rpf_scan *s)
+{
+	__u32 i;
+
+	for (i = 0; i < XFIB_GROUP_BUCKETS; i++)
+		if (xfib_rpf_bucket(env, i, s))
+			return;
 }
 
 static int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex)
@@ -399,22 +410,49 @@ static void egress_state(struct xfib_env *env, struct dpl_result *r, __u8 af)
 	}
 }
 
+/* The ingress port's checks (route4/route6 in the program), the port's
+ * flags into r->in. */
+static enum xfib_reason ingress_check(struct xfib_env *env,
+				      struct dpl_result *r)
+{
+	if (!xfib_env_iface(env, r->iif))
+		return XFIB_PASS_NO_IFACE;
+	r->have_in = true;
+	r->in = env->iface;
+	if (!(r->in.flags & (r->fam == XFIB_V4 ? XFIB_IF_FWD4 : XFIB_IF_FWD6)))
+		return XFIB_PASS_FWD_DISABLED;
+	return XFIB_NEXT;
+}
+
 /*
  * What the XDP program decides for a packet to r->addr that passed the
- * checks that need a packet (ingress port, header, TTL, size), with the
- * program's own code.
+ * checks that need a packet (header, TTL, size; without r->have_src or
+ * r->iif also source and ingress port), with the program's own code, in
+ * its order.
  */
 static void follow_route(struct dpl *d, struct dpl_result *r)
 {
-	struct xfib_env env = { .d = d, .addr = r->addr };
+	struct xfib_env env = {
+		.d = d,
+		.addr = r->addr,
+		.src = r->have_src ? r->src : NULL,
+	};
 	struct xfib_fwd_query q = {
 		.daddr = r->addr,
-		.in_ifindex = XFIB_IFINDEX_NONE,
+		.in_ifindex = r->iif,
 		.af = r->fam == XFIB_V4 ? XFIB_AF_INET : XFIB_AF_INET6,
 	};
 	struct xfib_fwd_path path;
+	enum xfib_reason first = XFIB_NEXT;
 
-	if (dpl_special(r->fam, r->addr)) {
+	if (r->iif != XFIB_IFINDEX_NONE)
+		first = ingress_check(&env, r);
+	if (first != XFIB_NEXT) {
+		r->action = first;
+		return;
+	}
+	if (dpl_special(r->fam, r->addr) ||
+	    (r->have_src && dpl_special(r->fam, r->src))) {
 		r->action = XFIB_PASS_SPECIAL_ADDR;
 		return;
 	}
@@ -422,6 +460,11 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 		r->action = XFIB_PASS_NO_FIB;
 		return;
 	}
+	/* The source's checks stop the packet before the chain after the
+	 * lookup, which runs anyway to show where the route leads. */
+	if (r->have_src && r->fam == XFIB_V4)
+		first = xfib_source_check4(&env, r->src_nh_idx, r->iif,
+					   r->have_in ? r->in.flags : 0);
 	if (r->nh.kind == XFIB_NH_GROUP) {
 		__u32 m[XFIB_GROUP_BUCKETS];
 
@@ -431,6 +474,8 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 		r->members = dpl_group_members(d->grp, &r->nh, m, NULL);
 	}
 	r->action = xfib_after_lookup(&env, &q, r->nh_idx, &path);
+	if (first != XFIB_NEXT)
+		r->action = first;
 	/* For a multipath route, the member the flow takes. */
 	r->nh_idx = path.nh_idx;
 	dpl_nexthop(d, r->nh_idx, &r->nh);
@@ -454,18 +499,27 @@ static void follow(struct dpl *d, struct dpl_result *r)
 		r->action = x;
 }
 
-int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)
+int dpl_resolve_from(struct dpl *d, const __u8 *addr, const __u8 *src,
+		     __u32 iif, struct dpl_result *r)
 {
+	size_t alen = d->fam == XFIB_V4 ? 4 : 16;
 	int tries, err;
 
 	for (tries = 0; tries < DPL_TRIES; tries++) {
 		memset(r, 0, sizeof(*r));
 		r->fam = d->fam;
-		memcpy(r->addr, addr, d->fam == XFIB_V4 ? 4 : 16);
+		memcpy(r->addr, addr, alen);
+		r->iif = iif;
 		r->act = d->act;
 		r->ready = d->ready;
 		r->nh_idx = dpl_lookup(d, addr);
 		dpl_nexthop(d, r->nh_idx, &r->nh);
+		if (src) {
+			r->have_src = true;
+			memcpy(r->src, src, alen);
+			r->src_nh_idx = dpl_lookup(d, src);
+			dpl_nexthop(d, r->src_nh_idx, &r->src_nh);
+		}
 		err = dpl_refresh(d);
 		if (err < 0)
 			return err;
@@ -475,6 +529,11 @@ int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)
 		}
 	}
 	return -EBUSY;
+}
+
+int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)
+{
+	return dpl_resolve_from(d, addr, NULL, XFIB_IFINDEX_NONE, r);
 }
 
 const char *dpl_kind_name(unsigned int kind)

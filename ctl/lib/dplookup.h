@@ -107,9 +107,18 @@ struct dpl_result {
 	bool have_neigh;
 	__u32 neigh_idx;
 	struct xfib_neigh neigh;
+	/* dpl_resolve_from(): the packet's source and ingress port. */
+	bool have_src;
+	__u8 src[16];
+	__u32 src_nh_idx;         /* the route back to the source (IPv4) */
+	struct xfib_nexthop src_nh;
+	__u32 iif;                /* XFIB_IFINDEX_NONE: not given */
+	bool have_in;             /* the ingress port is known to xfibd */
+	struct xfib_iface in;
 	/*
 	 * What the XDP program would do with a packet to addr that passed
-	 * the per-packet checks (ingress port, TTL, size): XFIB_FWD_V4/V6,
+	 * the per-packet checks (TTL, size, and without dpl_resolve_from()
+	 * the ingress port and the source): XFIB_FWD_V4/V6,
 	 * XFIB_DROP_BLACKHOLE or the XFIB_PASS_* reason.
 	 */
 	enum xfib_reason action;
@@ -118,6 +127,16 @@ struct dpl_result {
 /* Looks addr up and follows the nexthop as the XDP program does, retrying
  * across instance swaps. Returns 0 or -errno. */
 int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r);
+
+/*
+ * The same for a packet from src (NULL: any) received on port iif
+ * (XFIB_IFINDEX_NONE: none): also the ingress port's checks (known to
+ * xfibd, forwarding on) and, for IPv4, the source's (a local or broadcast
+ * source, rp_filter), with the program's code; the flow hash of a
+ * multipath route takes src.
+ */
+int dpl_resolve_from(struct dpl *d, const __u8 *addr, const __u8 *src,
+		     __u32 iif, struct dpl_result *r);
 
 const char *dpl_kind_name(unsigned int kind);
 

@@ -78,11 +78,90 @@ static int parse_addr(const char *s, int *fam, __u8 *addr)
 
 int lookup_check(struct ctl *c, int argc, char **argv)
 {
+	int fam;
+
 	if (parse_addr(argv[0], &c->fam, c->addr)) {
 		err_cmd("%s: not an IPv4 or IPv6 address", argv[0]);
 		return -EINVAL;
 	}
+	if (!c->from_arg)
+		return 0;
+	if (parse_addr(c->from_arg, &fam, c->from)) {
+		err_cmd("--from %s: not an IPv4 or IPv6 address", c->from_arg);
+		return -EINVAL;
+	}
+	if (fam != c->fam) {
+		err_cmd("--from %s: not of the family of %s", c->from_arg, argv[0]);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* The ingress port's rp_filter mode as the dataplane holds it. */
+static const char *rpf_mode(const struct dpl_result *r)
+{
+	if (r->fam != XFIB_V4)
+		return "none (IPv6)";
+	if (!(r->in.flags & XFIB_IF_RPF))
+		return "off";
+	return r->in.flags & XFIB_IF_RPF_LOOSE ? "loose" : "strict";
+}
+
+/* The route back to the source, as lookup shows a nexthop. */
+static void route_back_str(const struct dpl_result *r, char *buf, size_t len)
+{
+	char dev[IF_NAMESIZE];
+	const struct xfib_nexthop *nh = &r->src_nh;
+
+	if (nh->kind == XFIB_NH_GATEWAY || nh->kind == XFIB_NH_CONNECTED)
+		snprintf(buf, len, "nexthop %u, %s, dev %s", r->src_nh_idx,
+			 dpl_kind_name(nh->kind), dev_str(nh->ifindex, dev));
+	else
+		snprintf(buf, len, "nexthop %u, %s%s", r->src_nh_idx,
+			 dpl_kind_name(nh->kind),
+			 r->src_nh_idx == XFIB_NH_IDX_NONE ? " (no route)" : "");
+}
+
+static void lookup_from_text(const struct dpl_result *r)
+{
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE], back[96];
+
+	printf("from:       %s, entering by %s (ifindex %u): ",
+	       addr_str(fam_af(r->fam), r->src, a, sizeof(a)),
+	       dev_str(r->iif, dev), r->iif);
+	if (r->have_in)
+		printf("rp_filter %s\n", rpf_mode(r));
+	else
+		printf("unknown to xfibd\n");
+	if (r->fam == XFIB_V4 && r->ready) {
+		route_back_str(r, back, sizeof(back));
+		printf("route back: %s\n", back);
+	}
+}
+
+static json_object *lookup_from_json(const struct dpl_result *r)
+{
+	json_object *o, *nh;
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	if (!r->have_src)
+		return NULL;
+	o = json_object_new_object();
+	js_set(o, "address", js_str(addr_str(fam_af(r->fam), r->src, a, sizeof(a))));
+	js_set(o, "iif", js_str(dev_str(r->iif, dev)));
+	js_set(o, "known", js_bool(r->have_in));
+	js_set(o, "rp_filter", r->have_in ? js_str(rpf_mode(r)) : NULL);
+	nh = NULL;
+	if (r->fam == XFIB_V4 && r->ready) {
+		nh = json_object_new_object();
+		js_set(nh, "index", js_u64(r->src_nh_idx));
+		js_set(nh, "kind", js_str(dpl_kind_name(r->src_nh.kind)));
+		if (r->src_nh.kind == XFIB_NH_GATEWAY ||
+		    r->src_nh.kind == XFIB_NH_CONNECTED)
+			js_set(nh, "dev", js_str(dev_str(r->src_nh.ifindex, dev)));
+	}
+	js_set(o, "route_back", nh);
+	return o;
 }
 
 /* The nexthop sends packets out of a port (gateway or connected). */
@@ -165,6 +244,8 @@ static void lookup_text(const struct lookup *l)
 	       fam_name(r->fam));
 	printf("instance:   %s, generation %u\n", xfib_algo_name(r->act.algo),
 	       r->act.generation);
+	if (r->have_src)
+		lookup_from_text(r);
 	if (r->ready && r->group)
 		printf("multipath:  nexthop %u, group %u of %u members; a flow with no\n"
 		       "            ports takes:\n", r->group_nh_idx, r->group_nh.group,
@@ -268,6 +349,7 @@ static json_object *lookup_json(const struct lookup *l)
 		js_set(o, "group", g);
 	}
 	lookup_egress_json(o, r);
+	js_set(o, "from", lookup_from_json(r));
 	js_set(o, "action", js_str(action_str(r->action)));
 	js_set(o, "reason", js_str(reason_name(r->action)));
 	js_set(o, "netfilter", js_str(l->nf_mode == XFIB_NF_GATE ? "gate" :
@@ -336,7 +418,10 @@ int cmd_lookup(struct ctl *c, int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	err = dpl_resolve(&d, c->addr, &l.r);
+	if (c->from_arg)
+		err = dpl_resolve_from(&d, c->addr, c->from, l.iif, &l.r);
+	else
+		err = dpl_resolve(&d, c->addr, &l.r);
 	if (err) {
 		err_cmd("%s: %s lookup: %s", arg, fam_name(fam), strerror(-err));
 		goto out;

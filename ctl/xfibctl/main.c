@@ -119,6 +119,12 @@ static int set_iif(struct ctl *c, const char *arg)
 	return 0;
 }
 
+static int set_from(struct ctl *c, const char *arg)
+{
+	c->from_arg = arg;
+	return 0;
+}
+
 static int set_interval(struct ctl *c, const char *arg)
 {
 	char *end;
@@ -277,7 +283,15 @@ static const struct cmd_opt stats_opts[] = {
 	{ 0 },
 };
 
-static const struct cmd_opt lookup_opts[] = { OPT_IIF, OPT_JSON, { 0 } };
+static const struct cmd_opt lookup_opts[] = {
+	{ "from", 's', "ADDR",
+	  "the answer for a packet from ADDR entering by the\n"
+	  "--iif port: that port's checks, and for IPv4 the\n"
+	  "source's (rp_filter, local source)", set_from },
+	OPT_IIF,
+	OPT_JSON,
+	{ 0 },
+};
 
 static const struct cmd_opt verify_opts[] = {
 	{ "random", 'r', "N", "also check N random addresses per family", set_random },

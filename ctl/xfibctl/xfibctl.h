@@ -47,6 +47,8 @@ struct ctl {
 	int fam;               /* algo, lookup, neighbours, nexthops; -1: both */
 	int algo_want;         /* algo: the algorithm to force, -1: only show */
 	__u8 addr[16];         /* lookup */
+	const char *from_arg;  /* lookup --from: the source, as given */
+	__u8 from[16];
 	const char *dev_name;  /* neighbours, nexthops --dev; trace --dev */
 	/* trace: the filter and the sampling */
 	__u8 src[16], dst[16]; /* prefixes, host bits zero */

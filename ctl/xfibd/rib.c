@@ -55,10 +55,28 @@ static void idx_take(__u32 *stack, __u32 *n, __u32 idx)
 
 /* ---- dataplane writes ---------------------------------------------- */
 
+/*
+ * The port's rp_filter flags. The kernel's mode is the larger of
+ * net.ipv4.conf.all.rp_filter and the port's (IN_DEV_RPFILTER); 1 is
+ * strict, any other non-zero value loose (__fib_validate_source()
+ * tests rpf == 1). On a port without an IPv4 address the kernel accepts
+ * only a source whose route leaves by the port, as in strict mode,
+ * whatever the mode.
+ */
+static __u8 iface_rpf_flags(const struct rib *r, const struct rib_link *l)
+{
+	int rpf = l->rpf4 > r->v4_rpf_all ? l->rpf4 : r->v4_rpf_all;
+
+	if (rpf <= 0)
+		return 0;
+	if (rpf == 1 || !l->naddr4)
+		return XFIB_IF_RPF;
+	return XFIB_IF_RPF | XFIB_IF_RPF_LOOSE;
+}
+
 static void iface_write(struct rib *r, struct rib_link *l)
 {
 	struct xfib_iface v = { .mtu = l->mtu, .ifindex = l->ifindex };
-	int rpf = l->rpf4 > r->v4_rpf_all ? l->rpf4 : r->v4_rpf_all;
 
 	memcpy(v.mac, l->mac, 6);
 	if ((l->ifflags & IFF_UP) && (l->ifflags & IFF_RUNNING))
@@ -67,8 +85,7 @@ static void iface_write(struct rib *r, struct rib_link *l)
 		v.flags |= XFIB_IF_FWD4;
 	if (r->v6_fwd > 0)
 		v.flags |= XFIB_IF_FWD6;
-	if (rpf > 0)
-		v.flags |= XFIB_IF_RPF;
+	v.flags |= iface_rpf_flags(r, l);
 	if (l->no_ipv6)
 		v.flags |= XFIB_IF_NO_IPV6;
 	if (l->no_xmit)
@@ -664,6 +681,9 @@ void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
 		l->addr4_cap = cap;
 	}
 	l->addr4[l->naddr4++] = *a;
+	/* Loose rp_filter applies again (iface_rpf_flags()). */
+	if (l->naddr4 == 1)
+		iface_write(r, l);
 }
 
 void rib_addr4_del(struct rib *r, int ifindex, const struct rib_addr4 *a)
@@ -676,6 +696,7 @@ void rib_addr4_del(struct rib *r, int ifindex, const struct rib_addr4 *a)
 	*e = l->addr4[--l->naddr4];
 	if (l->naddr4)
 		return;
+	iface_write(r, l); /* rp_filter is strict now (iface_rpf_flags()) */
 	/* fib_disable_ip(): nothing IPv4 leaves by a device without an IPv4
 	 * address, and the kernel says nothing about it. */
 	pr_info("link %s has no IPv4 address left: flushing its IPv4 routes",

@@ -24,7 +24,7 @@
 	X(PASS_FWD_DISABLED, "pass_fwd_disabled",                              \
 	  "to kernel: forwarding disabled on ingress")                         \
 	X(PASS_RP_FILTER, "pass_rp_filter",                                    \
-	  "to kernel: rp_filter enabled on ingress")                           \
+	  "to kernel: IPv4 source fails the ingress port's rp_filter")        \
 	X(PASS_SPECIAL_ADDR, "pass_special_addr",                              \
 	  "to kernel: multicast, link-local, loopback or martian address")     \
 	X(PASS_TTL, "pass_ttl", "to kernel: TTL/hop limit <= 1")               \

@@ -9,10 +9,13 @@
  *    the kernel has IPsec policies or states for it (xfib_xfrm_check);
  *  - before the lookup, the address classes the kernel never forwards as
  *    plain unicast (xfib_ipv4_special, xfib_ipv6_special);
+ *  - for IPv4, the route back to the source: a local or broadcast source,
+ *    and rp_filter (xfib_source_check4);
  *  - after it, the chain from the nexthop index to a verdict
  *    (xfib_after_lookup): multipath member, nexthop kind, egress port
- *    (up, takes redirected frames, MTU), neighbour, attached port, in this order, the first that stops
- *    the packet giving its reason.
+ *    (up, IPv6 enabled, takes redirected frames, MTU), neighbour,
+ *    attached port, in this order, the first that stops the packet
+ *    giving its reason.
  *
  * Like the lookup headers, this compiles with clang -target bpf and with
  * gcc over the same memory (include/xfib/maps.h). The maps are read
@@ -137,6 +140,145 @@ XFIB_INLINE int xfib_ipv6_special(__u64 hi, __u64 lo)
 XFIB_INLINE int xfib_port_no_ipv6(const struct xfib_iface *port, __u8 af)
 {
 	return af == XFIB_AF_INET6 && (port->flags & XFIB_IF_NO_IPV6);
+}
+
+/* ---- the source: fib_validate_source() ---------------------------------- */
+
+/* A nexthop that leads out of a port (a unicast route's). */
+XFIB_INLINE int xfib_nh_via_port(const struct xfib_nexthop *nh)
+{
+	return nh->kind == XFIB_NH_GATEWAY || nh->kind == XFIB_NH_CONNECTED;
+}
+
+/*
+ * A route back to the source through nexthop nh, for a packet received
+ * on port in_ifindex: XFIB_NEXT if the mode accepts it (loose: any port;
+ * strict: that port), XFIB_PASS_RP_FILTER if not or if nh leads out of
+ * no port.
+ */
+XFIB_INLINE __u32 xfib_rpf_nexthop(const struct xfib_nexthop *nh,
+				   __u32 in_ifindex, int loose)
+{
+	if (!xfib_nh_via_port(nh))
+		return XFIB_PASS_RP_FILTER;
+	return loose || nh->ifindex == in_ifindex ? XFIB_NEXT :
+						     XFIB_PASS_RP_FILTER;
+}
+
+/*
+ * A multipath route back: in strict mode one member leaving by the port
+ * will do (fib_info_nh_uses_dev() looks at every path), in loose mode the
+ * route exists. A member that is not a gateway or connected nexthop (a
+ * blackhole, a group, an empty bucket: a group without members has only
+ * those) is not a route xfib can vouch for. Members fill runs of buckets
+ * (rib.c group_write()), so each run's member is read once.
+ *
+ * The scan goes bucket by bucket (xfib_rpf_bucket); the includer drives
+ * it (xfib_env_rpf_scan): a plain loop in userspace, bpf_loop() in the
+ * XDP program, whose verifier would otherwise walk all 256 iterations.
+ */
+struct xfib_rpf_scan {
+	__u32 group;	  /* index into xfib_nh_groups */
+	__u32 in_ifindex;
+	__u32 loose;	  /* XFIB_IF_RPF_LOOSE on the ingress port */
+	__u32 last;	  /* the previous bucket's member */
+	__u32 r;	  /* the answer, once stopped */
+	__u32 stopped;
+};
+
+/* Bucket i of the scan: 0 to go on, 1 when it stopped with s->r. */
+XFIB_INLINE int xfib_rpf_bucket(struct xfib_env *env, __u32 i,
+				struct xfib_rpf_scan *s)
+{
+	const struct xfib_nh_group *g = xfib_env_group(env, s->group);
+	const struct xfib_nexthop *m;
+	__u32 idx;
+
+	s->stopped = 1;
+	s->r = XFIB_PASS_RP_FILTER;
+	if (!g || i >= XFIB_GROUP_BUCKETS)
+		return 1;
+	idx = g->nh[i];
+	if (idx != s->last) {
+		s->last = idx;
+		m = xfib_env_nexthop(env, idx);
+		if (!m || !xfib_nh_via_port(m))
+			return 1;
+		if (!s->loose && m->ifindex == s->in_ifindex) {
+			s->r = XFIB_NEXT;
+			return 1;
+		}
+	}
+	s->stopped = 0;
+	return 0;
+}
+
+/* Runs xfib_rpf_bucket() over the buckets in order until it stops. */
+XFIB_INLINE void xfib_env_rpf_scan(struct xfib_env *env,
+				   struct xfib_rpf_scan *s);
+
+XFIB_INLINE __u32 xfib_rpf_group(struct xfib_env *env,
+				 const struct xfib_nexthop *nh,
+				 __u32 in_ifindex, int loose)
+{
+	struct xfib_rpf_scan s = {
+		.group = nh->group,
+		.in_ifindex = in_ifindex,
+		.loose = loose,
+		.last = 0xffffffffu,
+	};
+
+	xfib_env_rpf_scan(env, &s);
+	if (s.stopped)
+		return s.r;
+	return loose ? XFIB_NEXT : XFIB_PASS_RP_FILTER;
+}
+
+/*
+ * The kernel's checks of an IPv4 source (fib_validate_source(),
+ * __fib_validate_source() in net/ipv4/fib_frontend.c), given the nexthop
+ * index the source looks up to in the instance the destination was
+ * looked up in (src_nh_idx) and the ingress port's flags (struct
+ * xfib_iface). XFIB_NEXT if the kernel would accept the source for
+ * forwarding; otherwise the reason to hand the packet to it, which then
+ * drops it or decides:
+ *
+ *  - XFIB_PASS_LOCAL_SOURCE: the source's route is local, broadcast,
+ *    anycast or multicast. With rp_filter off the kernel drops a source
+ *    that is one of its own addresses (inet_lookup_ifaddr_rcu()); with it
+ *    on, any route back of a type other than unicast (a local address, a
+ *    subnet's broadcast address: -EINVAL, a martian source). It forwards
+ *    from a broadcast address with rp_filter off, or accepts a local one
+ *    with accept_local: it decides.
+ *  - rp_filter on (XFIB_IF_RPF), XFIB_PASS_RP_FILTER when there is no
+ *    route back, or it is blackhole, unreachable, prohibit or throw (the
+ *    kernel's fib_lookup() fails: -EXDEV), or, strict mode, it does not
+ *    leave by the ingress port: no path of it has that port. Loose mode
+ *    (XFIB_IF_RPF_LOOSE) accepts any unicast route back. On a port
+ *    without an IPv4 address the kernel applies the strict rule in either
+ *    mode; the daemon marks such a port strict. A route back the mirror
+ *    does not model (XFIB_NH_UNSUPPORTED) goes to the kernel the same
+ *    way.
+ *
+ * Policy rules, which the kernel's lookup of the source would consult,
+ * are not modelled: with any, the daemon publishes no instance and every
+ * packet goes to the kernel (XFIB_FALLBACK_RULES).
+ */
+XFIB_INLINE __u32 xfib_source_check4(struct xfib_env *env, __u32 src_nh_idx,
+				     __u32 in_ifindex, __u8 in_flags)
+{
+	const struct xfib_nexthop *nh = xfib_env_nexthop(env, src_nh_idx);
+	int loose = !!(in_flags & XFIB_IF_RPF_LOOSE);
+
+	if (nh && nh->kind == XFIB_NH_LOCAL)
+		return XFIB_PASS_LOCAL_SOURCE;
+	if (!(in_flags & XFIB_IF_RPF))
+		return XFIB_NEXT;
+	if (!nh)
+		return XFIB_PASS_RP_FILTER;
+	if (nh->kind == XFIB_NH_GROUP)
+		return xfib_rpf_group(env, nh, in_ifindex, loose);
+	return xfib_rpf_nexthop(nh, in_ifindex, loose);
 }
 
 /* ---- after the lookup: the steps ---------------------------------------- */

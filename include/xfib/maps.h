@@ -154,7 +154,13 @@ enum xfib_iface_flags {
 	XFIB_IF_UP = 1 << 0,   /* IFF_UP and IFF_RUNNING (carrier) */
 	XFIB_IF_FWD4 = 1 << 1, /* net.ipv4.conf.<if>.forwarding */
 	XFIB_IF_FWD6 = 1 << 2, /* net.ipv6.conf.all.forwarding */
-	XFIB_IF_RPF = 1 << 3,  /* rp_filter on: the kernel checks sources */
+	XFIB_IF_RPF = 1 << 3,  /* rp_filter on (1 or 2): sources are checked */
+	/* With XFIB_IF_RPF: loose mode (2), any route back will do; without,
+	 * strict (1), the route back must leave by the port. The effective
+	 * mode is max(conf.all, conf.<port>) as in the kernel, and a port
+	 * without an IPv4 address is strict whatever the mode: see
+	 * xfib_source_check4() in decide.h. */
+	XFIB_IF_RPF_LOOSE = 1 << 4,
 	/* net.ipv6.conf.<if>.disable_ipv6 (or no IPv6 on the device): the
 	 * kernel neither receives nor sends IPv6 there */
 	XFIB_IF_NO_IPV6 = 1 << 5,

@@ -77,6 +77,7 @@ norm() {
 		-e 's/ in [0-9.]+ s \([0-9]+\/s\)/ in <SECS> s (<RATE>\/s)/' \
 		-e 's/^(neigh|nexthop) [0-9]+ /\1 <I> /; s/ neigh [0-9]+ / neigh <I> /; s/\(nexthop [0-9]+\)/(nexthop <I>)/' \
 		-e 's/^(nexthop|neighbour):( +)[0-9]+,/\1:\2<I>,/' \
+		-e 's/^route back: nexthop [0-9]+,/route back: nexthop <I>,/' \
 		-e 's/^mirror: ( +)[0-9]+ links, [0-9]+ neighbours, [0-9]+ nexthops/mirror: \1<N> links, <N> neighbours, <N> nexthops/' \
 		-e 's/^(  [^ ]+: rx) [0-9]+ packets \([0-9]+ bytes\): forwarded [0-9]+, to kernel [0-9]+, dropped [0-9]+; tx [0-9]+ packets \([0-9]+ bytes\)$/\1 <N> packets (<N> bytes): forwarded <N>, to kernel <N>, dropped <N>; tx <N> packets (<N> bytes)/'
 }
@@ -205,6 +206,11 @@ json lookup-unresolved '.action == "pass" and .reason == "pass_neigh" and
 run lookup-blackhole lookup 198.18.101.1 -i "$R_SNK"
 json lookup-blackhole '.action == "drop" and .reason == "drop_blackhole" and
 	.iif == $rs' lookup 198.18.101.1 -i "$R_SNK"
+run lookup-from lookup "$SNK4" --from "$GEN4" -i "$R_GEN"
+json lookup-from '.action == "forward" and .from.address == $g4 and
+	.from.iif == $rg and .from.rp_filter == "off" and
+	.from.route_back.kind == "connected" and .from.route_back.dev == $rg' \
+	lookup "$SNK4" --from "$GEN4" -i "$R_GEN"
 run lookup-unreachable lookup 2001:db8:101::1
 run lookup-noroute lookup 198.19.200.1
 json lookup-noroute '.action == "pass" and .reason == "pass_no_route" and

@@ -27,6 +27,12 @@
  *   198.18.8.0/24   via 198.18.0.2 (neighbour INVALID)
  *   198.18.9.0/24   via 198.18.0.3 (neighbour entry on xt0)
  *   198.18.10.0/24  nexthop of an unknown kind
+ *   198.18.12.0/24  multipath via 198.18.0.1 and 198.18.0.5 on xt1
+ *   198.18.13.0/24  multipath without members
+ *   198.18.14.0/24  multipath whose member is multipath
+ *   198.18.16.0/24  multipath via 198.18.0.1 on xt1 and 198.18.0.4 on xt0
+ *   198.18.17.0/24  connected on xt0, 198.18.17.255 broadcast (local)
+ *   198.18.18.0/24  multipath via 198.18.0.1 on xt1 and a blackhole
  *   198.19.0.0/16   via 198.18.0.1 on xt1
  *
  *   2001:db8:0:1::/64     connected on xt1
@@ -36,8 +42,8 @@
  *   2001:db8:0:4::/62     blackhole
  *   2001:db8:1::/48       via 2001:db8:0:1::1 on xt1
  *
- * Everything else has no route (nexthop 0). 15 IPv4 ranges are padded to
- * 16, 9 IPv6 ranges to 16.
+ * Everything else has no route (nexthop 0). 25 IPv4 ranges are padded to
+ * 32, 12 IPv6 ranges to 16.
  *
  * Exit status: 0 pass, 1 failure, 77 cannot run here (reason on stdout).
  */
@@ -119,6 +125,9 @@ enum {
 	NH_GROUP6,	/* group 2: NH_GW6 | NH_GW6_B */
 	NH_GROUP_EMPTY,	/* group 3: no members */
 	NH_GROUP_NESTED, /* group 4: its member is a group */
+	NH_CONN_IN,	/* connected on xt0, the ingress port */
+	NH_GROUP_RPF,	/* group 5: NH_GW4 (xt1) | NH_HAIRPIN (xt0) */
+	NH_GROUP_BH,	/* group 6: NH_GW4 | NH_BLACKHOLE */
 };
 
 /* Multipath groups (xfib_nh_groups indexes). */
@@ -127,6 +136,8 @@ enum {
 	GRP6,
 	GRP_EMPTY,
 	GRP_NESTED,
+	GRP_RPF,
+	GRP_BH,
 };
 
 /* Neighbour indexes (0 is reserved). */
@@ -639,6 +650,11 @@ static void fill_maps(void)
 		{ H4(198, 18, 13, 0), NH_GROUP_EMPTY },
 		{ H4(198, 18, 14, 0), NH_GROUP_NESTED },
 		{ H4(198, 18, 15, 0), XFIB_NH_IDX_NONE },
+		{ H4(198, 18, 16, 0), NH_GROUP_RPF },
+		{ H4(198, 18, 17, 0), NH_CONN_IN },
+		{ H4(198, 18, 17, 255), XFIB_NH_IDX_LOCAL },
+		{ H4(198, 18, 18, 0), NH_GROUP_BH },
+		{ H4(198, 18, 19, 0), XFIB_NH_IDX_NONE },
 		{ H4(198, 19, 0, 0), NH_GW4 },
 		{ H4(198, 20, 0, 0), XFIB_NH_IDX_NONE },
 	};
@@ -702,6 +718,9 @@ static void fill_maps(void)
 	put_group(NH_GROUP6, GRP6, 128, NH_GW6, NH_GW6_B);
 	put_group(NH_GROUP_EMPTY, GRP_EMPTY, 0, 0, 0);
 	put_group(NH_GROUP_NESTED, GRP_NESTED, 0, 0, NH_GROUP4);
+	put_nexthop(NH_CONN_IN, XFIB_NH_CONNECTED, if_in, 0, 0);
+	put_group(NH_GROUP_RPF, GRP_RPF, 128, NH_GW4, NH_HAIRPIN);
+	put_group(NH_GROUP_BH, GRP_BH, 128, NH_GW4, NH_BLACKHOLE);
 
 	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_gw4, XFIB_NEIGH_VALID,
 		  if_out);
@@ -1297,32 +1316,72 @@ static bool destination_decides(const struct fwd_case *c)
 	}
 }
 
-static void check_lookup(const struct fwd_case *c)
+/* The outcomes the destination, the source and the ingress port decide:
+ * xfibctl lookup --from ADDR --iif IFNAME. */
+static bool packet_decides(const struct fwd_case *c)
+{
+	if (!c->pkt.ip || c->from_peer)
+		return false;
+	switch (c->reason) {
+	case XFIB_PASS_LOCAL_SOURCE:
+	case XFIB_PASS_RP_FILTER:
+	case XFIB_PASS_HAIRPIN:
+	case XFIB_PASS_FWD_DISABLED:
+	case XFIB_PASS_SPECIAL_ADDR:
+		return true;
+	default:
+		return destination_decides(c) ||
+		       c->reason == XFIB_FWD_V4 || c->reason == XFIB_FWD_V6 ||
+		       c->reason == XFIB_DROP_BLACKHOLE;
+	}
+}
+
+static void lookup_addr(const struct fwd_case *c, const char *s, __u8 *a)
+{
+	memset(a, 0, 16);
+	if (c->pkt.ip == 4)
+		memcpy(a, &(__be32){ addr4(s) }, 4);
+	else
+		addr6(s, a);
+}
+
+/* xfibctl lookup's answer for c, with the source and ingress port if
+ * from, must be the counter the program moved. */
+static void check_lookup_one(const struct fwd_case *c, bool from)
 {
 	int fam = c->pkt.ip == 4 ? XFIB_V4 : XFIB_V6;
 	struct dpl_result r;
-	__u8 addr[16] = { 0 };
+	__u8 dst[16], src[16];
 	int err;
 
-	if (!destination_decides(c))
-		return;
-	if (fam == XFIB_V4)
-		memcpy(addr, &(__be32){ addr4(c->pkt.dst) }, 4);
-	else
-		addr6(c->pkt.dst, addr);
+	lookup_addr(c, c->pkt.dst, dst);
+	lookup_addr(c, c->pkt.src, src);
 	nlookups++;
-	err = dpl_resolve(&dpl[fam], addr, &r);
+	if (from)
+		err = dpl_resolve_from(&dpl[fam], dst, src, if_in, &r);
+	else
+		err = dpl_resolve(&dpl[fam], dst, &r);
 	if (!err && (int)r.action == c->reason)
 		return;
 	ncases++;
 	nfailed++;
 	if (err)
-		printf("FAIL %s\n    xfibctl lookup of %s: %s\n", c->name,
-		       c->pkt.dst, strerror(-err));
+		printf("FAIL %s\n    xfibctl lookup of %s%s%s: %s\n", c->name,
+		       c->pkt.dst, from ? " from " : "", from ? c->pkt.src : "",
+		       strerror(-err));
 	else
-		printf("FAIL %s\n    xfibctl lookup of %s says %s, the program counted %s\n",
-		       c->name, c->pkt.dst, reason_name[r.action],
+		printf("FAIL %s\n    xfibctl lookup of %s%s%s says %s, the program counted %s\n",
+		       c->name, c->pkt.dst, from ? " from " : "",
+		       from ? c->pkt.src : "", reason_name[r.action],
 		       reason_name[c->reason]);
+}
+
+static void check_lookup(const struct fwd_case *c)
+{
+	if (destination_decides(c))
+		check_lookup_one(c, false);
+	if (packet_decides(c))
+		check_lookup_one(c, true);
 }
 
 static void lookup_open(void)
@@ -1349,7 +1408,7 @@ static void lookup_close(void)
 		printf("FAIL only %d cases compared with xfibctl lookup\n",
 		       nlookups);
 	} else {
-		printf("ok   xfibctl lookup gives the program's outcome for all %d destination cases\n",
+		printf("ok   xfibctl lookup gives the program's outcome for all %d destination and packet cases\n",
 		       nlookups);
 	}
 }
@@ -1900,9 +1959,11 @@ enum port_state {
 	ST_IN_NO_XMIT,	  /* ingress port takes no redirected frames */
 	ST_IN_NO_FWD4,	  /* ingress port: IPv4 forwarding off */
 	ST_IN_NO_FWD6,	  /* ingress port: IPv6 forwarding off */
-	ST_IN_RPF,	  /* ingress port: rp_filter on */
 	ST_IN_NO_IPV6,	  /* ingress port: disable_ipv6 */
 	ST_OUT_NO_IPV6,	  /* egress port: disable_ipv6 */
+	ST_IN_RPF,	  /* ingress port: rp_filter on, strict */
+	ST_IN_RPF_LOOSE,  /* ingress port: rp_filter on, loose */
+	ST_IN_LOOSE_ONLY, /* ingress port: the loose bit without rp_filter */
 	ST_V4_NONE,	  /* IPv4 algorithm NONE */
 	ST_V4_BSEARCH6,	  /* IPv4 instance of an IPv6 algorithm */
 	ST_V6_NONE,
@@ -1960,6 +2021,13 @@ static void set_port_state(enum port_state s)
 	case ST_OUT_NO_IPV6:
 		put_iface(if_out, mac_out, IF_ALL | XFIB_IF_NO_IPV6);
 		break;
+	case ST_IN_RPF_LOOSE:
+		put_iface(if_in, mac_in,
+			  IF_ALL | XFIB_IF_RPF | XFIB_IF_RPF_LOOSE);
+		break;
+	case ST_IN_LOOSE_ONLY:
+		put_iface(if_in, mac_in, IF_ALL | XFIB_IF_RPF_LOOSE);
+		break;
 	case ST_V4_NONE:
 		put_active(XFIB_V4, XFIB_ALGO_NONE, 1, log2n4);
 		break;
@@ -2015,8 +2083,6 @@ static const struct port_case {
 			   PASS(XFIB_PASS_FWD_DISABLED) } },
 	{ ST_IN_NO_FWD6, { "v4 with IPv6 forwarding off on ingress", V4(DST4),
 			   FWD4(mac_gw4) } },
-	{ ST_IN_RPF, { "v4 with rp_filter on ingress", V4(DST4),
-		       PASS(XFIB_PASS_RP_FILTER) } },
 	{ ST_IN_RPF, { "v6 with rp_filter flag on ingress (IPv4 only)",
 		       V6(DST6), FWD6(mac_gw6) } },
 	{ ST_IN_NO_IPV6, { "v6 with IPv6 disabled on ingress", V6(DST6),
@@ -2052,6 +2118,93 @@ static const struct port_case {
 			FWD6(mac_gw6) } },
 };
 
+/* A packet to DST4 (via xt1) from src, as received on xt0. */
+#define RPF_FROM(src) F4(-1, src, DST4, 64, 32)
+
+/*
+ * rp_filter (xfib_source_check4): the route back to the source, looked up
+ * as the kernel's fib_validate_source() does, decides; a packet that
+ * fails goes to the kernel, which drops it.
+ */
+static const struct port_case rpf_cases[] = {
+	{ ST_IN_RPF, { "strict: no route back", RPF_FROM(SRC4),
+		       PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: no route back (gap)", RPF_FROM("198.18.4.9"),
+		       PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: back via a gateway on the ingress port",
+		       RPF_FROM("198.18.5.9"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF, { "strict: back on-link on the ingress port",
+		       RPF_FROM("198.18.17.9"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF, { "strict: back via a gateway on another port",
+		       RPF_FROM("198.19.5.5"), PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: back on-link on another port",
+		       RPF_FROM("198.18.0.9"), PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: multipath back, one path on the ingress port",
+		       RPF_FROM("198.18.16.9"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF, { "strict: multipath back, another member's flow",
+		       RPF_FROM("198.18.16.200"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF, { "strict: multipath back, all paths on another port",
+		       RPF_FROM("198.18.12.9"), PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: blackhole back", RPF_FROM("198.18.3.9"),
+		       PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: unreachable back", RPF_FROM("198.18.2.9"),
+		       PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: route back of a kind not mirrored",
+		       RPF_FROM("198.18.6.9"), PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF, { "strict: broadcast source of the ingress subnet",
+		       RPF_FROM("198.18.17.255"),
+		       PASS(XFIB_PASS_LOCAL_SOURCE) } },
+	{ ST_IN_RPF, { "strict: local source", RPF_FROM("198.18.1.9"),
+		       PASS(XFIB_PASS_LOCAL_SOURCE) } },
+	{ ST_IN_RPF, { "strict: route back on ingress, TTL 1",
+		       F4(-1, "198.18.5.9", DST4, 1, 32),
+		       PASS(XFIB_PASS_TTL) } },
+
+	{ ST_IN_RPF_LOOSE, { "loose: no route back", RPF_FROM(SRC4),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: back via a gateway on another port",
+			     RPF_FROM("198.19.5.5"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF_LOOSE, { "loose: back on-link on another port",
+			     RPF_FROM("198.18.0.9"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF_LOOSE, { "loose: back via the ingress port",
+			     RPF_FROM("198.18.5.9"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF_LOOSE, { "loose: multipath back on another port",
+			     RPF_FROM("198.18.12.9"), FWD4(mac_gw4) } },
+	{ ST_IN_RPF_LOOSE, { "loose: multipath back with a blackhole path",
+			     RPF_FROM("198.18.18.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: multipath back without members",
+			     RPF_FROM("198.18.13.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: multipath back whose member is multipath",
+			     RPF_FROM("198.18.14.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: blackhole back", RPF_FROM("198.18.3.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: unreachable back", RPF_FROM("198.18.2.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: route back of a kind not mirrored",
+			     RPF_FROM("198.18.6.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: nexthop of an unknown kind back",
+			     RPF_FROM("198.18.10.9"),
+			     PASS(XFIB_PASS_RP_FILTER) } },
+	{ ST_IN_RPF_LOOSE, { "loose: broadcast source of a subnet",
+			     RPF_FROM("198.18.17.255"),
+			     PASS(XFIB_PASS_LOCAL_SOURCE) } },
+	{ ST_IN_RPF_LOOSE, { "v6 with loose rp_filter (IPv4 only)", V6(DST6),
+			     FWD6(mac_gw6) } },
+
+	{ ST_DEFAULT, { "off: no route back", RPF_FROM(SRC4), FWD4(mac_gw4) } },
+	{ ST_DEFAULT, { "off: blackhole back", RPF_FROM("198.18.3.9"),
+			FWD4(mac_gw4) } },
+	{ ST_DEFAULT, { "off: broadcast source of a subnet (kernel decides)",
+			RPF_FROM("198.18.17.255"),
+			PASS(XFIB_PASS_LOCAL_SOURCE) } },
+	{ ST_IN_LOOSE_ONLY, { "the loose bit alone is off: no route back",
+			      RPF_FROM(SRC4), FWD4(mac_gw4) } },
+};
+
 static void cases_ports(void)
 {
 	size_t i;
@@ -2059,6 +2212,10 @@ static void cases_ports(void)
 	for (i = 0; i < ARRAY_SIZE(port_cases); i++) {
 		set_port_state(port_cases[i].state);
 		run_case(&port_cases[i].c);
+	}
+	for (i = 0; i < ARRAY_SIZE(rpf_cases); i++) {
+		set_port_state(rpf_cases[i].state);
+		run_case(&rpf_cases[i].c);
 	}
 	set_port_state(ST_DEFAULT);
 }
