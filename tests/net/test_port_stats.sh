@@ -62,26 +62,39 @@ rctl stats --ports -j | jq -e 'length == 2 and all(.[];
 
 # ---- the other views agree ----------------------------------------------------
 
-J=$(rctl stats --ports -j)
+# The counters are live: the hosts' own IPv6 traffic (neighbour and
+# router solicitations, MLD) may arrive between two commands. So every
+# view is read between two readings of stats --ports -j, and each of its
+# values must lie between the two (equal when nothing arrived).
+J1=$(rctl stats --ports -j)
 TXT=$(rctl stats --ports)
 P=$(rctl stats --prometheus)
 S=$(rctl status -j)
 ST=$(rctl status)
+J2=$(rctl stats --ports -j)
+# pval J PORT JQ: a value of PORT's entry in the stats --ports -j output J.
+pval() { jq -r --arg p "$2" ".[] | select(.ifname == \$p) | $3" <<<"$1"; }
+# within WHAT V LO HI: LO <= V <= HI.
+within() {
+	if ! [[ $2 =~ ^[0-9]+$ ]] || (($2 < $3 || $2 > $4)); then
+		fail "$1: '$2', not between the readings before and after ($3..$4)"
+	fi
+}
 for p in "$R_GEN" "$R_SNK"; do
-	rx=$(jq -r --arg p "$p" '.[] | select(.ifname == $p) | .rx.packets' <<<"$J")
-	tx=$(jq -r --arg p "$p" '.[] | select(.ifname == $p) | .tx.packets' <<<"$J")
-	fw=$(jq -r --arg p "$p" '.[] | select(.ifname == $p) | .received_as.forwarded_v4.packets' <<<"$J")
-	awk -v p="$p" -v rx="$rx" -v tx="$tx" '$1 == p && NF == 8 && $2 == rx && $4 == tx { ok = 1 } END { exit !ok }' <<<"$TXT" ||
-		fail "stats --ports: no row '$p $rx .. $tx ..': $TXT"
-	grep -qxF "xfib_port_received_packets_total{port=\"$p\",reason=\"forwarded_v4\"} $fw" <<<"$P" ||
-		fail "prometheus: no forwarded_v4 = $fw for port $p"
-	grep -qxF "xfib_port_sent_packets_total{port=\"$p\"} $tx" <<<"$P" ||
-		fail "prometheus: no sent = $tx for port $p"
-	jq -e --arg p "$p" --argjson rx "$rx" --argjson tx "$tx" \
-		'.interfaces[] | select(.name == $p) | .counters.rx.packets == $rx and .counters.tx.packets == $tx' \
-		<<<"$S" >/dev/null || fail "status -j: $p counters differ from stats --ports"
-	grep -qE "^  $p: rx $rx packets .* tx $tx packets" <<<"$ST" ||
-		fail "status: no totals line for $p: $ST"
+	rx1=$(pval "$J1" "$p" .rx.packets) rx2=$(pval "$J2" "$p" .rx.packets)
+	tx1=$(pval "$J1" "$p" .tx.packets) tx2=$(pval "$J2" "$p" .tx.packets)
+	fw1=$(pval "$J1" "$p" .received_as.forwarded_v4.packets)
+	fw2=$(pval "$J2" "$p" .received_as.forwarded_v4.packets)
+	row=$(awk -v p="$p" '$1 == p && NF == 8 { print $2, $4 }' <<<"$TXT")
+	[ -n "$row" ] || fail "stats --ports: no row for $p: $TXT"
+	within "stats --ports, $p rx" "${row% *}" "$rx1" "$rx2"
+	within "stats --ports, $p tx" "${row#* }" "$tx1" "$tx2"
+	within "prometheus, $p forwarded_v4" "$(sed -n "s/^xfib_port_received_packets_total{port=\"$p\",reason=\"forwarded_v4\"} //p" <<<"$P")" "$fw1" "$fw2"
+	within "prometheus, $p sent" "$(sed -n "s/^xfib_port_sent_packets_total{port=\"$p\"} //p" <<<"$P")" "$tx1" "$tx2"
+	within "status -j, $p rx" "$(jq -r --arg p "$p" '.interfaces[] | select(.name == $p) | .counters.rx.packets' <<<"$S")" "$rx1" "$rx2"
+	within "status -j, $p tx" "$(jq -r --arg p "$p" '.interfaces[] | select(.name == $p) | .counters.tx.packets' <<<"$S")" "$tx1" "$tx2"
+	within "status, $p rx" "$(sed -n "s/^  $p: rx \([0-9]*\) packets .*/\1/p" <<<"$ST")" "$rx1" "$rx2"
+	within "status, $p tx" "$(sed -n "s/^  $p: rx .* tx \([0-9]*\) packets.*/\1/p" <<<"$ST")" "$tx1" "$tx2"
 done
 
 # ---- rates ---------------------------------------------------------------------
