@@ -80,7 +80,8 @@
 # generator runs SECS seconds through fibfwd and through xfib with the
 # last algorithm measured, per family, into
 # build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
-# power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TABLES ("10
+# power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TIME_LOADS
+# (9) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
 # full"), OUT (build/bench/fwd.json).
 set -euo pipefail
 
@@ -164,6 +165,7 @@ cp "$XFIB_BUILD/xfib_fwd.bpf.o" "$XFIB_TMP/bin/xfib_fwd_full.bpf.o"
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
 NCPU=$(nproc)
+TIME_CPU=${TIME_CPU:-$(((GEN_CPU + 1) % NCPU))}
 HZ=$(getconf CLK_TCK)
 ((GEN_CPU < NCPU)) || GEN_CPU=0
 
@@ -575,10 +577,16 @@ PY
 # time_variants TABLE FITS...: the program's own cost per packet
 # (BPF_PROG_TEST_RUN on a frame to forward, in the router's namespace,
 # against its live maps): xfib's build, without per-port counters, without
-# the trace hook, and xfib's build while a trace runs. Lines into TIMING.
+# the trace hook, and xfib's build while a trace runs. Each of TIME_LOADS
+# loads of the objects (fresh JIT images, placed anew) gives one figure
+# per build and the differences between them; the median over the loads
+# is reported, with the range, so that no one placement decides. Lines
+# into TIMING.
 TIMING="$XFIB_TMP/timing.txt"
+TIME_LOADS=${TIME_LOADS:-9}
+[[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
-	local table=$1 fa fam algo out ifi b=$XFIB_TMP/bin
+	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw"
 	shift
 	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
 	for fam in 4 6; do
@@ -587,23 +595,46 @@ time_variants() {
 		[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
 		# Attached, so that the frame is forwarded (XDP_REDIRECT, 4).
 		use_xfib "$fam"
-		out=$(in_ns "$RTR" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" --ifindex "$ifi" \
-			--frame "$(frame_hex "$fam")" "$b/xfib_fwd_full.bpf.o" \
-			"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o") || fail "fwdvariant --time"
+		frame=$(frame_hex "$fam")
+		: >"$raw"
+		# One CPU for every run, not the generator's (idle now anyway).
+		for ((i = 1; i <= TIME_LOADS; i++)); do
+			in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
+				--ifindex "$ifi" --frame "$frame" "$b/xfib_fwd_full.bpf.o" \
+				"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o" |
+				sed "s/^/$i /" >>"$raw" || fail "fwdvariant --time"
+		done
 		trace_start
-		out+=$'\n'$(in_ns "$RTR" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" --ifindex "$ifi" \
-			--frame "$(frame_hex "$fam")" "$b/xfib_fwd_full.bpf.o" | sed 's/full/trace/') ||
-			fail "fwdvariant --time (trace)"
+		for ((i = 1; i <= TIME_LOADS; i++)); do
+			in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
+				--ifindex "$ifi" --frame "$frame" "$b/xfib_fwd_full.bpf.o" |
+				sed "s/^/$i /; s/full/trace/" >>"$raw" || fail "fwdvariant --time (trace)"
+		done
 		trace_stop
-		log "program cost, IPv$fam $algo: $(tr '\n' ' ' <<<"$out")"
-		awk -v t="$table" -v f="$fam" -v a="$algo" '{ n = $1; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); ns[n] = $2; v[n] = $3 }
+		log "program cost, IPv$fam $algo, ns per load: $(awk '{ n = $2; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); printf "%s%s=%s", (NR > 1 ? " " : ""), n, $3 }' "$raw")"
+		awk -v t="$table" -v f="$fam" -v a="$algo" '
+			function med(arr, n,   i, j, x) {
+				for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
+				return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+			}
+			function span(arr, n,   i, lo, hi) {
+				lo = hi = arr[1]
+				for (i = 2; i <= n; i++) { if (arr[i] < lo) lo = arr[i]; if (arr[i] > hi) hi = arr[i] }
+				return sprintf("%+.2f..%+.2f", lo, hi)
+			}
+			{ n = $2; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); ns[$1, n] = $3; v[n] = $4; if ($1 > loads) loads = $1 }
 			END {
-				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%.2f%%), idle trace hook %+.2f ns (%.2f%%), active trace %+.2f ns (%.2f%%)\n",
-					t, f, a, ns["full"], v["full"],
-					ns["full"] - ns["noport"], (ns["full"] - ns["noport"]) * 100 / ns["noport"],
-					ns["full"] - ns["notrace"], (ns["full"] - ns["notrace"]) * 100 / ns["notrace"],
-					ns["trace"] - ns["full"], (ns["trace"] - ns["full"]) * 100 / ns["full"]
-			}' <<<"$out" >>"$TIMING"
+				for (i = 1; i <= loads; i++) {
+					full[i] = ns[i, "full"]; noport[i] = ns[i, "noport"]
+					notrace[i] = ns[i, "notrace"]; trace[i] = ns[i, "trace"]
+					dp[i] = full[i] - noport[i]; dpp[i] = dp[i] * 100 / noport[i]
+					dt[i] = full[i] - notrace[i]; dtp[i] = dt[i] * 100 / notrace[i]
+				}
+				mf = med(full, loads); mt = med(trace, loads)
+				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%+.2f%%, %s%% over the loads), idle trace hook %+.2f ns (%+.2f%%, %s%%), active trace %+.2f ns (%+.2f%%)\n",
+					t, f, a, mf, v["full"], med(dp, loads), med(dpp, loads), span(dpp, loads),
+					med(dt, loads), med(dtp, loads), span(dtp, loads), mt - mf, (mt - mf) * 100 / mf
+			}' "$raw" >>"$TIMING"
 	done
 }
 
@@ -786,8 +817,9 @@ jq -r '.summary as $s | $s[] | select(.path == "kernel_ct") | . as $k |
 	"xfib with the gate \($x.rx * 1000 | round / 1000) Mpps (\($x.rx / .rx * 100 | round / 100)x)"' "$OUT"
 if [ -n "$VARIANTS" ]; then
 	echo
-	echo "Program cost per packet (BPF_PROG_TEST_RUN, mean of the middle 11 of 21 rounds of 20000 single-packet runs, a frame xfib forwards,"
-	echo "verdict 4 = XDP_REDIRECT; active trace: every packet matches, sampled to 100/s):"
+	echo "Program cost per packet (BPF_PROG_TEST_RUN on CPU $TIME_CPU, a frame xfib forwards, verdict 4 = XDP_REDIRECT): per load of"
+	echo "the builds, the mean of the middle 11 of 21 alternating rounds of 20000 single-packet runs; medians over $TIME_LOADS loads,"
+	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s):"
 	cat "$TIMING" 2>/dev/null || true
 	echo
 	echo "Costs in forwarding rate, same run (medians; ratio of the variant's rx to its base, same table, family, algorithm):"
