@@ -583,6 +583,10 @@ PY
 # is reported, with the range, so that no one placement decides. Lines
 # into TIMING.
 TIMING="$XFIB_TMP/timing.txt"
+# Per table and family: the median ns the per-port counters and the idle
+# trace hook add (table family algorithm port_ns hook_ns), to put them
+# against the forwarding rate in the report.
+COSTS="$XFIB_TMP/costs.tsv"
 TIME_LOADS=${TIME_LOADS:-9}
 [[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
@@ -634,7 +638,8 @@ time_variants() {
 				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%+.2f%%, %s%% over the loads), idle trace hook %+.2f ns (%+.2f%%, %s%%), active trace %+.2f ns (%+.2f%%)\n",
 					t, f, a, mf, v["full"], med(dp, loads), med(dpp, loads), span(dpp, loads),
 					med(dt, loads), med(dtp, loads), span(dtp, loads), mt - mf, (mt - mf) * 100 / mf
-			}' "$raw" >>"$TIMING"
+				printf "%s\t%s\t%s\t%.3f\t%.3f\n", t, f, a, med(dp, loads), med(dt, loads) >>costs
+			}' costs="$COSTS" "$raw" >>"$TIMING"
 	done
 }
 
@@ -821,6 +826,17 @@ if [ -n "$VARIANTS" ]; then
 	echo "the builds, the mean of the middle 11 of 21 alternating rounds of 20000 single-packet runs; medians over $TIME_LOADS loads,"
 	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s):"
 	cat "$TIMING" 2>/dev/null || true
+	echo
+	echo "The same added time against the time per forwarded packet (1 / xfib-full's median rate above): the share of"
+	echo "the forwarding cost, gen -> router -> sink, that the per-port counters and the idle trace hook take:"
+	while IFS=$'\t' read -r t f a dp dt; do
+		rx=$(jq -r --arg t "$t" --argjson f "$f" '[.summary[] | select(.table == $t and .family == $f and
+			.path == "xfib-full")][0].rx // 0' "$OUT")
+		awk -v t="$t" -v f="$f" -v a="$a" -v dp="$dp" -v dt="$dt" -v rx="$rx" 'BEGIN {
+			if (rx <= 0) exit
+			printf "%-5s IPv%-2s %-8s %.1f ns per packet at %.3f Mpps; per-port counters %+.2f ns = %+.2f%%, idle trace hook %+.2f ns = %+.2f%%\n",
+				t, f, a, 1000 / rx, rx, dp, dp * rx / 10, dt, dt * rx / 10 }'
+	done <"$COSTS"
 	echo
 	echo "Costs in forwarding rate, same run (medians; ratio of the variant's rx to its base, same table, family, algorithm):"
 	jq -r '.summary as $s | $s[] | select(.path | startswith("xfib-")) | . as $v |
