@@ -105,7 +105,7 @@ static __always_inline void write_ipv6(struct ipv6hdr *ip6, __u32 idx)
 	struct udphdr *udp = (struct udphdr *)(ip6 + 1);
 	__u16 ulen = FWDBENCH_FRAME_LEN - ETH_HLEN - IP6_HLEN;
 	__u32 *s = ip6->saddr.in6_u.u6_addr32, *d = ip6->daddr.in6_u.u6_addr32;
-	__u16 *payload = (__u16 *)(udp + 1), sum16;
+	__u16 *payload = (__u16 *)(udp + 1), sum16, pseudo;
 	__u32 sum;
 
 	/* version 6, traffic class 0, flow label 0 */
@@ -137,10 +137,19 @@ static __always_inline void write_ipv6(struct ipv6hdr *ip6, __u32 idx)
 	sum = csum_add16(0, (__u16 *)s, 8);
 	sum = csum_add16(sum, (__u16 *)d, 8);
 	sum += bpf_htons(ulen) + bpf_htons(IPPROTO_UDP);
+	/* A finished checksum equal to the folded pseudo-header sum is what
+	 * a sender leaving it to the device writes; xfib hands such a frame
+	 * to the kernel (pass_csum_partial). One destination in 65536 or so
+	 * would: its payload word is 1 instead, so every frame takes the
+	 * path measured. */
+	pseudo = (__u16)~csum_fold(sum);
 	sum = csum_add16(sum, (__u16 *)udp, UDP_HLEN / 2);
-	sum16 = csum_fold(sum);
-	/* 0 means "no checksum"; RFC 768 sends it as all ones. */
-	udp->check = sum16 ? sum16 : 0xffff;
+	sum16 = csum_fold(sum) ?: 0xffff; /* 0 is "none": sent as all ones */
+	if (sum16 == pseudo) {
+		payload[0] = bpf_htons(1);
+		sum16 = csum_fold(sum + payload[0]) ?: 0xffff;
+	}
+	udp->check = sum16;
 }
 
 SEC("xdp")
