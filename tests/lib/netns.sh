@@ -576,6 +576,19 @@ xdp_ping_ok() {
 	[ $((x1 - x0)) -ge 2 ] && [ "$k1" -eq "$k0" ] && [ "$e1" -gt "$e0" ]
 }
 
+# hosts_fill_checksums NS:DEV...: the hosts compute their own TCP/UDP
+# checksums, as hosts behind a physical port do. By default a host on a
+# veth leaves them to the device (CHECKSUM_PARTIAL), and xfib hands such
+# packets to the kernel (pass_csum_partial, test_csum_offload): a test
+# that wants its flows forwarded in XDP needs hosts that fill them in.
+hosts_fill_checksums() {
+	local nd
+	for nd in "$@"; do
+		ip netns exec "${nd%%:*}" ethtool -K "${nd#*:}" tx off >/dev/null ||
+			fail "ethtool -K ${nd#*:} tx off in ${nd%%:*}"
+	done
+}
+
 # now_ms: the wall clock in milliseconds (bash's own, no fork), for
 # deadlines and durations. Not $SECONDS: it counts whole seconds, so a
 # deadline of SECONDS + 1 can pass a moment after it is set.

@@ -30,21 +30,6 @@ wait_nf_mode() {
 	log "netfilter ipv$1: $2"
 }
 
-# hosts_tcp_ready NS:DEV...: the hosts compute their own TCP/UDP checksums.
-# By default a host's stack leaves them to the device; over veth the frame
-# then crosses with the checksum not filled in and a mark saying so, which
-# only the kernel's forwarding path can carry along: xfib hands such
-# packets to the kernel (pass_csum_partial, test_csum_offload), so the
-# fast-path share measured here needs hosts that fill them in, as hosts
-# behind a physical port do.
-hosts_tcp_ready() {
-	local nd
-	for nd in "$@"; do
-		ip netns exec "${nd%%:*}" ethtool -K "${nd#*:}" tx off >/dev/null ||
-			fail "ethtool -K ${nd#*:} tx off in ${nd%%:*}"
-	done
-}
-
 # ct_entries NS ARGS...: conntrack -L of NS with ARGS, one entry a line.
 ct_entries() {
 	local ns=$1

@@ -69,10 +69,7 @@ for fam in 4 6; do
 done
 
 # ---- checksums filled in by the hosts: forwarded in XDP ------------------------
-for ns_dev in "$GEN:$GEN_IF" "$SNK:$SNK_IF"; do
-	ip netns exec "${ns_dev%%:*}" ethtool -K "${ns_dev#*:}" tx off >/dev/null ||
-		fail "ethtool -K ${ns_dev#*:} tx off"
-done
+hosts_fill_checksums "$GEN:$GEN_IF" "$SNK:$SNK_IF"
 for fam in 4 6; do
 	dst=$SNK4
 	[ "$fam" = 4 ] || dst=$SNK6

@@ -22,6 +22,8 @@ PKTS=4
 flows_py="$XFIB_TOP/tests/lib/flows.py"
 
 topo_up sink2
+# gen's flows are to be forwarded in XDP.
+hosts_fill_checksums "$GEN:$GEN_IF"
 
 # The flow destinations exist on both sinks.
 for ns in "$SNK" "$SNK2"; do

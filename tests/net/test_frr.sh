@@ -49,11 +49,8 @@ flows_py="$XFIB_TOP/tests/lib/flows.py"
 
 topo_create 0
 topo_add_sink2
-# gen's UDP checksums complete on the wire, as a NIC would deliver them:
-# a veth passes a local socket's partial checksum along with the frame,
-# which xfib leaves to the kernel (pass_csum_partial); the flows here are
-# to be forwarded in XDP.
-ip netns exec "$GEN" ethtool -K "$GEN_IF" tx off >/dev/null || fail "ethtool -K $GEN_IF tx off"
+# gen's flows are to be forwarded in XDP.
+hosts_fill_checksums "$GEN:$GEN_IF"
 xfibd_start
 attach_all
 resolve_neighbours

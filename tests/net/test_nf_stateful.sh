@@ -25,7 +25,7 @@ nf_tools nft conntrack socat ss
 
 topo_create 0
 topo_add_sink2
-hosts_tcp_ready "$GEN:$GEN_IF" "$SNK:$SNK_IF" "$SNK2:$SNK2_IF"
+hosts_fill_checksums "$GEN:$GEN_IF" "$SNK:$SNK_IF" "$SNK2:$SNK2_IF"
 xfibd_start
 attach_all
 resolve_neighbours
