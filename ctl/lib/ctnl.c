@@ -51,12 +51,13 @@ void ctnl_close(struct mnl_socket *nl)
 		mnl_socket_close(nl);
 }
 
-static struct nlmsghdr *ctnl_msg(char *buf, __u16 type, __u16 flags, __u8 family)
+struct nlmsghdr *nfnl_msg(char *buf, __u8 subsys, __u16 type, __u16 flags,
+			  __u8 family)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
 
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
+	nlh->nlmsg_type = (subsys << 8) | type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
 	nlh->nlmsg_seq = time(NULL);
 	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
@@ -64,6 +65,11 @@ static struct nlmsghdr *ctnl_msg(char *buf, __u16 type, __u16 flags, __u8 family
 	nfg->version = NFNETLINK_V0;
 	nfg->res_id = 0;
 	return nlh;
+}
+
+static struct nlmsghdr *ctnl_msg(char *buf, __u16 type, __u16 flags, __u8 family)
+{
+	return nfnl_msg(buf, NFNL_SUBSYS_CTNETLINK, type, flags, family);
 }
 
 static void put_tuple(struct nlmsghdr *nlh, __u16 type, const struct ctnl_tuple *t)

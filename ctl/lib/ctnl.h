@@ -51,6 +51,11 @@ struct ctnl_change {
 };
 
 /* A socket for requests in the caller's network namespace: 0 or -errno. */
+struct nlmsghdr;
+/* The header of a netfilter netlink request of subsystem subsys
+ * (NFNL_SUBSYS_*) and message type, for family, in buf. */
+struct nlmsghdr *nfnl_msg(char *buf, __u8 subsys, __u16 type, __u16 flags,
+			  __u8 family);
 int ctnl_open(struct mnl_socket **nl);
 void ctnl_close(struct mnl_socket *nl);
 

@@ -19,6 +19,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <libmnl/libmnl.h>
 
+#include "ctnl.h"
 #include "log.h"
 #include "nfrules.h"
 #include "nftexpr.h"
@@ -82,17 +83,7 @@ struct dump {
 
 static struct nlmsghdr *nft_msg(char *buf, __u16 type, __u16 flags, __u8 family)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nfgenmsg *nfg;
-
-	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	nlh->nlmsg_seq = time(NULL);
-	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = family;
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = 0;
-	return nlh;
+	return nfnl_msg(buf, NFNL_SUBSYS_NFTABLES, type, flags, family);
 }
 
 /* Sends nlh and runs cb on every answer until the end of the dump. */
