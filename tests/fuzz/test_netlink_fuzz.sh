@@ -23,7 +23,7 @@ echo "seed corpus: $(find "$work" -type f | wc -l) inputs"
 # Recorded from the kernel, the seed corpus must also parse without a
 # single malformed message (XFIB_FUZZ_STRICT); and a strict run must
 # catch one: an IPv4 route whose RTA_DST has 3 bytes.
-XFIB_FUZZ_STRICT=1 "$fuzzer" -runs=0 "$work" >/dev/null 2>&1 ||
+XFIB_FUZZ_STRICT=1 "$fuzzer" -runs=0 -artifact_prefix="$build/fuzz/" "$work" >/dev/null 2>&1 ||
 	{ echo "FAIL: the seed corpus itself fails, or has malformed messages"; exit 1; }
 bad=$(mktemp -d "${TMPDIR:-/tmp}/xfib-fuzz-bad.XXXXXX")
 trap 'rm -rf "$work" "$bad"' EXIT
@@ -31,7 +31,7 @@ printf '\x24\0\0\0\x18\0\0\0\0\0\0\0\0\0\0\0\x02\x18\0\0\xfe\x04\0\x01\0\0\0\0\x
 	>"$bad/short-dst.nl"
 "$fuzzer" -runs=0 "$bad" >/dev/null 2>&1 ||
 	{ echo "FAIL: a malformed message fails the fuzzer outside strict runs"; exit 1; }
-if XFIB_FUZZ_STRICT=1 "$fuzzer" -runs=0 "$bad" >/dev/null 2>&1; then
+if XFIB_FUZZ_STRICT=1 "$fuzzer" -runs=0 -artifact_prefix="$bad/" "$bad" >/dev/null 2>&1; then
 	echo "FAIL: a strict run let a malformed message (a 3-byte RTA_DST) through"
 	exit 1
 fi
