@@ -193,6 +193,52 @@ static int full_sync(struct daemon *d, const char *why)
 	return 0;
 }
 
+/* How long the loop may sleep in poll(): until the batch is due, the
+ * fib's next timed work, an expiry, the netfilter or XFRM watchers,
+ * or the next allowed resync; a second at most. */
+static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
+{
+	int timeout = 1000, t;
+
+	/* Coalesce a burst of changes (a table being loaded) into one
+	 * update of the dataplane, at most batch_ms late. */
+	if (rib_pending(&d->rib)) {
+		if (!*first_change)
+			*first_change = now;
+		timeout = *first_change + d->batch_ms > now ?
+			  (int)(*first_change + d->batch_ms - now) : 0;
+	}
+	t = fib_timeout(&d->fib, now);
+	if (t >= 0 && t < timeout)
+		timeout = t;
+	/* Routes whose lifetime ends (rib_expire). */
+	if (rib_next_expiry(&d->rib)) {
+		__u64 e = rib_next_expiry(&d->rib);
+
+		t = e > now ? (int)(e - now < 1000 ? e - now : 1000) : 0;
+		if (t < timeout)
+			timeout = t;
+	}
+	if (d->rib.rules_changed)
+		timeout = 0;
+	t = nfgate_timeout(&d->nf, now);
+	if (t < timeout)
+		timeout = t;
+	t = xfrm_watch_timeout(&d->xfrm, now);
+	if (t < timeout)
+		timeout = t;
+	if (d->rib.resync_wanted) {
+		/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
+		 * failed ones too: wait for the next, do not spin. */
+		__u64 next = d->last_resync_ms + RESYNC_MIN_INTERVAL_MS;
+
+		t = next > now ? (int)(next - now) : 0;
+		if (t < timeout)
+			timeout = t;
+	}
+	return timeout;
+}
+
 static int run(struct daemon *d)
 {
 	struct pollfd pfd[6] = {
@@ -209,44 +255,8 @@ static int run(struct daemon *d)
 	npfd += xfrm_watch_fds(&d->xfrm, pfd + npfd);
 	while (!stop_signal) {
 		__u64 now = now_ms();
-		int timeout = 1000, t;
+		int timeout = poll_timeout(d, now, &first_change);
 
-		/* Coalesce a burst of changes (a table being loaded) into one
-		 * update of the dataplane, at most batch_ms late. */
-		if (rib_pending(&d->rib)) {
-			if (!first_change)
-				first_change = now;
-			timeout = first_change + d->batch_ms > now ?
-					  (int)(first_change + d->batch_ms - now) : 0;
-		}
-		t = fib_timeout(&d->fib, now);
-		if (t >= 0 && t < timeout)
-			timeout = t;
-		/* Routes whose lifetime ends (rib_expire). */
-		if (rib_next_expiry(&d->rib)) {
-			__u64 e = rib_next_expiry(&d->rib);
-
-			t = e > now ? (int)(e - now < 1000 ? e - now : 1000) : 0;
-			if (t < timeout)
-				timeout = t;
-		}
-		if (d->rib.rules_changed)
-			timeout = 0;
-		t = nfgate_timeout(&d->nf, now);
-		if (t < timeout)
-			timeout = t;
-		t = xfrm_watch_timeout(&d->xfrm, now);
-		if (t < timeout)
-			timeout = t;
-		if (d->rib.resync_wanted) {
-			/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
-			 * failed ones too: wait for the next, do not spin. */
-			__u64 next = d->last_resync_ms + RESYNC_MIN_INTERVAL_MS;
-
-			t = next > now ? (int)(next - now) : 0;
-			if (t < timeout)
-				timeout = t;
-		}
 		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (stop_signal)
