@@ -274,7 +274,7 @@ deb:
 # ---- bench: forwarding rate, kernel stack vs xfib ------------------------
 # make bench-fwd (root): builds the traffic generator and sink (tests/bench)
 # and runs tests/bench/fwd.sh, which prints a table and writes
-# $(BUILD)/bench/fwd.json. SCALE=small gives a run of under a minute.
+# $(BUILD)/bench/fwd.json. SCALE=small gives a run of a few minutes.
 BENCH_DIR     := $(BUILD)/bench
 BENCH_BPF_OBJS := $(patsubst tests/bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard tests/bench/*.bpf.c))
 BENCH_SKELS   := $(BENCH_BPF_OBJS:.bpf.o=.skel.h)
@@ -329,7 +329,7 @@ bench-fwd: deps
 # tests/bench/lookup.sh, which measures every lookup algorithm at several
 # table sizes on a router's live maps, in the kernel and natively; prints
 # a table and writes $(BUILD)/bench/lookup.json. SCALE=small gives a run
-# of under two minutes.
+# of a minute or two.
 .PHONY: bench-lookup
 
 # lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
@@ -346,7 +346,7 @@ bench-lookup: deps
 # ---- bench: all of them ---------------------------------------------------
 # make bench (root): lookup, forwarding and control plane in one run, then
 # tests/bench/report.py: $(BUILD)/bench/results.json, report.md, *.png.
-# SCALE=small: a smoke run of under two minutes (CI).
+# SCALE=small: a smoke run of a few minutes (CI).
 .PHONY: bench
 BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
               $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill $(FWD_VARIANTS)

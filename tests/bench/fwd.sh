@@ -91,7 +91,7 @@
 # else running).
 #
 # Environment: GATE (1; 0: no xfib_ct path), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
-# the test ranges; every algorithm) or small (3 x 0.3 s; 1000 + 1000,
+# the test ranges; every algorithm xfibctl status lists) or small (3 x 0.3 s; 1000 + 1000,
 # 1000 + 1000; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
 # ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
 # shared core (perf record -C GEN_CPU, flat, by symbol) while the
@@ -114,7 +114,8 @@ case $SCALE in
 full)
 	REPS=${REPS:-5} SECS=${SECS:-2} NDST=${NDST:-65536}
 	FULL4=${FULL4:-1000000} FULL6=${FULL6:-250000} T4=${T4:-20000} T6=${T6:-20000}
-	ALGOS4=${ALGOS4:-"bsearch4 dir24_8"} ALGOS6=${ALGOS6:-"bsearch6 trie6"}
+	# Default: every algorithm xfibctl status lists (set below).
+	ALGOS4=${ALGOS4:-} ALGOS6=${ALGOS6:-}
 	;;
 small)
 	REPS=${REPS:-3} SECS=${SECS:-0.3} NDST=${NDST:-4096}
@@ -220,6 +221,9 @@ ip -n "$RTR" -batch "$XFIB_TMP/routes10" || fail "adding the ten routes"
 ip netns exec "$RTR" ethtool -K "$R_GEN" gro on >/dev/null || fail "gro on $R_GEN"
 
 xfibd_start
+[ -n "$ALGOS4" ] || ALGOS4=$(rctl status -j | jq -r '.ipv4.preferences | keys | join(" ")')
+[ -n "$ALGOS6" ] || ALGOS6=$(rctl status -j | jq -r '.ipv6.preferences | keys | join(" ")')
+log "xfib algorithms: IPv4 $ALGOS4; IPv6 $ALGOS6"
 BASE4=$(rctl status -j | jq '.ipv4.routes')
 BASE6=$(rctl status -j | jq '.ipv6.routes')
 resolve_neighbours

@@ -59,7 +59,7 @@
 #
 # Environment: SCALE=full (IPv4 10, 1000, 100000, 1000000 and IPv6 10,
 # 1000, 100000, 250000 prefixes; 5 repetitions of 0.3 s) or small (1000
-# each; 1 repetition of 0.1 s; under half a minute); SIZES4 / SIZES6
+# each; 1 repetition of 0.1 s; about a minute and a half with the clustered table); SIZES4 / SIZES6
 # (ascending, as many of each), REPS and MIN_TIME override. NKEYS,
 # NHOT, KEYS4 (prefixes|uniform), CPU (1, the CPU the measurements run
 # on), OUT (build/bench/lookup.json), ALGOS4 / ALGOS6 (the algorithms to

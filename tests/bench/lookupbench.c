@@ -185,20 +185,17 @@ static volatile __u32 dep_mask;
 /* Each result goes through it, as through lookup.bpf.c's lat_link. */
 static volatile __u64 lat_link;
 
-/* k lookups from p, in the mode asked for; LOOKUP(j) looks up key j. */
-#define NATIVE_LOOP(lat, LOOKUP)                                            \
-	do {                                                                \
-		if (lat) {                                                  \
-			for (i = 0; i < k; i++) {                           \
-				lat_link = LOOKUP((p + i + ((__u32)prev & dep)) & m); \
-				prev = lat_link;                            \
-				sum += prev;                                \
-			}                                                   \
-		} else {                                                    \
-			for (i = 0; i < k; i++)                             \
-				sum += LOOKUP((p + i) & m);                 \
-		}                                                           \
-	} while (0)
+/* k lookups from p; LOOKUP(j) looks up key j. Throughput: */
+#define TPUT_LOOP(LOOKUP)                                                   \
+	for (i = 0; i < k; i++)                                             \
+		sum += LOOKUP((p + i) & m)
+/* Latency: each key's index waits for the previous result. */
+#define LAT_LOOP(LOOKUP)                                                    \
+	for (i = 0; i < k; i++) {                                           \
+		lat_link = LOOKUP((p + i + ((__u32)prev & dep)) & m);       \
+		prev = lat_link;                                            \
+		sum += prev;                                                \
+	}
 
 #define N_BS4(j) xfib_bs4_lookup(&d->bs, d->act.slot, d->act.log2n, \
 				 ntohl(bss->keys4[j]))
@@ -220,48 +217,59 @@ static volatile __u64 lat_link;
 
 /*
  * Native runs: per run, the active word once, then k lookups, as the
- * program does, in throughput or latency mode (lat). Returns -EAGAIN if
- * the instance changed under us (the tables mapped are then no longer the
- * published ones).
+ * program does, LOOP being TPUT_LOOP or LAT_LOOP: one function per mode,
+ * so that the throughput loop is compiled as it was alone. Returns
+ * -EAGAIN if the instance changed under us (the tables mapped are then no
+ * longer the published ones).
  */
+#define NATIVE_RUNS(fn, LOOP)                                               \
+	static int fn(struct bench *b, unsigned long runs)                  \
+	{                                                                   \
+		const struct lookup_bpf__bss *bss = b->skel->bss;           \
+		struct dpl *d = &b->d;                                      \
+		__u64 want, sum = 0, prev __attribute__((unused)) = b->prev; \
+		__u32 p = b->pos, m = b->mask, k = b->k, i;                 \
+		__u32 dep __attribute__((unused)) = dep_mask;               \
+		unsigned long r;                                            \
+                                                                            \
+		memcpy(&want, &d->act, sizeof(want));                       \
+		for (r = 0; r < runs; r++) {                                \
+			if (live_word(b) != want)                           \
+				return -EAGAIN;                             \
+			switch (b->algo) {                                  \
+			case XFIB_ALGO_BSEARCH4:                            \
+				LOOP(N_BS4);                                \
+				break;                                      \
+			case XFIB_ALGO_DIR24_8:                             \
+				LOOP(N_DIR24);                              \
+				break;                                      \
+			case XFIB_ALGO_DXR:                                 \
+				LOOP(N_DXR);                                \
+				break;                                      \
+			case XFIB_ALGO_BSEARCH6:                            \
+				LOOP(N_BS6);                                \
+				break;                                      \
+			case XFIB_ALGO_TRIE6:                               \
+				LOOP(N_TRIE6);                              \
+				break;                                      \
+			default:                                            \
+				LOOP(N_DPL);                                \
+				break;                                      \
+			}                                                   \
+			p += k;                                             \
+		}                                                           \
+		b->pos = p;                                                 \
+		b->acc += sum;                                              \
+		b->prev = prev;                                             \
+		return 0;                                                   \
+	}
+
+NATIVE_RUNS(native_runs_tput, TPUT_LOOP)
+NATIVE_RUNS(native_runs_lat, LAT_LOOP)
+
 static int native_runs(struct bench *b, unsigned long runs, bool lat)
 {
-	const struct lookup_bpf__bss *bss = b->skel->bss;
-	struct dpl *d = &b->d;
-	__u64 want, sum = 0, prev = b->prev;
-	__u32 p = b->pos, m = b->mask, k = b->k, i, dep = dep_mask;
-	unsigned long r;
-
-	memcpy(&want, &d->act, sizeof(want));
-	for (r = 0; r < runs; r++) {
-		if (live_word(b) != want)
-			return -EAGAIN;
-		switch (b->algo) {
-		case XFIB_ALGO_BSEARCH4:
-			NATIVE_LOOP(lat, N_BS4);
-			break;
-		case XFIB_ALGO_DIR24_8:
-			NATIVE_LOOP(lat, N_DIR24);
-			break;
-		case XFIB_ALGO_DXR:
-			NATIVE_LOOP(lat, N_DXR);
-			break;
-		case XFIB_ALGO_BSEARCH6:
-			NATIVE_LOOP(lat, N_BS6);
-			break;
-		case XFIB_ALGO_TRIE6:
-			NATIVE_LOOP(lat, N_TRIE6);
-			break;
-		default:
-			NATIVE_LOOP(lat, N_DPL);
-			break;
-		}
-		p += k;
-	}
-	b->pos = p;
-	b->acc += sum;
-	b->prev = prev;
-	return 0;
+	return lat ? native_runs_lat(b, runs) : native_runs_tput(b, runs);
 }
 
 /*
