@@ -274,7 +274,7 @@ deb:
 # ---- bench: forwarding rate, kernel stack vs xfib ------------------------
 # make bench-fwd (root): builds the traffic generator and sink (tests/bench)
 # and runs tests/bench/fwd.sh, which prints a table and writes
-# $(BUILD)/bench/fwd.json. SCALE=small gives a run of under a minute.
+# $(BUILD)/bench/fwd.json. SCALE=small gives a run of a few minutes.
 BENCH_DIR     := $(BUILD)/bench
 BENCH_BPF_OBJS := $(patsubst tests/bench/%.bpf.c,$(BENCH_DIR)/%.bpf.o,$(wildcard tests/bench/*.bpf.c))
 BENCH_SKELS   := $(BENCH_BPF_OBJS:.bpf.o=.skel.h)
@@ -329,13 +329,15 @@ bench-fwd: deps
 # tests/bench/lookup.sh, which measures every lookup algorithm at several
 # table sizes on a router's live maps, in the kernel and natively; prints
 # a table and writes $(BUILD)/bench/lookup.json. SCALE=small gives a run
-# of under two minutes.
+# of a minute or two.
 .PHONY: bench-lookup
 
 # lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BUILD)/ctl/lib/pin.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
+# The algorithm names come from libxfib (ctl/lib/algo_names.c).
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BUILD)/ctl/lib/pin.o -o $@ -lbpf -lelf -lz
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BUILD)/ctl/lib/pin.o \
+		$(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
 
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench
@@ -344,7 +346,7 @@ bench-lookup: deps
 # ---- bench: all of them ---------------------------------------------------
 # make bench (root): lookup, forwarding and control plane in one run, then
 # tests/bench/report.py: $(BUILD)/bench/results.json, report.md, *.png.
-# SCALE=small: a smoke run of under two minutes (CI).
+# SCALE=small: a smoke run of a few minutes (CI).
 .PHONY: bench
 BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
               $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill $(FWD_VARIANTS)

@@ -16,6 +16,9 @@
 #   kernel   no XDP on the router: the kernel forwards (ip_forward on)
 #   fibfwd   tests/bench/fibfwd.bpf.c on the router ports: bpf_fib_lookup
 #            in the kernel FIB, TTL, MACs, redirect (samples/bpf xdp_fwd)
+#   nolookup tests/bench/nolookup.bpf.c on the router ports: no lookup at
+#            all: TTL, fixed MACs, redirect to r-sink. The floor: the
+#            generator's, the sinks' and the veths' share of the core.
 #   xfib     xfibctl attach, with xfibd running; one measurement per
 #            lookup algorithm that can hold the table (xfibctl algo
 #            ipv4 bsearch4|dir24_8, ipv6 bsearch6|trie6)
@@ -43,11 +46,26 @@
 #
 # Tables: "10": a covering 198.19.0.0/16 and 2001:db8:8000::/33 and 9
 # more specifics each inside them (the destinations hit all ten); "full":
-# the same plus FULL4 + FULL6 Internet-shaped prefixes and T4 + T6 nested
-# prefixes inside the test ranges (scripts/gen-table.py, over both sinks).
-# Traffic only ever goes to the test ranges, so at full table the
-# destinations spread over the test ranges' prefixes inside a full FIB,
-# not over the whole table: the lookup benchmark covers that case.
+# the same plus FULL4 + FULL6 Internet-shaped prefixes
+# (scripts/gen-table.py) and T4 + T6 prefixes inside the destinations'
+# ranges (tests/bench/gen-bench-table.py, over both sinks): T4 nested
+# ones in 198.19.0.0/16 (/18 to /32, dense: every address is a
+# destination at NDST=65536), T6 of a clustered table in
+# 2001:db8:8000::/33 (allocations, runs of /48s, /64s and /128s on the
+# destinations). The log says how many of them are the longest match of
+# some destination. Traffic only ever goes to the test ranges, so the
+# destinations spread over those prefixes inside a full FIB; the lookup
+# benchmark covers lookups over the whole table.
+#
+# The router's own cost per packet: one core carries generator, router
+# and sinks, so a path's rate hides how much of the time per packet is
+# the router's. Per repetition, each path's time per packet (1 / rx) minus
+# nolookup's in the same repetition is the router's own cost; reported
+# with its median and range over the repetitions, and the ratios of the
+# kernel's and fibfwd's cost to xfib's (per algorithm), per repetition,
+# then median and range. On a busy machine a repetition's difference can
+# come out at or below zero (the lookup-free run caught a slow phase):
+# it stays in the cost's range, and the ratios leave that repetition out.
 #
 # REPS repetitions of SECS seconds per path, family and table; the paths
 # rotate within each repetition, so a slow phase of the machine hits all.
@@ -72,16 +90,16 @@
 # in the records show where work ran (host wide: they include anything
 # else running).
 #
-# Environment: GATE (1; 0: no xfib_ct path), SCALE=full (3 x 2 s; 1M + 250k prefixes, 1000 + 2000 in
-# the test ranges; every algorithm) or small (1 x 0.3 s; 1000 + 1000,
-# 100 + 200; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
+# Environment: GATE (1; 0: no xfib_ct path), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
+# the test ranges; every algorithm xfibctl status lists) or small (3 x 0.3 s; 1000 + 1000,
+# 1000 + 1000; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
 # ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
 # shared core (perf record -C GEN_CPU, flat, by symbol) while the
 # generator runs SECS seconds through fibfwd and through xfib with the
 # last algorithm measured, per family, into
 # build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TIME_LOADS
-# (9) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
+# (9; small: 1) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
 # full"), OUT (build/bench/fwd.json).
 set -euo pipefail
 
@@ -94,13 +112,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 SCALE=${SCALE:-full}
 case $SCALE in
 full)
-	REPS=${REPS:-3} SECS=${SECS:-2} NDST=${NDST:-65536}
-	FULL4=${FULL4:-1000000} FULL6=${FULL6:-250000} T4=${T4:-1000} T6=${T6:-2000}
-	ALGOS4=${ALGOS4:-"bsearch4 dir24_8"} ALGOS6=${ALGOS6:-"bsearch6 trie6"}
+	REPS=${REPS:-5} SECS=${SECS:-2} NDST=${NDST:-65536}
+	FULL4=${FULL4:-1000000} FULL6=${FULL6:-250000} T4=${T4:-20000} T6=${T6:-20000}
+	# Default: every algorithm xfibctl status lists (set below).
+	ALGOS4=${ALGOS4:-} ALGOS6=${ALGOS6:-}
 	;;
 small)
-	REPS=${REPS:-1} SECS=${SECS:-0.3} NDST=${NDST:-4096}
-	FULL4=${FULL4:-1000} FULL6=${FULL6:-1000} T4=${T4:-100} T6=${T6:-200}
+	REPS=${REPS:-3} SECS=${SECS:-0.3} NDST=${NDST:-4096}
+	FULL4=${FULL4:-1000} FULL6=${FULL6:-1000} T4=${T4:-1000} T6=${T6:-1000}
 	ALGOS4=${ALGOS4:-dir24_8} ALGOS6=${ALGOS6:-trie6}
 	;;
 *) echo "fwd.sh: SCALE must be full or small" >&2; exit 2 ;;
@@ -202,6 +221,9 @@ ip -n "$RTR" -batch "$XFIB_TMP/routes10" || fail "adding the ten routes"
 ip netns exec "$RTR" ethtool -K "$R_GEN" gro on >/dev/null || fail "gro on $R_GEN"
 
 xfibd_start
+[ -n "$ALGOS4" ] || ALGOS4=$(rctl status -j | jq -r '.ipv4.preferences | keys | join(" ")')
+[ -n "$ALGOS6" ] || ALGOS6=$(rctl status -j | jq -r '.ipv6.preferences | keys | join(" ")')
+log "xfib algorithms: IPv4 $ALGOS4; IPv6 $ALGOS6"
 BASE4=$(rctl status -j | jq '.ipv4.routes')
 BASE6=$(rctl status -j | jq '.ipv6.routes')
 resolve_neighbours
@@ -209,7 +231,8 @@ resolve_neighbours
 SINK_PIN="$PIN-sink"
 SINK2_PIN="$PIN-sink2"
 FIBFWD_PIN="$PIN-fibfwd"
-XFIB_PIN_DIRS+=("$SINK_PIN" "$SINK2_PIN" "$FIBFWD_PIN")
+NOLOOKUP_PIN="$PIN-nolookup"
+XFIB_PIN_DIRS+=("$SINK_PIN" "$SINK2_PIN" "$FIBFWD_PIN" "$NOLOOKUP_PIN")
 in_ns "$SNK" "$FWDBENCH" sink-attach --pin-dir "$SINK_PIN" "$SNK_IF" ||
 	fail "sink-attach $SNK/$SNK_IF"
 in_ns "$SNK2" "$FWDBENCH" sink-attach --pin-dir "$SINK2_PIN" "$SNK2_IF" ||
@@ -341,6 +364,9 @@ use_kernel() {
 	fibfwd)
 		in_ns "$RTR" "$FWDBENCH" fibfwd-detach --pin-dir "$FIBFWD_PIN" || fail "fibfwd-detach"
 		;;
+	nolookup)
+		in_ns "$RTR" "$FWDBENCH" nolookup-detach --pin-dir "$NOLOOKUP_PIN" || fail "nolookup-detach"
+		;;
 	esac
 	for p in $(router_ports); do
 		! xdp_prog_on "$RTR" "$p" || fail "XDP program still on $RTR/$p"
@@ -359,6 +385,18 @@ use_fibfwd() {
 	in_ns "$RTR" "$FWDBENCH" fibfwd-attach --pin-dir "$FIBFWD_PIN" $(router_ports) ||
 		fail "fibfwd-attach"
 	PATH_NOW=fibfwd
+}
+
+# use_nolookup: the lookup-free forwarder, everything out of r-sink to
+# the sink.
+use_nolookup() {
+	gate_off
+	[ "$PATH_NOW" = nolookup ] && return 0
+	use_kernel
+	# shellcheck disable=SC2046
+	in_ns "$RTR" "$FWDBENCH" nolookup-attach --pin-dir "$NOLOOKUP_PIN" "$R_SNK" "$SNK_MAC" \
+		$(router_ports) || fail "nolookup-attach"
+	PATH_NOW=nolookup
 }
 
 # attach_xfib: xfibctl attach on every router port, checked, with a few
@@ -587,7 +625,8 @@ TIMING="$XFIB_TMP/timing.txt"
 # trace hook add (table family algorithm port_ns hook_ns), to put them
 # against the forwarding rate in the report.
 COSTS="$XFIB_TMP/costs.tsv"
-TIME_LOADS=${TIME_LOADS:-9}
+# Small runs: 1 load (the paths' repetitions are the smoke run's time).
+if [ "$SCALE" = small ]; then TIME_LOADS=${TIME_LOADS:-1}; else TIME_LOADS=${TIME_LOADS:-9}; fi
 [[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
 	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw"
@@ -656,9 +695,9 @@ run_table() {
 	for ((rep = 1; rep <= REPS; rep++)); do
 		# Rotate the order: each path goes first once in a while.
 		case $((rep % 3)) in
-		1) order="kernel fibfwd xfib" ;;
-		2) order="xfib kernel fibfwd" ;;
-		0) order="fibfwd xfib kernel" ;;
+		1) order="nolookup kernel fibfwd xfib" ;;
+		2) order="xfib nolookup kernel fibfwd" ;;
+		0) order="fibfwd xfib nolookup kernel" ;;
 		esac
 		# The variants next to xfib, rotating among themselves too.
 		vs=$(for v in $VARIANTS; do echo "$v"; done | awk -v r="$rep" '{ a[NR] = $0 } END { for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }' | xargs)
@@ -684,6 +723,10 @@ run_table() {
 			fibfwd)
 				use_fibfwd
 				for fam in 4 6; do measure "$table" "$routes" fibfwd "" "$fam" "$rep"; done
+				;;
+			nolookup)
+				use_nolookup
+				for fam in 4 6; do measure "$table" "$routes" nolookup "" "$fam" "$rep"; done
 				;;
 			v:*)
 				for fam in 4 6; do
@@ -717,20 +760,48 @@ run_table() {
 	rctl algo ipv6 auto >/dev/null || true
 }
 
+# test_table KIND COUNT GW BASE: the path of an `ip -batch` file of COUNT
+# prefixes inside BASE (tests/bench/gen-bench-table.py KIND), kept in
+# build/tables/ between runs; logs how many of them the destinations hit.
+test_table() {
+	local kind=$1 n=$2 gw=$3 base=$4 f dir="$XFIB_BUILD/tables"
+	mkdir -p "$dir"
+	f="$dir/$kind-$n-${base//[:\/.]/_}-${gw//[@:\/,]/_}-d$NDST.batch"
+	if [ ! -s "$f" ] || [ ! -s "$f.hits" ]; then
+		python3 "$here/gen-bench-table.py" "$kind" --count "$n" --gw "$gw" --base "$base" \
+			--ndst "$NDST" >"$f.tmp.$$" 2>"$f.hits" || fail "gen-bench-table.py $kind"
+		mv "$f.tmp.$$" "$f"
+	fi
+	log "$(cat "$f.hits")" >&2
+	echo "$f"
+}
+
 log "$REPS repetitions x $SECS s per path, family and table; $NDST destinations; tables: $TABLES"
+# Prefixes in the test ranges at full table (set when it is installed).
+tn4=$T4
+tn6=$T6
 for table in $TABLES; do
 	case $table in
 	10)
 		run_table 10 10
 		;;
 	full)
-		f=$(bench_table "$FULL4" "$FULL6" "$T4" "$T6" "$GW4" "$GW6")
-		log "installing $(wc -l <"$f") routes"
+		f=$(bench_table "$FULL4" "$FULL6" 0 0 "$GW4" "$GW6")
+		n4=$(test_table nested4 "$T4" "$GW4" 198.19.0.0/16)
+		n6=$(test_table clustered6 "$T6" "$GW6" 2001:db8:8000::/33)
+		# Without the ten routes' own prefixes, which the generated
+		# ones may repeat.
+		awk 'NR == FNR { ten[$3]; next } !($3 in ten)' "$XFIB_TMP/routes10" "$n4" "$n6" \
+			>"$XFIB_TMP/test.batch"
+		tn6=$(grep -c : "$XFIB_TMP/test.batch" || true)
+		tn4=$(($(wc -l <"$XFIB_TMP/test.batch") - tn6))
+		cat "$f" "$XFIB_TMP/test.batch" >"$XFIB_TMP/full.batch"
+		log "installing $(wc -l <"$XFIB_TMP/full.batch") routes ($tn4 + $tn6 in the test ranges)"
 		t0=$(now_ms)
-		ip -n "$RTR" -batch "$f" || fail "installing $f"
+		ip -n "$RTR" -batch "$XFIB_TMP/full.batch" || fail "installing $f, $n4, $n6"
 		log "kernel install: $(($(now_ms) - t0)) ms"
-		wait_routes $((BASE4 + FULL4 + T4)) $((BASE6 + FULL6 + T6))
-		run_table full $((10 + FULL4 + T4))
+		wait_routes $((BASE4 + FULL4 + tn4)) $((BASE6 + FULL6 + tn6))
+		run_table full $((10 + FULL4 + tn4))
 		;;
 	*) fail "unknown table '$table' (10, full)" ;;
 	esac
@@ -744,7 +815,7 @@ mkdir -p "$(dirname "$OUT")"
 jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 	--argjson reps "$REPS" --argjson secs "$SECS" --argjson ndst "$NDST" \
 	--argjson gcpu "$GEN_CPU" --arg placement "$PLACEMENT" \
-	--argjson full "{\"ipv4\": $((FULL4 + T4 + 10)), \"ipv6\": $((FULL6 + T6 + 10))}" \
+	--argjson full "{\"ipv4\": $((FULL4 + tn4 + 10)), \"ipv6\": $((FULL6 + tn6 + 10))}" \
 	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
 	def median: sort | if length == 0 then null
 		elif length % 2 == 1 then .[length / 2 | floor]
@@ -776,14 +847,42 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		ratio_gate_off: (if $r.path == "xfib_ct" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
 			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
 		verified: (if .path == "kernel" or .path == "kernel_ct" then .kpct >= 99 and .xpct == 0
-		           elif .path == "fibfwd" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
+		           elif .path == "fibfwd" or .path == "nolookup" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
 		           else .xpct >= 99 and .kpct <= 0.1 end)}) |
 	. as $sum |
+	# The router own cost per packet, per repetition: the path time per
+	# packet minus nolookup in the same repetition, in ns.
+	[ $s[] | select(.path != "nolookup" and .rx_mpps > 0) | . as $x |
+	  ([$s[] | select(.path == "nolookup" and .table == $x.table and .family == $x.family
+		and .rep == $x.rep and .rx_mpps > 0)][0]) as $n | select($n) |
+	  {table, family, path, algorithm, rep, ns: (1000 / $x.rx_mpps - 1000 / $n.rx_mpps)} ] as $own |
+	def own($t; $f; $p; $r): [$own[] | select(.table == $t and .family == $f and .path == $p and .rep == $r)][0].ns;
+	def spread: if length == 0 then null else {median: median, min: min, max: max} end;
+	def vs($g; $p): if ($g[0].path | startswith("xfib")) then
+		[$g[] | own(.table; .family; $p; .rep) as $b | select($b != null and $b > 0 and .ns > 0) | $b / .ns] | spread
+		else null end;
+	[ $own | group_by([.table, .family, .path, .algorithm])[] | . as $g | $g[0] as $h |
+	  {table: $h.table, family: $h.family, path: $h.path, algorithm: $h.algorithm,
+	   n: ($g | length), ns: ($g | map(.ns) | spread), samples: ($g | map(.ns | r4)),
+	   vs_kernel: vs($g; "kernel"), vs_fibfwd: vs($g; "fibfwd")} ] as $cost |
 	{benchmark: "fwd", date: $date, machine: $machine, scale: $scale,
 	 frame_bytes: 64, seconds_per_repetition: $secs, repetitions: $reps,
 	 destinations: $ndst, generator_cpu: $gcpu, placement: $placement,
 	 summary: $sum,
-	 records: [ $sum[] as $r |
+	 router_cost: $cost,
+	 records: (([ $cost[] as $c |
+		{bench: "fwd", family: "ipv\($c.family)",
+		 algorithm: (if $c.path == "xfib" then $c.algorithm
+			     elif $c.path == "xfib_ct" then $c.algorithm + "+ct_gate"
+			     elif ($c.path | startswith("xfib-")) then $c.path + "/" + $c.algorithm else $c.path end),
+		 path: $c.path, table: $c.table, destinations: $ndst,
+		 routes: ([$sum[] | select(.table == $c.table and .family == $c.family)][0].routes),
+		 metric: "router_ns_per_packet", value: ($c.ns.median | r4), unit: "ns",
+		 min: ($c.ns.min | r4), max: ($c.ns.max | r4), samples: $c.samples, repetitions: $c.n,
+		 ratio_kernel_to_this: ($c.vs_kernel | if . then map_values(r4) else null end),
+		 ratio_fibfwd_to_this: ($c.vs_fibfwd | if . then map_values(r4) else null end),
+		 note: "time per packet of the chain minus that of the lookup-free forwarder (nolookup), same repetition"} ]) +
+	 [ $sum[] as $r |
 		({metric: "rx_mpps", value: ($r.rx | r4), unit: "Mpps", samples: $r.rx_samples},
 		 {metric: "tx_mpps", value: ($r.tx | r4), unit: "Mpps"},
 		 {metric: "loss", value: ($r.loss | r4), unit: "%"},
@@ -795,7 +894,7 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		  + . + {repetitions: $r.n,
 		     ratio_to_kernel: (if .metric == "rx_mpps" then $r.ratio_kernel | r4 else null end),
 		     ratio_to_fibfwd: (if .metric == "rx_mpps" then $r.ratio_fibfwd | r4 else null end),
-		     ratio_to_gate_off: (if .metric == "rx_mpps" then $r.ratio_gate_off | r4 else null end)} ],
+		     ratio_to_gate_off: (if .metric == "rx_mpps" then $r.ratio_gate_off | r4 else null end)} ]),
 	 samples: ($s | map(.family = "ipv\(.family)"))}' "$SAMPLES" >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
@@ -820,6 +919,26 @@ jq -r '.summary as $s | $s[] | select(.path == "kernel_ct") | . as $k |
 	([$s[] | select(.path == "xfib_ct" and .table == $k.table and .family == $k.family)][0]) as $x |
 	select($x) | "same ruleset, IPv\(.family): the kernel forwards \(.rx * 1000 | round / 1000) Mpps, " +
 	"xfib with the gate \($x.rx * 1000 | round / 1000) Mpps (\($x.rx / .rx * 100 | round / 100)x)"' "$OUT"
+echo
+echo "The router's own cost per packet: time per packet (1 / rx) minus nolookup's (the lookup-free XDP"
+echo "forwarder) in the same repetition; median [min..max] over $REPS repetitions. kernel/xfib and"
+echo "fibfwd/xfib: that path's own cost over xfib's, per repetition (those where both are positive), median [min..max]:"
+printf '%-5s %-5s %-20s %26s %24s %24s\n' table family path "own ns/packet" "kernel/xfib" "fibfwd/xfib"
+jq -r '.router_cost[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm
+	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
+	elif (.path | startswith("xfib-")) then .path + "/" + .algorithm else .path end),
+	.ns.median, .ns.min, .ns.max,
+	(.vs_kernel // {} | "\(.median // "-") \(.min // "-") \(.max // "-")"),
+	(.vs_fibfwd // {} | "\(.median // "-") \(.min // "-") \(.max // "-")")] | @tsv' "$OUT" |
+	while IFS=$'\t' read -r t f p m lo hi vk vf; do
+		ratio() {
+			# shellcheck disable=SC2086 # "median min max"
+			set -- $1
+			if [ "$1" = - ]; then echo -; else printf '%.2fx [%.2f..%.2f]' "$1" "$2" "$3"; fi
+		}
+		printf '%-5s IPv%-2s %-20s %8.1f [%6.1f..%6.1f] %24s %24s\n' "$t" "$f" "$p" "$m" "$lo" "$hi" \
+			"$(ratio "$vk")" "$(ratio "$vf")"
+	done
 if [ -n "$VARIANTS" ]; then
 	echo
 	echo "Program cost per packet (BPF_PROG_TEST_RUN on CPU $TIME_CPU, a frame xfib forwards, verdict 4 = XDP_REDIRECT): per load of"

@@ -7,6 +7,8 @@
  *   fwdbench sink-detach --pin-dir DIR
  *   fwdbench fibfwd-attach --pin-dir DIR IFNAME...
  *   fwdbench fibfwd-detach --pin-dir DIR
+ *   fwdbench nolookup-attach --pin-dir DIR OUT_IFNAME DST_MAC IFNAME...
+ *   fwdbench nolookup-detach --pin-dir DIR
  *   fwdbench gen --ifname IF --dst-mac MAC --src-mac MAC --src IP
  *                --dst-base IP --ndst N (--packets COUNT | --duration SEC)
  *                [--family 4|6] [--stride N] [--cpu N] [--batch N]
@@ -18,6 +20,8 @@
  * removing DIR (or the namespace) detaches it. The baseline forwarder
  * (tests/bench/fibfwd.bpf.c) is attached the same way, one pinned link
  * per port, with its port map filled from inside the router's namespace.
+ * So is the lookup-free forwarder (tests/bench/nolookup.bpf.c), which
+ * sends everything out of OUT_IFNAME to DST_MAC from OUT_IFNAME's MAC.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -30,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +45,7 @@
 
 #include "fwdbench.h"
 #include "fibfwd.skel.h"
+#include "nolookup.skel.h"
 #include "gen.skel.h"
 #include "sink.skel.h"
 
@@ -292,6 +299,79 @@ static int cmd_fibfwd_attach(const char *dir, int nifs, char **ifs)
 		bpf_link__destroy(link);
 	}
 	fibfwd_bpf__destroy(skel);
+	if (err)
+		cmd_fibfwd_detach(dir);
+	return err;
+}
+
+/* ---- lookup-free forwarder ------------------------------------------------ */
+
+/* The MAC address of ifname, in the namespace we run in. */
+static int if_mac(const char *ifname, unsigned char mac[6])
+{
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
+		err = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
+/* Attaches nolookup to the ports ifs, sending out of out to dmac; one
+ * pinned link per port in dir, as fibfwd-attach (fibfwd-detach removes
+ * them). */
+static int cmd_nolookup_attach(const char *dir, const char *out,
+			       const char *dmac, int nifs, char **ifs)
+{
+	struct nolookup_bpf *skel;
+	struct bpf_link *link;
+	__u32 oidx, idx, zero = 0;
+	char path[PATH_MAX];
+	__u16 mac[3];
+	int i, err;
+
+	oidx = if_nametoindex(out);
+	if (!oidx || parse_mac(dmac, mac)) {
+		err_msg("nolookup-attach: bad port %s or MAC %s", out, dmac);
+		return -EINVAL;
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	skel = nolookup_bpf__open();
+	err = skel ? 0 : -errno;
+	if (!err) {
+		memcpy((void *)skel->rodata->out_dmac, mac, 6);
+		err = if_mac(out, (unsigned char *)skel->rodata->out_smac);
+	}
+	if (!err)
+		err = nolookup_bpf__load(skel);
+	if (!err && bpf_map_update_elem(bpf_map__fd(skel->maps.nolookup_port),
+					&zero, &oidx, BPF_ANY))
+		err = -errno;
+	for (i = 0; i < nifs && !err; i++) {
+		idx = if_nametoindex(ifs[i]);
+		link = idx ? bpf_program__attach_xdp(skel->progs.nolookup, idx) : NULL;
+		if (!link) {
+			err = idx ? -errno : -ENODEV;
+			break;
+		}
+		if (snprintf(path, sizeof(path), "%s/link-%s", dir, ifs[i]) >=
+		    (int)sizeof(path))
+			err = -ENAMETOOLONG;
+		else
+			err = bpf_link__pin(link, path);
+		bpf_link__destroy(link);
+	}
+	if (err)
+		err_msg("nolookup-attach: %s", strerror(-err));
+	nolookup_bpf__destroy(skel);
 	if (err)
 		cmd_fibfwd_detach(dir);
 	return err;
@@ -590,7 +670,11 @@ static void usage(FILE *f)
 		"                                     destination i is base + i * stride\n"
 		"                                     (IPv6 with a stride: in bits 32..63)\n"
 		"  fibfwd-attach --pin-dir DIR IFNAME...  the bpf_fib_lookup forwarder on the ports\n"
-		"  fibfwd-detach --pin-dir DIR        detach it and remove DIR\n");
+		"  fibfwd-detach --pin-dir DIR        detach it and remove DIR\n"
+		"  nolookup-attach --pin-dir DIR OUT_IFNAME DST_MAC IFNAME...\n"
+		"                                     the lookup-free forwarder on the ports:\n"
+		"                                     everything out of OUT_IFNAME to DST_MAC\n"
+		"  nolookup-detach --pin-dir DIR      detach it and remove DIR\n");
 }
 
 /* --pin-dir DIR [ARG]: the sink commands' arguments. */
@@ -681,7 +765,15 @@ int main(int argc, char **argv)
 		if (sink_args_n(argc, argv, &dir))
 			return 2;
 		err = cmd_fibfwd_attach(dir, argc - optind, argv + optind);
-	} else if (!strcmp(cmd, "fibfwd-detach")) {
+	} else if (!strcmp(cmd, "nolookup-attach")) {
+		if (sink_args_n(argc, argv, &dir) || argc - optind < 3) {
+			usage(stderr);
+			return 2;
+		}
+		err = cmd_nolookup_attach(dir, argv[optind], argv[optind + 1],
+					  argc - optind - 2, argv + optind + 2);
+	} else if (!strcmp(cmd, "fibfwd-detach") ||
+		   !strcmp(cmd, "nolookup-detach")) {
 		if (sink_args(argc, argv, &dir, 0, NULL))
 			return 2;
 		err = cmd_fibfwd_detach(dir);

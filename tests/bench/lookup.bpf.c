@@ -72,15 +72,45 @@ static __always_inline int active(__u32 fam, __u32 algo,
 #define LOOKUPS_PER_CALL 16
 _Static_assert(LOOKUPS_PER_RUN % LOOKUPS_PER_CALL == 0, "whole calls per run");
 
+/*
+ * Two modes per algorithm and baseline, over the same keys:
+ *
+ *  - throughput (lookup_X): the keys are read in order, each lookup
+ *    independent of the others, so the CPU overlaps the cache misses of
+ *    several lookups: lookups per second of a batch;
+ *  - latency (lookup_X_lat): the index of each key is offset by the
+ *    previous lookup's result masked with dep_mask, so the next lookup
+ *    cannot start before the previous one has returned, as in a packet's
+ *    serial work: the time of one lookup, misses included.
+ *
+ * dep_mask is zero (the loader never writes it), so the keys, and the
+ * nexthop sums, are those of throughput mode; the compiler and the CPU
+ * cannot know it, so the dependency is real.
+ *
+ * Each result goes through lat_link, a store and a load (a few cycles,
+ * the same in lookupbench's native loop): the verifier then sees an
+ * unknown value, not one it tracks per branch of the lookup into the
+ * next key's index, which made it walk every combination of branches of
+ * the 16 lookups of a call and give up (E2BIG).
+ */
+__u32 dep_mask;
+__u64 lat_link;
+/* The last result of a latency run: the chain goes on across runs. */
+__u64 lat_prev;
+
 /* One run's state, on the program's stack, handed to each call. */
 struct run {
 	void *t24;
 	void *t8;
+	struct xdp_md *ctx; /* bpf_fib_lookup() needs it */
 	__u64 sum;
+	__u64 prev;
 	__u32 pos;
 	__u32 mask;
 	__u32 slot;
 	__u32 log2n;
+	__u32 iif;
+	__u32 dep;
 };
 
 /* The keys of call n, in order; the mask is applied again so that the
@@ -90,165 +120,165 @@ struct run {
 	     i < LOOKUPS_PER_CALL; i++, k++)
 #define KEY_IDX(r, k) ((k) & (r)->mask & (KEYS_MAX - 1))
 
-static long bsearch4_call(__u64 n, struct run *r)
-{
-	__u32 i, k, slot = r->slot, log2n = r->log2n;
-	__u64 sum = 0;
+/* The run's instance in registers, as the forwarder has them. */
+#define RUN_LOCALS(r)                                           \
+	void *t24 __attribute__((unused)) = (r)->t24;           \
+	void *t8 __attribute__((unused)) = (r)->t8;             \
+	__u32 slot __attribute__((unused)) = (r)->slot;         \
+	__u32 log2n __attribute__((unused)) = (r)->log2n
 
-	FOR_EACH_KEY(r, n, i, k) {
-		__u32 dst = bpf_ntohl(keys4[KEY_IDX(r, k)]);
-
-		sum += xfib_bs4_lookup(&xfib_bs4, slot, log2n, dst);
+/*
+ * LOOKUP_CALLS(name, LOOKUP): name_call (throughput) and name_lat_call
+ * (latency), LOOKUP(idx) being the lookup of key idx, an expression of
+ * the nexthop index (or hit count) found.
+ */
+#define LOOKUP_CALLS(name, LOOKUP)                                          \
+	static long name##_call(__u64 n, struct run *r)                     \
+	{                                                                   \
+		RUN_LOCALS(r);                                              \
+		__u64 sum = 0;                                              \
+		__u32 i, k;                                                 \
+                                                                            \
+		FOR_EACH_KEY(r, n, i, k)                                    \
+			sum += LOOKUP(KEY_IDX(r, k));                       \
+		r->sum += sum;                                              \
+		return 0;                                                   \
+	}                                                                   \
+	static long name##_lat_call(__u64 n, struct run *r)                 \
+	{                                                                   \
+		RUN_LOCALS(r);                                              \
+		__u64 sum = 0, prev = r->prev;                              \
+		__u32 i, k, dep = r->dep;                                   \
+                                                                            \
+		FOR_EACH_KEY(r, n, i, k) {                                  \
+			*(volatile __u64 *)&lat_link =                      \
+				LOOKUP(KEY_IDX(r, k + ((__u32)prev & dep))); \
+			prev = *(volatile __u64 *)&lat_link;                \
+			sum += prev;                                        \
+		}                                                           \
+		r->prev = prev;                                             \
+		r->sum += sum;                                              \
+		return 0;                                                   \
 	}
-	r->sum += sum;
-	return 0;
-}
 
-static long dir24_8_call(__u64 n, struct run *r)
-{
-	void *t24 = r->t24, *t8 = r->t8;
-	__u64 sum = 0;
-	__u32 i, k;
+#define BS4(idx) xfib_bs4_lookup(&xfib_bs4, slot, log2n, bpf_ntohl(keys4[idx]))
+#define DIR24(idx) xfib_dir24_lookup(t24, t8, bpf_ntohl(keys4[idx]))
+#define DXR(idx) \
+	xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges, slot, bpf_ntohl(keys4[idx]))
+#define BS6(idx) ({                                                     \
+	const __u8 *a = keys6[idx];                                     \
+	xfib_bs6_lookup(&xfib_bs6, slot, log2n, load_be64(a),           \
+			load_be64(a + 8));                              \
+})
+#define TRIE6(idx) xfib_trie6_lookup(t24, t8, keys6[idx])
 
-	FOR_EACH_KEY(r, n, i, k) {
-		__u32 dst = bpf_ntohl(keys4[KEY_IDX(r, k)]);
-
-		sum += xfib_dir24_lookup(t24, t8, dst);
-	}
-	r->sum += sum;
-	return 0;
-}
-
-static long dxr_call(__u64 n, struct run *r)
-{
-	__u32 i, k, slot = r->slot;
-	__u64 sum = 0;
-
-	FOR_EACH_KEY(r, n, i, k) {
-		__u32 dst = bpf_ntohl(keys4[KEY_IDX(r, k)]);
-
-		sum += xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges, slot,
-				       dst);
-	}
-	r->sum += sum;
-	return 0;
-}
-
-static long bsearch6_call(__u64 n, struct run *r)
-{
-	__u32 i, k, slot = r->slot, log2n = r->log2n;
-	__u64 sum = 0;
-
-	FOR_EACH_KEY(r, n, i, k) {
-		const __u8 *a = keys6[KEY_IDX(r, k)];
-
-		sum += xfib_bs6_lookup(&xfib_bs6, slot, log2n, load_be64(a),
-				       load_be64(a + 8));
-	}
-	r->sum += sum;
-	return 0;
-}
-
-static long trie6_call(__u64 n, struct run *r)
-{
-	void *t24 = r->t24, *t8 = r->t8;
-	__u64 sum = 0;
-	__u32 i, k;
-
-	FOR_EACH_KEY(r, n, i, k)
-		sum += xfib_trie6_lookup(t24, t8, keys6[KEY_IDX(r, k)]);
-	r->sum += sum;
-	return 0;
-}
+LOOKUP_CALLS(bsearch4, BS4)
+LOOKUP_CALLS(dir24_8, DIR24)
+LOOKUP_CALLS(dxr, DXR)
+LOOKUP_CALLS(bsearch6, BS6)
+LOOKUP_CALLS(trie6, TRIE6)
 
 /* Runs the calls of one run and publishes its results. */
 #define RUN(fn, r)                                                          \
 	do {                                                                \
+		(r).prev = lat_prev;                                        \
+		(r).dep = dep_mask;                                         \
 		bpf_loop(LOOKUPS_PER_RUN / LOOKUPS_PER_CALL, fn, &(r), 0); \
 		pos = (r).pos + LOOKUPS_PER_RUN;                            \
 		acc += (r).sum;                                             \
+		lat_prev = (r).prev;                                        \
 	} while (0)
 
-SEC("xdp")
-int lookup_bsearch4(struct xdp_md *ctx)
+/* Instance set-ups: the published word, then the tables as the forwarder
+ * fetches them. */
+static __always_inline int setup_bs(struct run *r, __u32 fam, __u32 algo)
 {
-	struct run r = { .pos = pos, .mask = key_mask };
 	struct xfib_active act;
 
-	if (active(XFIB_V4, XFIB_ALGO_BSEARCH4, &act))
-		return XDP_ABORTED;
-	r.slot = act.slot;
-	r.log2n = act.log2n;
-	RUN(bsearch4_call, r);
-	return XDP_DROP;
+	if (active(fam, algo, &act))
+		return -1;
+	r->slot = act.slot;
+	r->log2n = act.log2n;
+	return 0;
 }
 
-SEC("xdp")
-int lookup_dir24_8(struct xdp_md *ctx)
+static __always_inline int setup_bsearch4(struct run *r)
 {
-	struct run r = { .pos = pos, .mask = key_mask };
+	return setup_bs(r, XFIB_V4, XFIB_ALGO_BSEARCH4);
+}
+
+static __always_inline int setup_dxr(struct run *r)
+{
+	return setup_bs(r, XFIB_V4, XFIB_ALGO_DXR);
+}
+
+static __always_inline int setup_bsearch6(struct run *r)
+{
+	return setup_bs(r, XFIB_V6, XFIB_ALGO_BSEARCH6);
+}
+
+static __always_inline int setup_dir24_8(struct run *r)
+{
 	struct xfib_active act;
 	__u32 slot;
 
 	if (active(XFIB_V4, XFIB_ALGO_DIR24_8, &act))
-		return XDP_ABORTED;
+		return -1;
 	slot = act.slot;
-	r.t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
-	r.t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
-	if (!r.t24 || !r.t8) {
+	r->t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
+	r->t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
+	if (!r->t24 || !r->t8) {
 		mismatches++; /* a slot emptied under a stale word */
-		return XDP_ABORTED;
+		return -1;
 	}
-	RUN(dir24_8_call, r);
-	return XDP_DROP;
+	return 0;
 }
 
-SEC("xdp")
-int lookup_dxr(struct xdp_md *ctx)
+static __always_inline int setup_trie6(struct run *r)
 {
-	struct run r = { .pos = pos, .mask = key_mask };
-	struct xfib_active act;
-
-	if (active(XFIB_V4, XFIB_ALGO_DXR, &act))
-		return XDP_ABORTED;
-	r.slot = act.slot;
-	RUN(dxr_call, r);
-	return XDP_DROP;
-}
-
-SEC("xdp")
-int lookup_bsearch6(struct xdp_md *ctx)
-{
-	struct run r = { .pos = pos, .mask = key_mask };
-	struct xfib_active act;
-
-	if (active(XFIB_V6, XFIB_ALGO_BSEARCH6, &act))
-		return XDP_ABORTED;
-	r.slot = act.slot;
-	r.log2n = act.log2n;
-	RUN(bsearch6_call, r);
-	return XDP_DROP;
-}
-
-SEC("xdp")
-int lookup_trie6(struct xdp_md *ctx)
-{
-	struct run r = { .pos = pos, .mask = key_mask };
 	struct xfib_active act;
 	__u32 slot;
 
 	if (active(XFIB_V6, XFIB_ALGO_TRIE6, &act))
-		return XDP_ABORTED;
+		return -1;
 	slot = act.slot;
-	r.t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
-	r.t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
-	if (!r.t24 || !r.t8) {
+	r->t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
+	r->t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
+	if (!r->t24 || !r->t8) {
 		mismatches++; /* a slot emptied under a stale word */
-		return XDP_ABORTED;
+		return -1;
 	}
-	RUN(trie6_call, r);
-	return XDP_DROP;
+	return 0;
 }
+
+/* lookup_NAME and lookup_NAME_lat: the two modes of one algorithm. */
+#define XFIB_PROGS(name)                                                    \
+	SEC("xdp")                                                          \
+	int lookup_##name(struct xdp_md *ctx)                               \
+	{                                                                   \
+		struct run r = { .pos = pos, .mask = key_mask };            \
+                                                                            \
+		if (setup_##name(&r))                                       \
+			return XDP_ABORTED;                                 \
+		RUN(name##_call, r);                                        \
+		return XDP_DROP;                                            \
+	}                                                                   \
+	SEC("xdp")                                                          \
+	int lookup_##name##_lat(struct xdp_md *ctx)                         \
+	{                                                                   \
+		struct run r = { .pos = pos, .mask = key_mask };            \
+                                                                            \
+		if (setup_##name(&r))                                       \
+			return XDP_ABORTED;                                 \
+		RUN(name##_lat_call, r);                                    \
+		return XDP_DROP;                                            \
+	}
+
+XFIB_PROGS(bsearch4)
+XFIB_PROGS(dir24_8)
+XFIB_PROGS(dxr)
+XFIB_PROGS(bsearch6)
+XFIB_PROGS(trie6)
 
 /*
  * Baselines: what a user would take instead of xfib, over the same keys,
@@ -300,94 +330,61 @@ struct {
 
 __u32 fib_iif;
 
-/* The baselines' run state: the context is needed by bpf_fib_lookup(). */
-struct base_run {
-	struct xdp_md *ctx;
-	__u64 sum;
-	__u32 pos;
-	__u32 mask;
-	__u32 iif;
-};
+#define LPM4(idx) ({                                                    \
+	struct lpm4_key key = { .prefixlen = 32, .addr = keys4[idx] };  \
+	__u32 *v = bpf_map_lookup_elem(&base_lpm4, &key);               \
+	v ? *v : 0;                                                     \
+})
+#define LPM6(idx) ({                                                    \
+	struct lpm6_key key = { .prefixlen = 128 };                     \
+	__u32 *v;                                                       \
+	__builtin_memcpy(key.addr, keys6[idx], 16);                     \
+	v = bpf_map_lookup_elem(&base_lpm6, &key);                      \
+	v ? *v : 0;                                                     \
+})
+#define FIB4(idx) ({                                                    \
+	struct bpf_fib_lookup p;                                        \
+	__builtin_memset(&p, 0, sizeof(p));                             \
+	p.family = XFIB_AF_INET;                                        \
+	p.ifindex = r->iif;                                             \
+	p.ipv4_dst = keys4[idx];                                        \
+	bpf_fib_lookup(r->ctx, &p, sizeof(p), BASE_FIB_SKIP_NEIGH) ==   \
+		BPF_FIB_LKUP_RET_SUCCESS;                               \
+})
+#define FIB6(idx) ({                                                    \
+	struct bpf_fib_lookup p;                                        \
+	__builtin_memset(&p, 0, sizeof(p));                             \
+	p.family = XFIB_AF_INET6;                                       \
+	p.ifindex = r->iif;                                             \
+	__builtin_memcpy(p.ipv6_dst, keys6[idx], 16);                   \
+	bpf_fib_lookup(r->ctx, &p, sizeof(p), BASE_FIB_SKIP_NEIGH) ==   \
+		BPF_FIB_LKUP_RET_SUCCESS;                               \
+})
 
-static long lpm4_call(__u64 n, struct base_run *r)
-{
-	struct lpm4_key key = { .prefixlen = 32 };
-	__u64 sum = 0;
-	__u32 i, k, *v;
-
-	FOR_EACH_KEY(r, n, i, k) {
-		key.addr = keys4[KEY_IDX(r, k)];
-		v = bpf_map_lookup_elem(&base_lpm4, &key);
-		sum += v ? *v : 0;
-	}
-	r->sum += sum;
-	return 0;
-}
-
-static long lpm6_call(__u64 n, struct base_run *r)
-{
-	struct lpm6_key key = { .prefixlen = 128 };
-	__u64 sum = 0;
-	__u32 i, k, *v;
-
-	FOR_EACH_KEY(r, n, i, k) {
-		__builtin_memcpy(key.addr, keys6[KEY_IDX(r, k)], 16);
-		v = bpf_map_lookup_elem(&base_lpm6, &key);
-		sum += v ? *v : 0;
-	}
-	r->sum += sum;
-	return 0;
-}
-
-static long fib4_call(__u64 n, struct base_run *r)
-{
-	struct bpf_fib_lookup p;
-	__u64 sum = 0;
-	__u32 i, k;
-
-	FOR_EACH_KEY(r, n, i, k) {
-		__builtin_memset(&p, 0, sizeof(p));
-		p.family = XFIB_AF_INET;
-		p.ifindex = r->iif;
-		p.ipv4_dst = keys4[KEY_IDX(r, k)];
-		sum += bpf_fib_lookup(r->ctx, &p, sizeof(p),
-				      BASE_FIB_SKIP_NEIGH) ==
-		       BPF_FIB_LKUP_RET_SUCCESS;
-	}
-	r->sum += sum;
-	return 0;
-}
-
-static long fib6_call(__u64 n, struct base_run *r)
-{
-	struct bpf_fib_lookup p;
-	__u64 sum = 0;
-	__u32 i, k;
-
-	FOR_EACH_KEY(r, n, i, k) {
-		__builtin_memset(&p, 0, sizeof(p));
-		p.family = XFIB_AF_INET6;
-		p.ifindex = r->iif;
-		__builtin_memcpy(p.ipv6_dst, keys6[KEY_IDX(r, k)], 16);
-		sum += bpf_fib_lookup(r->ctx, &p, sizeof(p),
-				      BASE_FIB_SKIP_NEIGH) ==
-		       BPF_FIB_LKUP_RET_SUCCESS;
-	}
-	r->sum += sum;
-	return 0;
-}
+LOOKUP_CALLS(lpm4, LPM4)
+LOOKUP_CALLS(lpm6, LPM6)
+LOOKUP_CALLS(fib4, FIB4)
+LOOKUP_CALLS(fib6, FIB6)
 
 #define BASE_PROG(name, fn)                                                 \
 	SEC("xdp")                                                          \
 	int name(struct xdp_md *ctx)                                        \
 	{                                                                   \
-		struct base_run r = { .ctx = ctx, .pos = pos,               \
-				      .mask = key_mask, .iif = fib_iif };   \
-		RUN(fn, r);                                                 \
+		struct run r = { .ctx = ctx, .pos = pos,                    \
+				 .mask = key_mask, .iif = fib_iif };        \
+		RUN(fn##_call, r);                                          \
+		return XDP_DROP;                                            \
+	}                                                                   \
+	SEC("xdp")                                                          \
+	int name##_lat(struct xdp_md *ctx)                                  \
+	{                                                                   \
+		struct run r = { .ctx = ctx, .pos = pos,                    \
+				 .mask = key_mask, .iif = fib_iif };        \
+		RUN(fn##_lat_call, r);                                      \
 		return XDP_DROP;                                            \
 	}
 
-BASE_PROG(base_lpm_trie4, lpm4_call)
-BASE_PROG(base_lpm_trie6, lpm6_call)
-BASE_PROG(base_fib_lookup4, fib4_call)
-BASE_PROG(base_fib_lookup6, fib6_call)
+BASE_PROG(base_lpm_trie4, lpm4)
+BASE_PROG(base_lpm_trie6, lpm6)
+BASE_PROG(base_fib_lookup4, fib4)
+BASE_PROG(base_fib_lookup6, fib6)

@@ -30,15 +30,41 @@
 # uniform over the address space instead, most of them missing at small
 # sizes; uniform IPv6 addresses would almost all miss).
 #
+# Two modes over the same keys, side by side, for every algorithm and
+# baseline: throughput (the keys in order, independent lookups whose
+# misses the CPU overlaps) and latency (each key's index offset by the
+# previous lookup's result masked with a runtime zero, so that each
+# lookup waits for the one before, as a packet's serial work does; see
+# tests/bench/lookup.bpf.c). Both in ns per lookup.
+#
+# The algorithms are those xfibctl status lists for the family (its
+# preferences), so that a new one is measured once lookup.bpf.c has
+# lookup_NAME and lookup_NAME_lat programs for it (lookupbench picks the
+# programs by name; its native loop falls back to dplookup for an
+# algorithm it has no inlined loop for).
+#
+# Memory: each instance's bytes (xfibctl status) per generated prefix and
+# per route it holds (the router's own routes too), and xfibd's resident
+# set (VmRSS) per route at each size.
+#
+# Clustered IPv6 table (CLUSTERED=1): after the sizes, the generated IPv6
+# prefixes are replaced by as many of a clustered table
+# (tests/bench/gen-bench-table.py clustered6: a few hundred /20-/32
+# allocations, runs of /48s, /64s and /128s next to each other) and every
+# IPv6 algorithm and baseline is measured again on it (table
+# "clustered"; the others are "generated").
+#
 # Table on stdout, records in build/bench/lookup.json. Low numbers are
 # reported, never an error.
 #
 # Environment: SCALE=full (IPv4 10, 1000, 100000, 1000000 and IPv6 10,
 # 1000, 100000, 250000 prefixes; 5 repetitions of 0.3 s) or small (1000
-# each; 1 repetition of 0.1 s; under half a minute); SIZES4 / SIZES6
+# each; 1 repetition of 0.1 s; about a minute and a half with the clustered table); SIZES4 / SIZES6
 # (ascending, as many of each), REPS and MIN_TIME override. NKEYS,
 # NHOT, KEYS4 (prefixes|uniform), CPU (1, the CPU the measurements run
-# on), OUT (build/bench/lookup.json).
+# on), OUT (build/bench/lookup.json), ALGOS4 / ALGOS6 (the algorithms to
+# force; default: every one of the family), CLUSTERED (1; 0 leaves the
+# clustered table out).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,6 +94,7 @@ NHOT=${NHOT:-8}
 KEYS4=${KEYS4:-prefixes}
 CPU=${CPU:-1}
 OUT=${OUT:-$XFIB_BUILD/bench/lookup.json}
+CLUSTERED=${CLUSTERED:-1}
 LOOKUPBENCH=${LOOKUPBENCH:-$XFIB_BUILD/bench/lookupbench}
 
 read -r -a S4 <<<"$SIZES4"
@@ -119,6 +146,10 @@ st=$(rctl status -j)
 BASE4=$(jq '.ipv4.routes' <<<"$st")
 BASE6=$(jq '.ipv6.routes' <<<"$st")
 log "router's own routes (connected, local): $BASE4 IPv4, $BASE6 IPv6"
+# The family's algorithms: those xfibctl status lists, unless given.
+[ -n "${ALGOS4:-}" ] || ALGOS4=$(jq -r '.ipv4.preferences | keys | join(" ")' <<<"$st")
+[ -n "${ALGOS6:-}" ] || ALGOS6=$(jq -r '.ipv6.preferences | keys | join(" ")' <<<"$st")
+log "algorithms: IPv4 $ALGOS4; IPv6 $ALGOS6"
 
 # ---- measuring ----------------------------------------------------------
 
@@ -127,18 +158,24 @@ fam_name() { echo "ipv$1"; }
 # family_status FAMILY: the family's object of xfibctl status -j.
 family_status() { rctl status -j | jq -c ".ipv$1"; }
 
-# measure FAMILY ALGO ROUTES: runs lookupbench on the published instance
-# (or, for ALGO lpm_trie or fib_lookup, that baseline) and appends its
-# results, with the instance's status, to SAMPLES.
+# xfibd_rss: xfibd's resident set, bytes.
+xfibd_rss() { awk '/^VmRSS/ { print $2 * 1024 }' "/proc/$XFIBD_PID/status"; }
+
+# measure FAMILY ALGO ROUTES [TABLE [PREFIXES]]: runs lookupbench on the
+# published instance (or, for ALGO lpm_trie or fib_lookup, that baseline)
+# and appends its results, with the instance's status, to SAMPLES. TABLE:
+# generated (default) or clustered; PREFIXES: the batch file the keys
+# are drawn from (the first ROUTES lines of the family's).
 measure() {
-	local fam=$1 algo=$2 n=$3 st src=prefixes pfx="$XFIB_TMP/prefixes" out base=()
+	local fam=$1 algo=$2 n=$3 table=${4:-generated} src=prefixes pfx="$XFIB_TMP/prefixes" out base=() st
+	local batch=${5:-$XFIB_TMP/v$fam.batch}
 	st=$(family_status "$fam")
 	[ "$fam" = 6 ] || src=$KEYS4
 	case $algo in
 	lpm_trie | fib_lookup) base=(--baseline "$algo" --iif "$R_GEN") ;;
 	esac
 	# The prefixes: keys inside them, and the LPM trie's content.
-	head -n "$n" "$XFIB_TMP/v$fam.batch" | awk '{ print $3 }' >"$pfx"
+	head -n "$n" "$batch" | awk '{ print $3 }' >"$pfx"
 	if ! out=$(in_ns "$RTR" "$LOOKUPBENCH" --pin-dir "$PIN" --family "$fam" --source "$src" \
 		--nkeys "$NKEYS" --hot "$NHOT" --reps "$REPS" --min-time "$MIN_TIME" \
 		--cpu "$CPU" "${base[@]}" <"$pfx" 2>"$XFIB_TMP/lookupbench.err"); then
@@ -147,14 +184,45 @@ measure() {
 	fi
 	# Warnings (a sum mismatch, a retry after a swap) stay visible.
 	[ ! -s "$XFIB_TMP/lookupbench.err" ] || cat "$XFIB_TMP/lookupbench.err" >&2
-	jq -c --argjson n "$n" --argjson st "$st" '. + {routes: $n,
+	jq -c --argjson n "$n" --argjson st "$st" --arg table "$table" \
+		--argjson rss "$(xfibd_rss)" '. + {routes: $n, table: $table,
 		routes_total: $st.routes, memory: $st.memory,
-		ranges_or_groups: $st.ranges, build_us: $st.build_us}' <<<"$out" |
-		tee -a "$SAMPLES" | jq -r '"IPv\(.family[3:]) \(.algorithm) \(.routes) routes, \(.keys) keys: "
-			+ "kernel \(.bpf_ns_median * 100 | round / 100) ns, "
-			+ (if .native_ns_median then "native \(.native_ns_median * 100 | round / 100) ns, " else "" end)
-			+ "hits \(.hit_pct)%, sums \(if .check then "agree" else "DIFFER" end)"' |
+		ranges_or_groups: $st.ranges, build_us: $st.build_us,
+		xfibd_rss: $rss} + (if .baseline then {} else
+		{bytes_per_prefix: ($st.memory / $n), bytes_per_route: ($st.memory / $st.routes)} end)' <<<"$out" |
+		tee -a "$SAMPLES" | jq -r '"IPv\(.family[3:]) \(.algorithm) \(.routes) routes (\(.table)), \(.keys) keys: "
+			+ "kernel \(.bpf_ns_median * 100 | round / 100) ns, latency \(.lat_bpf_ns_median * 100 | round / 100) ns, "
+			+ (if .native_ns_median then "native \(.native_ns_median * 100 | round / 100) / \(.lat_native_ns_median * 100 | round / 100) ns, " else "" end)
+			+ (if .bytes_per_prefix then "\(.bytes_per_prefix | round) B/prefix, " else "" end)
+			+ "hits \(.hit_pct)%, sums \(if .check and .lat_check then "agree" else "DIFFER" end)"' |
 		while read -r l; do log "$l"; done
+}
+
+# measure_family FAMILY ROUTES [TABLE [PREFIXES]]: every algorithm that
+# holds the table, then automatic selection and the baselines; one line
+# in STEPS.
+measure_family() {
+	local fam=$1 n=$2 table=${3:-generated} algos fitted="" algo st
+	if [ "$fam" = 4 ]; then algos=$ALGOS4; else algos=$ALGOS6; fi
+	for algo in $algos; do
+		if force_algo "$fam" "$algo"; then
+			measure "$fam" "$algo" "$n" "$table" "${4:-}"
+			fitted="$fitted $algo"
+		fi
+	done
+	rctl algo "ipv$fam" auto >/dev/null || log "IPv$fam: back to automatic selection failed"
+	for algo in lpm_trie fib_lookup; do
+		measure "$fam" "$algo" "$n" "$table" "${4:-}"
+	done
+	st=$(rctl status -j)
+	jq -n -c --argjson fam "$fam" --argjson n "$n" --arg fit "$fitted" --argjson all "$st" \
+		--arg table "$table" --argjson rss "$(xfibd_rss)" \
+		'$all["ipv\($fam)"] as $st |
+		 {family: "ipv\($fam)", routes: $n, table: $table, measured: ($fit | split(" ") | map(select(. != ""))),
+		  auto: $st.algorithm, xfibd_rss: $rss, routes_total: $st.routes,
+		  routes_all: ($all.ipv4.routes + $all.ipv6.routes)}' >>"$STEPS"
+	st=$(jq -c ".ipv$fam" <<<"$st")
+	log "IPv$fam $n prefixes ($table): automatic selection runs $(jq -r .algorithm <<<"$st")"
 }
 
 # wait_mirrored V4 V6: xfibd's instances hold the router's own routes and
@@ -190,26 +258,32 @@ for ((s = 0; s < ${#S4[@]}; s++)); do
 	log "table: $n4 IPv4 + $n6 IPv6 prefixes (kernel install $((t1 - t0)) ms, mirrored $((t2 - t1)) ms later)"
 	prev4=$n4
 	prev6=$n6
-	for fam in 4 6; do
-		if [ "$fam" = 4 ]; then n=$n4 algos="bsearch4 dxr dir24_8"; else n=$n6 algos="bsearch6 trie6"; fi
-		fitted=""
-		for algo in $algos; do
-			if force_algo "$fam" "$algo"; then
-				measure "$fam" "$algo" "$n"
-				fitted="$fitted $algo"
-			fi
-		done
-		rctl algo "ipv$fam" auto >/dev/null || log "IPv$fam: back to automatic selection failed"
-		for algo in lpm_trie fib_lookup; do
-			measure "$fam" "$algo" "$n"
-		done
-		st=$(family_status "$fam")
-		jq -n -c --argjson fam "$fam" --argjson n "$n" --arg fit "$fitted" --argjson st "$st" \
-			'{family: "ipv\($fam)", routes: $n, measured: ($fit | split(" ") | map(select(. != ""))),
-			  auto: $st.algorithm}' >>"$STEPS"
-		log "IPv$fam $n prefixes: automatic selection runs $(jq -r .algorithm <<<"$st")"
-	done
+	measure_family 4 "$n4"
+	measure_family 6 "$n6"
 done
+
+# The clustered IPv6 table, as many prefixes as the largest size.
+if [ "$CLUSTERED" = 1 ]; then
+	c6="$XFIB_BUILD/tables/clustered6-$MAX6-${GW6//[@:\/,]/_}.batch"
+	if [ ! -s "$c6" ]; then
+		python3 "$here/gen-bench-table.py" clustered6 --count "$MAX6" --gw "$GW6" >"$c6.tmp.$$" ||
+			fail "gen-bench-table.py clustered6"
+		mv "$c6.tmp.$$" "$c6"
+	fi
+	t0=$(now_ms)
+	head -n "$MAX6" "$XFIB_TMP/v6.batch" | sed 's/^route add /route del /' >"$XFIB_TMP/del6.batch"
+	ip -n "$RTR" -batch "$XFIB_TMP/del6.batch" || fail "removing the generated IPv6 prefixes"
+	# The removals mirrored first: the count below then means the new table.
+	deadline=$((SECONDS + 300))
+	until (($(jq '.ipv6.routes' <<<"$(rctl status -j)") <= BASE6)); do
+		((SECONDS < deadline)) || fail "xfibd still holds the generated IPv6 prefixes"
+		sleep 0.2
+	done
+	ip -n "$RTR" -batch "$c6" || fail "installing $c6"
+	wait_mirrored "$MAX4" "$MAX6"
+	log "clustered IPv6 table: $MAX6 prefixes from $c6 (swapped in $(($(now_ms) - t0)) ms)"
+	measure_family 6 "$MAX6" clustered "$c6"
+fi
 
 # ---- report -------------------------------------------------------------
 
@@ -233,45 +307,66 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 	 note: "ratio_to_native = value / the native value of the same metric: for ns_per_lookup above 1 means the BPF program is slower, for mlookups_per_s below 1",
 	 steps: $steps,
 	 summary: $sum,
-	 records: [ $sum[] as $r |
+	 records: ([ $sum[] as $r |
 		({metric: "bpf_ns_per_lookup", value: ($r.bpf_ns_median | r4), unit: "ns",
 		  ratio_to_native: nat($r; $r.bpf_ns_median / $r.native_ns_median | r4)},
 		 {metric: "bpf_mlookups_per_s", value: ($r.bpf_mlps | r4), unit: "Mlookups/s",
 		  ratio_to_native: nat($r; $r.bpf_mlps / $r.native_mlps | r4)},
+		 {metric: "bpf_latency_ns_per_lookup", value: ($r.lat_bpf_ns_median | r4), unit: "ns",
+		  ratio_to_native: nat($r; $r.lat_bpf_ns_median / $r.lat_native_ns_median | r4)},
 		 (select($r.native_ns_median) |
 		  {metric: "native_ns_per_lookup", value: ($r.native_ns_median | r4), unit: "ns",
 		   ratio_to_native: 1},
 		  {metric: "native_mlookups_per_s", value: ($r.native_mlps | r4), unit: "Mlookups/s",
-		   ratio_to_native: 1}))
+		   ratio_to_native: 1},
+		  {metric: "native_latency_ns_per_lookup", value: ($r.lat_native_ns_median | r4), unit: "ns",
+		   ratio_to_native: 1}),
+		 (select($r.bytes_per_prefix and $r.keys == "random") |
+		  {metric: "instance_bytes", value: $r.memory, unit: "bytes"},
+		  {metric: "bytes_per_prefix", value: ($r.bytes_per_prefix | r4), unit: "bytes"},
+		  {metric: "bytes_per_route", value: ($r.bytes_per_route | r4), unit: "bytes"}))
 		| {bench: "lookup", family: $r.family, algorithm: $r.algorithm,
-		   routes: $r.routes, keys: $r.keys} + .
+		   table: $r.table, routes: $r.routes, keys: $r.keys} + .
 		  + {repetitions: $r.repetitions, key_source: $r.key_source,
-		     nkeys: $r.nkeys, hit_pct: $r.hit_pct, sums_agree: $r.check} ]}' >"$OUT.tmp"
+		     nkeys: $r.nkeys, hit_pct: $r.hit_pct, sums_agree: ($r.check and $r.lat_check)} ]
+		+ [ $steps[] | {bench: "lookup", family: .family, algorithm: .auto, table: .table,
+		     routes: .routes, metric: "xfibd_rss_bytes", value: .xfibd_rss, unit: "bytes",
+		     routes_total: .routes_total},
+		    {bench: "lookup", family: .family, algorithm: .auto, table: .table,
+		     routes: .routes, metric: "xfibd_rss_bytes_per_route",
+		     value: (.xfibd_rss / .routes_all | r4), unit: "bytes",
+		     note: "VmRSS / routes held, both families"} ])}' >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
 echo
 echo "Longest-prefix-match lookups on the live pinned tables, one CPU (cpu$CPU of $(nproc)), kernel $(uname -r)"
 echo "BPF: BPF_PROG_TEST_RUN, $(jq -r '.summary[0].lookups_per_run // 256' "$OUT") lookups per run; native: same code, same maps mmap()ed;"
-echo "medians of $REPS repetitions; keys: random = $NKEYS (IPv4 $KEYS4, IPv6 inside table prefixes), hot = $NHOT"
+echo "medians of $REPS repetitions; keys: random = $NKEYS (IPv4 $KEYS4, IPv6 inside table prefixes), hot = $NHOT;"
+echo "tput = throughput mode (independent lookups), lat = latency mode (each key waits for the previous result)"
 echo
-printf '%-4s %-10s %8s %-6s | %9s %10s | %9s %10s | %7s | %6s %s\n' \
-	fam algorithm routes keys "BPF ns" "BPF Ml/s" "native ns" "nat. Ml/s" "BPF/nat" "hits" check
-jq -r '.summary[] | [.family, .algorithm, .routes, .keys, .bpf_ns_median, .bpf_mlps,
-	(.native_ns_median // "-"), (.native_mlps // "-"), .hit_pct, .check] | @tsv' "$OUT" |
-	while IFS=$'\t' read -r f a n k bn bm nn nm hit ok; do
+printf '%-4s %-10s %-5s %8s %-6s | %8s %8s | %8s %8s | %7s | %8s | %6s %s\n' \
+	fam algorithm table routes keys "BPF tput" "BPF lat" "nat tput" "nat lat" "BPF/nat" "B/prefix" "hits" check
+jq -r '.summary[] | [.family, .algorithm, (.table // "generated")[0:5], .routes, .keys,
+	.bpf_ns_median, .lat_bpf_ns_median, (.native_ns_median // "-"), (.lat_native_ns_median // "-"),
+	(.bytes_per_prefix // "-"), .hit_pct, (.check and .lat_check)] | @tsv' "$OUT" |
+	while IFS=$'\t' read -r f a t n k bn bl nn nl bp hit ok; do
 		if [ "$nn" = - ]; then
-			printf '%-4s %-10s %8s %-6s | %9.2f %10.1f | %9s %10s | %7s | %5.1f%% %s\n' \
-				"v${f#ipv}" "$a" "$n" "$k" "$bn" "$bm" - - - "$hit" baseline
+			printf '%-4s %-10s %-5s %8s %-6s | %8.2f %8.2f | %8s %8s | %7s | %8s | %5.1f%% %s\n' \
+				"v${f#ipv}" "$a" "$t" "$n" "$k" "$bn" "$bl" - - - - "$hit" baseline
 			continue
 		fi
-		printf '%-4s %-10s %8s %-6s | %9.2f %10.1f | %9.2f %10.1f | %6.2fx | %5.1f%% %s\n' \
-			"v${f#ipv}" "$a" "$n" "$k" "$bn" "$bm" "$nn" "$nm" \
-			"$(jq -n "$bn / $nn")" "$hit" "$([ "$ok" = true ] && echo ok || echo 'SUMS DIFFER')"
+		printf '%-4s %-10s %-5s %8s %-6s | %8.2f %8.2f | %8.2f %8.2f | %6.2fx | %8.1f | %5.1f%% %s\n' \
+			"v${f#ipv}" "$a" "$t" "$n" "$k" "$bn" "$bl" "$nn" "$nl" \
+			"$(jq -n "$bn / $nn")" "$bp" "$hit" "$([ "$ok" = true ] && echo ok || echo 'SUMS DIFFER')"
 	done
 echo
-echo "Automatic selection per size:"
-jq -r '.steps[] | "  \(.family) \(.routes) prefixes: \(.auto) (measured: \(.measured | join(", ")))"' "$OUT"
+echo "xfibd resident memory (VmRSS) per step:"
+jq -r '.steps[] | "  after \(.family) \(.table) \(.routes) prefixes: \(.xfibd_rss / 1048576 * 10 | round / 10) MiB, \(.routes_all) routes, \(.xfibd_rss / .routes_all | round) B/route"' "$OUT"
 echo
-echo "BPF/nat = ns per lookup, BPF over native (above 1: the BPF program is slower);"
+echo "Automatic selection per size:"
+jq -r '.steps[] | "  \(.family) \(.routes) prefixes (\(.table)): \(.auto) (measured: \(.measured | join(", ")))"' "$OUT"
+echo
+echo "ns per lookup in each mode; BPF/nat = throughput ns, BPF over native (above 1: the BPF program is slower);"
+echo "B/prefix = the instance's memory per generated prefix;"
 echo "hits = keys with a route; check = both paths summed the same nexthops over one pass."
 echo "Records: $OUT"

@@ -27,9 +27,17 @@
  * random addresses inside randomly chosen ones. Lookups are not packets:
  * any address is fine.
  *
- * Each key set is measured --reps times, kernel then native each time, with
- * enough runs for --min-time seconds (0.3); the medians are reported. One
- * JSON object per key set is printed on stdout. The process pins itself to
+ * Each key set is measured in two modes (tests/bench/lookup.bpf.c):
+ * throughput, the keys in order, each lookup independent, and latency,
+ * each key's index offset by the previous result masked with a runtime
+ * zero, so that each lookup waits for the one before. Each is measured
+ * --reps times, kernel then native each time, throughput then latency in
+ * each repetition, with enough runs for --min-time seconds (0.3); the
+ * medians are reported. One JSON object per key set is printed on stdout:
+ * bpf_ns_median / native_ns_median (throughput) and lat_bpf_ns_median /
+ * lat_native_ns_median (latency), with the samples and a sum check each.
+ * The programs are picked by name: lookup_ALGO and lookup_ALGO_lat for
+ * the published algorithm, base_BASELINE4|6 and _lat for a baseline. The process pins itself to
  * --cpu (BPF_PROG_TEST_RUN runs the program on the calling CPU), so both
  * measurements run on the same core.
  *
@@ -65,6 +73,7 @@
  * xfibctl lookup and xfibctl verify run.
  */
 #include "dplookup.c"
+#include "algo_names.h"
 #include "lookup.skel.h"
 
 #define REPS_MAX 99
@@ -151,13 +160,15 @@ struct bench {
 	struct xfib_fwd_bpf *fwd; /* the same pinned maps, for dplookup */
 	struct dpl d;
 	int fam;
-	int prog_fd;
+	int prog_fd;	  /* throughput mode */
+	int prog_lat_fd;  /* latency mode */
 	__u32 algo;
 	__u32 k; /* lookups per run */
 	__u32 mask;
 	/* the native loop's own cursor and sum, as the program's in .bss */
 	__u32 pos;
 	__u64 acc;
+	__u64 prev; /* latency mode: the last result */
 };
 
 static __u64 live_word(const struct bench *b)
@@ -166,63 +177,99 @@ static __u64 live_word(const struct bench *b)
 }
 
 /*
- * Native runs: per run, the active word once, then k lookups, as the
- * program does. Returns -EAGAIN if the instance changed under us (the
- * tables mapped are then no longer the published ones).
+ * Never written: the latency loops offset each key's index by the
+ * previous result masked with it, as lookup.bpf.c does with its dep_mask,
+ * so that each lookup waits for the one before.
  */
-static int native_runs(struct bench *b, unsigned long runs)
-{
-	const struct lookup_bpf__bss *bss = b->skel->bss;
-	struct dpl *d = &b->d;
-	__u64 want, sum = 0;
-	__u32 p = b->pos, m = b->mask, k = b->k, i;
-	unsigned long r;
+static volatile __u32 dep_mask;
+/* Each result goes through it, as through lookup.bpf.c's lat_link. */
+static volatile __u64 lat_link;
 
-	memcpy(&want, &d->act, sizeof(want));
-	for (r = 0; r < runs; r++) {
-		if (live_word(b) != want)
-			return -EAGAIN;
-		switch (b->algo) {
-		case XFIB_ALGO_BSEARCH4:
-			for (i = 0; i < k; i++)
-				sum += xfib_bs4_lookup(&d->bs, d->act.slot,
-						       d->act.log2n,
-						       ntohl(bss->keys4[(p + i) & m]));
-			break;
-		case XFIB_ALGO_DIR24_8:
-			for (i = 0; i < k; i++)
-				sum += xfib_dir24_lookup(&d->t24, &d->t8,
-							 ntohl(bss->keys4[(p + i) & m]));
-			break;
-		case XFIB_ALGO_DXR:
-			for (i = 0; i < k; i++)
-				sum += xfib_dxr_lookup(&d->dxr_direct, &d->dxr_ranges,
-						       d->act.slot,
-						       ntohl(bss->keys4[(p + i) & m]));
-			break;
-		case XFIB_ALGO_BSEARCH6:
-			for (i = 0; i < k; i++) {
-				const __u8 *a = bss->keys6[(p + i) & m];
-				__u64 hi, lo;
-
-				memcpy(&hi, a, 8);
-				memcpy(&lo, a + 8, 8);
-				sum += xfib_bs6_lookup(&d->bs, d->act.slot,
-						       d->act.log2n, be64toh(hi),
-						       be64toh(lo));
-			}
-			break;
-		case XFIB_ALGO_TRIE6:
-			for (i = 0; i < k; i++)
-				sum += xfib_trie6_lookup(&d->t24, &d->t8,
-							 bss->keys6[(p + i) & m]);
-			break;
-		}
-		p += k;
+/* k lookups from p; LOOKUP(j) looks up key j. Throughput: */
+#define TPUT_LOOP(LOOKUP)                                                   \
+	for (i = 0; i < k; i++)                                             \
+		sum += LOOKUP((p + i) & m)
+/* Latency: each key's index waits for the previous result. */
+#define LAT_LOOP(LOOKUP)                                                    \
+	for (i = 0; i < k; i++) {                                           \
+		lat_link = LOOKUP((p + i + ((__u32)prev & dep)) & m);       \
+		prev = lat_link;                                            \
+		sum += prev;                                                \
 	}
-	b->pos = p;
-	b->acc += sum;
-	return 0;
+
+#define N_BS4(j) xfib_bs4_lookup(&d->bs, d->act.slot, d->act.log2n, \
+				 ntohl(bss->keys4[j]))
+#define N_DIR24(j) xfib_dir24_lookup(&d->t24, &d->t8, ntohl(bss->keys4[j]))
+#define N_DXR(j) xfib_dxr_lookup(&d->dxr_direct, &d->dxr_ranges, d->act.slot, \
+				 ntohl(bss->keys4[j]))
+#define N_BS6(j) ({                                                         \
+	const __u8 *a = bss->keys6[j];                                      \
+	__u64 hi, lo;                                                       \
+	memcpy(&hi, a, 8);                                                  \
+	memcpy(&lo, a + 8, 8);                                              \
+	xfib_bs6_lookup(&d->bs, d->act.slot, d->act.log2n, be64toh(hi),     \
+			be64toh(lo));                                       \
+})
+#define N_TRIE6(j) xfib_trie6_lookup(&d->t24, &d->t8, bss->keys6[j])
+/* Any other algorithm: through dplookup, as xfibctl lookup does. */
+#define N_DPL(j) dpl_lookup(d, b->fam == XFIB_V4 ?                          \
+			    (const __u8 *)&bss->keys4[j] : bss->keys6[j])
+
+/*
+ * Native runs: per run, the active word once, then k lookups, as the
+ * program does, LOOP being TPUT_LOOP or LAT_LOOP: one function per mode,
+ * so that the throughput loop is compiled as it was alone. Returns
+ * -EAGAIN if the instance changed under us (the tables mapped are then no
+ * longer the published ones).
+ */
+#define NATIVE_RUNS(fn, LOOP)                                               \
+	static int fn(struct bench *b, unsigned long runs)                  \
+	{                                                                   \
+		const struct lookup_bpf__bss *bss = b->skel->bss;           \
+		struct dpl *d = &b->d;                                      \
+		__u64 want, sum = 0, prev __attribute__((unused)) = b->prev; \
+		__u32 p = b->pos, m = b->mask, k = b->k, i;                 \
+		__u32 dep __attribute__((unused)) = dep_mask;               \
+		unsigned long r;                                            \
+                                                                            \
+		memcpy(&want, &d->act, sizeof(want));                       \
+		for (r = 0; r < runs; r++) {                                \
+			if (live_word(b) != want)                           \
+				return -EAGAIN;                             \
+			switch (b->algo) {                                  \
+			case XFIB_ALGO_BSEARCH4:                            \
+				LOOP(N_BS4);                                \
+				break;                                      \
+			case XFIB_ALGO_DIR24_8:                             \
+				LOOP(N_DIR24);                              \
+				break;                                      \
+			case XFIB_ALGO_DXR:                                 \
+				LOOP(N_DXR);                                \
+				break;                                      \
+			case XFIB_ALGO_BSEARCH6:                            \
+				LOOP(N_BS6);                                \
+				break;                                      \
+			case XFIB_ALGO_TRIE6:                               \
+				LOOP(N_TRIE6);                              \
+				break;                                      \
+			default:                                            \
+				LOOP(N_DPL);                                \
+				break;                                      \
+			}                                                   \
+			p += k;                                             \
+		}                                                           \
+		b->pos = p;                                                 \
+		b->acc += sum;                                              \
+		b->prev = prev;                                             \
+		return 0;                                                   \
+	}
+
+NATIVE_RUNS(native_runs_tput, TPUT_LOOP)
+NATIVE_RUNS(native_runs_lat, LAT_LOOP)
+
+static int native_runs(struct bench *b, unsigned long runs, bool lat)
+{
+	return lat ? native_runs_lat(b, runs) : native_runs_tput(b, runs);
 }
 
 /*
@@ -230,7 +277,7 @@ static int native_runs(struct bench *b, unsigned long runs)
  * ns per run the kernel measured, or -EAGAIN if the program found another
  * instance published.
  */
-static double bpf_runs(struct bench *b, unsigned long runs)
+static double bpf_runs(struct bench *b, unsigned long runs, bool lat)
 {
 	/* Never sent anywhere: the program only needs a context. */
 	static __u8 frame[64];
@@ -238,7 +285,7 @@ static double bpf_runs(struct bench *b, unsigned long runs)
 		    .data_size_in = sizeof(frame), .repeat = runs);
 	__u64 mm = b->skel->bss->mismatches;
 
-	if (bpf_prog_test_run_opts(b->prog_fd, &o))
+	if (bpf_prog_test_run_opts(lat ? b->prog_lat_fd : b->prog_fd, &o))
 		return -errno;
 	if (o.retval != XDP_DROP || b->skel->bss->mismatches != mm)
 		return -EAGAIN;
@@ -261,32 +308,17 @@ static double median(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-static void print_list(const char *name, const double *v, int n)
+static void print_list(const double *v, int n)
 {
 	int i;
 
-	printf(",\"%s\":[", name);
 	for (i = 0; i < n; i++)
 		printf("%s%.4f", i ? "," : "", v[i]);
-	printf("]");
 }
 
 static const char *algo_name(__u32 a)
 {
-	switch (a) {
-	case XFIB_ALGO_BSEARCH4:
-		return "bsearch4";
-	case XFIB_ALGO_DIR24_8:
-		return "dir24_8";
-	case XFIB_ALGO_DXR:
-		return "dxr";
-	case XFIB_ALGO_BSEARCH6:
-		return "bsearch6";
-	case XFIB_ALGO_TRIE6:
-		return "trie6";
-	default:
-		return "none";
-	}
+	return xfib_algo_name(a);
 }
 
 struct opts {
@@ -340,143 +372,196 @@ static void print_prog_shape(int prog_fd)
 	free(insns);
 }
 
-/* Measures one key set: keys already written, n of them (a power of 2). */
+/*
+ * One pass over the keys (or one run, if there are fewer keys than
+ * lookups per run) from position 0, in mode lat, in the kernel and, for
+ * an xfib instance, natively: the sums must agree. Returns 1 if they do,
+ * 0 if not, a negative error (-EAGAIN: the instance changed).
+ */
+static int check_pass(struct bench *b, const char *name, unsigned long pass,
+		      bool lat, bool native)
+{
+	struct lookup_bpf__bss *bss = b->skel->bss;
+	double d;
+
+	bss->pos = 0;
+	bss->acc = 0;
+	bss->lat_prev = 0;
+	b->pos = 0;
+	b->acc = 0;
+	b->prev = 0;
+	d = bpf_runs(b, pass, lat);
+	if (d < 0)
+		return d;
+	if (!native) {
+		b->acc = bss->acc; /* the baseline's hits */
+		return 1;
+	}
+	if (native_runs(b, pass, lat))
+		return -EAGAIN;
+	if (bss->acc == b->acc)
+		return 1;
+	err_msg("%s%s: kernel and native sums differ over one pass: %llu vs %llu",
+		name, lat ? " (latency)" : "", (unsigned long long)bss->acc,
+		(unsigned long long)b->acc);
+	return 0;
+}
+
+/* Runs for --min-time seconds in mode lat, calibrated on the kernel side
+ * (which also warms caches and TLB), then the native side warmed too. */
+static long calibrate(struct bench *b, const struct opts *o, bool lat,
+		      bool native)
+{
+	double per_run = bpf_runs(b, 2000, lat);
+	unsigned long runs;
+
+	if (per_run < 0)
+		return per_run;
+	if (per_run < 1)
+		per_run = 1;
+	runs = o->min_time * 1e9 / per_run + 1;
+	if (runs > UINT_MAX)
+		runs = UINT_MAX;
+	if (native && native_runs(b, runs / 10 + 1, lat))
+		return -EAGAIN;
+	return runs;
+}
+
+/* Mode x path: [0] throughput, [1] latency; [0] kernel, [1] native. */
+struct result {
+	double ns[2][2][REPS_MAX];
+	long runs[2];
+	int ok[2];
+	double hit_pct;
+};
+
+static void print_result(const struct bench *b, const struct opts *o,
+			 const char *name, unsigned int n,
+			 const struct result *res)
+{
+	bool nat = !o->baseline;
+	int m;
+
+	printf("{\"family\":\"ipv%d\",\"algorithm\":\"%s\",",
+	       b->fam == XFIB_V4 ? 4 : 6, nat ? algo_name(b->algo) : o->baseline);
+	if (nat)
+		printf("\"generation\":%u,\"slot\":%u,", b->d.act.generation,
+		       b->d.act.slot);
+	else
+		printf("\"baseline\":true,");
+	printf("\"keys\":\"%s\",\"key_source\":\"%s\",\"nkeys\":%u,"
+	       "\"hit_pct\":%.2f,\"lookups_per_run\":%u,\"repetitions\":%u",
+	       name, o->in_prefixes ? "prefixes" : "uniform", n, res->hit_pct,
+	       b->k, o->reps);
+	for (m = 0; m < 2; m++) {
+		const char *p = m ? "lat_" : "";
+
+		printf(",\"%sruns\":%ld,\"%scheck\":%s,\"%sbpf_ns_median\":%.4f",
+		       p, res->runs[m], p, res->ok[m] ? "true" : "false", p,
+		       median(res->ns[m][0], o->reps));
+		if (nat)
+			printf(",\"%snative_ns_median\":%.4f", p,
+			       median(res->ns[m][1], o->reps));
+		else
+			printf(",\"%snative_ns_median\":null", p);
+		printf(",\"%sbpf_ns\":[", p);
+		print_list(res->ns[m][0], o->reps);
+		printf("],\"%snative_ns\":[", p);
+		print_list(res->ns[m][1], nat ? o->reps : 0);
+		printf("]");
+	}
+	print_prog_shape(b->prog_fd);
+	printf("}\n");
+	fflush(stdout);
+}
+
+/*
+ * Measures one key set (keys already written, n of them, a power of 2)
+ * in both modes: --reps repetitions, each running the kernel then the
+ * native loop (none for a baseline) in throughput mode, then in latency
+ * mode, so that a slow phase of the machine hits both.
+ */
 static int measure(struct bench *b, const struct opts *o, const char *name,
 		   unsigned int n)
 {
-	double bpf_ns[REPS_MAX], nat_ns[REPS_MAX], t0, per_run;
-	unsigned long runs, pass;
-	__u64 bpf_sum, nat_sum;
+	bool nat = !o->baseline;
+	struct result res = { 0 };
+	unsigned long pass;
 	unsigned int hits = 0, i, rep;
-	int err;
+	double t0, d;
+	int m, err;
 
 	b->mask = n - 1;
 	b->skel->bss->key_mask = n - 1;
 	/* Hit rate: keys with a route (native, one lookup per key). */
-	for (i = 0; i < n; i++) {
+	for (i = 0; nat && i < n; i++) {
 		const __u8 *a = b->fam == XFIB_V4 ?
 			(const __u8 *)&b->skel->bss->keys4[i] :
 			b->skel->bss->keys6[i];
 
 		hits += dpl_lookup(&b->d, a) != XFIB_NH_IDX_NONE;
 	}
-	/* One pass over the keys (or one run, if there are fewer keys than
-	 * lookups per run) from position 0 in both: the sums must agree. */
+	res.hit_pct = 100.0 * hits / n;
 	pass = n >= b->k ? n / b->k : 1;
-	b->skel->bss->pos = 0;
-	b->skel->bss->acc = 0;
-	b->pos = 0;
-	b->acc = 0;
-	per_run = bpf_runs(b, pass);
-	err = native_runs(b, pass);
-	if (per_run == -EAGAIN || err == -EAGAIN)
-		return -EAGAIN;
-	if (per_run < 0)
-		return per_run;
-	bpf_sum = b->skel->bss->acc;
-	nat_sum = b->acc;
-	if (bpf_sum != nat_sum)
-		err_msg("%s: kernel and native sums differ over one pass: %llu vs %llu",
-			name, (unsigned long long)bpf_sum,
-			(unsigned long long)nat_sum);
-
-	/* Calibrate on the kernel side (also warms caches and TLB). */
-	per_run = bpf_runs(b, 2000);
-	if (per_run < 0)
-		return per_run;
-	if (per_run < 1)
-		per_run = 1;
-	runs = o->min_time * 1e9 / per_run + 1;
-	if (runs > UINT_MAX)
-		runs = UINT_MAX;
-	if (native_runs(b, runs / 10 + 1))
-		return -EAGAIN;
-
-	for (rep = 0; rep < o->reps; rep++) {
-		double d = bpf_runs(b, runs);
-
-		if (d < 0)
-			return d;
-		bpf_ns[rep] = d / b->k;
-		t0 = now_s() * 1e9;
-		err = native_runs(b, runs);
-		if (err)
-			return err;
-		nat_ns[rep] = (now_s() * 1e9 - t0) / ((double)runs * b->k);
-		if (verbose)
-			fprintf(stderr, "%s %s rep %u: kernel %.3f ns, native %.3f ns\n",
-				algo_name(b->algo), name, rep, bpf_ns[rep],
-				nat_ns[rep]);
+	for (m = 1; m >= 0; m--) {
+		res.ok[m] = check_pass(b, name, pass, m, nat);
+		if (res.ok[m] < 0)
+			return res.ok[m];
 	}
-	printf("{\"family\":\"ipv%d\",\"algorithm\":\"%s\",\"generation\":%u,"
-	       "\"slot\":%u,\"keys\":\"%s\",\"key_source\":\"%s\","
-	       "\"nkeys\":%u,\"hit_pct\":%.2f,\"lookups_per_run\":%u,"
-	       "\"runs\":%lu,\"repetitions\":%u,\"check\":%s,"
-	       "\"bpf_ns_median\":%.4f,\"native_ns_median\":%.4f",
-	       b->fam == XFIB_V4 ? 4 : 6, algo_name(b->algo),
-	       b->d.act.generation, b->d.act.slot, name,
-	       o->in_prefixes ? "prefixes" : "uniform", n, 100.0 * hits / n,
-	       b->k, runs, o->reps, bpf_sum == nat_sum ? "true" : "false",
-	       median(bpf_ns, o->reps), median(nat_ns, o->reps));
-	print_list("bpf_ns", bpf_ns, o->reps);
-	print_list("native_ns", nat_ns, o->reps);
-	print_prog_shape(b->prog_fd);
-	printf("}\n");
-	fflush(stdout);
+	/* A baseline's hit rate: its own count over the throughput pass. */
+	if (!nat)
+		res.hit_pct = 100.0 * b->acc / ((double)pass * b->k);
+	for (m = 0; m < 2; m++) {
+		res.runs[m] = calibrate(b, o, m, nat);
+		if (res.runs[m] < 0)
+			return res.runs[m];
+	}
+	for (rep = 0; rep < o->reps; rep++) {
+		for (m = 0; m < 2; m++) {
+			d = bpf_runs(b, res.runs[m], m);
+			if (d < 0)
+				return d;
+			res.ns[m][0][rep] = d / b->k;
+			if (!nat)
+				continue;
+			t0 = now_s() * 1e9;
+			err = native_runs(b, res.runs[m], m);
+			if (err)
+				return err;
+			res.ns[m][1][rep] = (now_s() * 1e9 - t0) /
+					    ((double)res.runs[m] * b->k);
+		}
+		if (verbose)
+			fprintf(stderr, "%s %s rep %u: kernel %.3f / %.3f ns, native %.3f / %.3f ns (throughput / latency)\n",
+				nat ? algo_name(b->algo) : o->baseline, name, rep,
+				res.ns[0][0][rep], res.ns[1][0][rep],
+				res.ns[0][1][rep], res.ns[1][1][rep]);
+	}
+	print_result(b, o, name, n, &res);
 	return 0;
 }
 
 /*
- * A baseline's key set: kernel runs only. The hit rate comes from the
- * program's own count over one pass of the keys.
+ * The programs of one algorithm or baseline, by name: PREFIXNAME
+ * (throughput) and PREFIXNAME_lat (latency), in lookup.bpf.c. -ENOENT if
+ * there are none (an algorithm lookup.bpf.c has no loop for).
  */
-static int measure_base(struct bench *b, const struct opts *o,
-			const char *name, unsigned int n)
+static int pick_progs(struct bench *b, const char *prefix, const char *name)
 {
-	double bpf_ns[REPS_MAX], per_run;
-	unsigned long runs, pass;
-	unsigned int rep;
+	struct bpf_program *tp, *lat;
+	char pn[64];
 
-	b->skel->bss->key_mask = n - 1;
-	pass = n >= b->k ? n / b->k : 1;
-	b->skel->bss->pos = 0;
-	b->skel->bss->acc = 0;
-	per_run = bpf_runs(b, pass);
-	if (per_run < 0)
-		return per_run;
-	b->acc = b->skel->bss->acc;
-
-	per_run = bpf_runs(b, 2000);
-	if (per_run < 0)
-		return per_run;
-	if (per_run < 1)
-		per_run = 1;
-	runs = o->min_time * 1e9 / per_run + 1;
-	if (runs > UINT_MAX)
-		runs = UINT_MAX;
-	for (rep = 0; rep < o->reps; rep++) {
-		double d = bpf_runs(b, runs);
-
-		if (d < 0)
-			return d;
-		bpf_ns[rep] = d / b->k;
-		if (verbose)
-			fprintf(stderr, "%s %s rep %u: kernel %.3f ns\n",
-				o->baseline, name, rep, bpf_ns[rep]);
+	snprintf(pn, sizeof(pn), "%s%s", prefix, name);
+	tp = bpf_object__find_program_by_name(b->skel->obj, pn);
+	snprintf(pn, sizeof(pn), "%s%s_lat", prefix, name);
+	lat = bpf_object__find_program_by_name(b->skel->obj, pn);
+	if (!tp || !lat || bpf_program__fd(tp) < 0 || bpf_program__fd(lat) < 0) {
+		err_msg("no loaded program %s%s (and _lat) in lookup.bpf.c",
+			prefix, name);
+		return -ENOENT;
 	}
-	printf("{\"family\":\"ipv%d\",\"algorithm\":\"%s\",\"baseline\":true,"
-	       "\"keys\":\"%s\",\"key_source\":\"%s\",\"nkeys\":%u,"
-	       "\"hit_pct\":%.2f,\"lookups_per_run\":%u,\"runs\":%lu,"
-	       "\"repetitions\":%u,\"check\":true,\"bpf_ns_median\":%.4f,"
-	       "\"native_ns_median\":null",
-	       b->fam == XFIB_V4 ? 4 : 6, o->baseline, name,
-	       o->in_prefixes ? "prefixes" : "uniform", n,
-	       100.0 * b->acc / ((double)pass * b->k), b->k, runs, o->reps,
-	       median(bpf_ns, o->reps));
-	print_list("bpf_ns", bpf_ns, o->reps);
-	print_prog_shape(b->prog_fd);
-	printf(",\"native_ns\":[]}\n");
-	fflush(stdout);
+	b->prog_fd = bpf_program__fd(tp);
+	b->prog_lat_fd = bpf_program__fd(lat);
 	return 0;
 }
 
@@ -487,7 +572,6 @@ static int measure_base(struct bench *b, const struct opts *o,
  */
 static int open_instance(struct bench *b)
 {
-	struct bpf_program *prog;
 	int err;
 
 	dpl_close(&b->d);
@@ -497,39 +581,38 @@ static int open_instance(struct bench *b)
 	if (!b->d.ready)
 		return -ENOENT;
 	b->algo = b->d.act.algo;
-	switch (b->algo) {
-	case XFIB_ALGO_BSEARCH4:
-		prog = b->skel->progs.lookup_bsearch4;
-		break;
-	case XFIB_ALGO_DIR24_8:
-		prog = b->skel->progs.lookup_dir24_8;
-		break;
-	case XFIB_ALGO_DXR:
-		prog = b->skel->progs.lookup_dxr;
-		break;
-	case XFIB_ALGO_BSEARCH6:
-		prog = b->skel->progs.lookup_bsearch6;
-		break;
-	case XFIB_ALGO_TRIE6:
-		prog = b->skel->progs.lookup_trie6;
-		break;
-	default:
-		return -ENOENT;
-	}
-	b->prog_fd = bpf_program__fd(prog);
-	return 0;
+	return pick_progs(b, "lookup_", algo_name(b->algo));
 }
 
-/* Loads the benchmark program over the maps pinned in pin_dir. */
+/* Loads PREFIXNAME and PREFIXNAME_lat, those of them that exist. */
+static void autoload(struct lookup_bpf *skel, const char *prefix,
+		     const char *name)
+{
+	struct bpf_program *prog;
+	char pn[64];
+
+	snprintf(pn, sizeof(pn), "%s%s", prefix, name);
+	prog = bpf_object__find_program_by_name(skel->obj, pn);
+	if (prog)
+		bpf_program__set_autoload(prog, true);
+	snprintf(pn, sizeof(pn), "%s%s_lat", prefix, name);
+	prog = bpf_object__find_program_by_name(skel->obj, pn);
+	if (prog)
+		bpf_program__set_autoload(prog, true);
+}
+
+/* Loads the benchmark programs over the maps pinned in pin_dir. */
 static int load_prog(const char *pin_dir, int fam, const char *baseline,
-		     struct lookup_bpf **skelp)
+		     __u32 only, struct lookup_bpf **skelp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
 	bool v4 = fam == XFIB_V4;
 	struct bpf_program *prog;
 	struct lookup_bpf *skel;
+	char name[32];
 	int err, fd;
+	__u32 id;
 
 	skel = lookup_bpf__open_opts(&oo);
 	if (!skel)
@@ -547,18 +630,16 @@ static int load_prog(const char *pin_dir, int fam, const char *baseline,
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, false);
 	if (!baseline) {
-		bpf_program__set_autoload(v4 ? skel->progs.lookup_bsearch4 :
-					       skel->progs.lookup_bsearch6, true);
-		bpf_program__set_autoload(v4 ? skel->progs.lookup_dir24_8 :
-					       skel->progs.lookup_trie6, true);
-		if (v4)
-			bpf_program__set_autoload(skel->progs.lookup_dxr, true);
-	} else if (!strcmp(baseline, "lpm_trie")) {
-		bpf_program__set_autoload(v4 ? skel->progs.base_lpm_trie4 :
-					       skel->progs.base_lpm_trie6, true);
+		/* The published algorithm (only), else every algorithm of
+		 * the family, by name, both modes. */
+		for (id = 1; id < XFIB_ALGO_COUNT; id++) {
+			if (xfib_algo_family(id) != fam || (only && id != only))
+				continue;
+			autoload(skel, "lookup_", xfib_algo_name(id));
+		}
 	} else {
-		bpf_program__set_autoload(v4 ? skel->progs.base_fib_lookup4 :
-					       skel->progs.base_fib_lookup6, true);
+		snprintf(name, sizeof(name), "%s%d", baseline, v4 ? 4 : 6);
+		autoload(skel, "base_", name);
 	}
 	/*
 	 * xfib_tx_ports is pinned by ctl/lib/pin.c, not by libbpf (see
@@ -605,13 +686,10 @@ static int fill_lpm(struct bench *b)
 /* Picks the baseline's program and prepares its table. */
 static int open_baseline(struct bench *b, const struct opts *o)
 {
-	bool v4 = b->fam == XFIB_V4;
-	struct bpf_program *prog;
+	char name[32];
 	int err;
 
 	if (!strcmp(o->baseline, "lpm_trie")) {
-		prog = v4 ? b->skel->progs.base_lpm_trie4 :
-			    b->skel->progs.base_lpm_trie6;
 		err = fill_lpm(b);
 		if (err) {
 			err_msg("filling the LPM trie: %s", strerror(-err));
@@ -624,12 +702,11 @@ static int open_baseline(struct bench *b, const struct opts *o)
 			err_msg("--baseline fib_lookup needs --iif, a port with forwarding on");
 			return -EINVAL;
 		}
-		prog = v4 ? b->skel->progs.base_fib_lookup4 :
-			    b->skel->progs.base_fib_lookup6;
 		b->skel->bss->fib_iif = idx;
 	}
-	b->prog_fd = bpf_program__fd(prog);
-	return 0;
+	snprintf(name, sizeof(name), "%s%d", o->baseline,
+		 b->fam == XFIB_V4 ? 4 : 6);
+	return pick_progs(b, "base_", name);
 }
 
 static void write_keys(struct bench *b, const struct opts *o, unsigned int n)
@@ -656,7 +733,7 @@ static int run_set(struct bench *b, const struct opts *o, const char *name,
 	rnd_state = seed;
 	write_keys(b, o, n);
 	if (o->baseline)
-		return measure_base(b, o, name, n);
+		return measure(b, o, name, n);
 	for (tries = 0; tries < 5; tries++) {
 		err = open_instance(b);
 		if (err)
@@ -710,6 +787,7 @@ int main(int argc, char **argv)
 	};
 	struct bench b = { 0 };
 	unsigned int keys_max;
+	__u32 algo = 0;
 	int c, err = 0;
 
 	while ((c = getopt_long(argc, argv, "v", lopts, NULL)) != -1) {
@@ -806,7 +884,15 @@ int main(int argc, char **argv)
 		err_msg("%s: %s", o.pin_dir, strerror(-err));
 		return 1;
 	}
-	err = load_prog(o.pin_dir, o.fam, o.baseline, &b.skel);
+	/*
+	 * The algorithm published now: only its programs are loaded
+	 * (verifying all of them costs seconds). lookup.sh forces it
+	 * before the run; should it change meanwhile, the retry in run_set
+	 * finds no program for the new one and says so.
+	 */
+	if (!o.baseline && !dpl_open(&b.d, b.fwd, o.fam) && b.d.ready)
+		algo = b.d.act.algo;
+	err = load_prog(o.pin_dir, o.fam, o.baseline, algo, &b.skel);
 	if (err) {
 		err_msg("loading the lookup programs over %s: %s", o.pin_dir,
 			strerror(-err));

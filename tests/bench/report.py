@@ -16,8 +16,15 @@ writes in DIR:
   report.md     tables, and the targets of issue 5, each met or missed
                 with the gap
   lookup.png    M lookups/s against table size, per algorithm and
-                baseline, random and hot keys
+                baseline, random and hot keys (clustered IPv6 table:
+                separate markers)
+  lookup-latency.png  the same in latency mode (ns per dependent lookup)
+  memory.png    bytes per prefix of every structure against table size
+                (generated and clustered tables), and xfibd's resident
+                memory per route
   fwd.png       forwarding Mpps per path, at 10 routes and full table
+  router-cost.png  the router's own ns per packet (each path's time per
+                packet minus the lookup-free forwarder's), median and range
 
 Plots need matplotlib (python3-matplotlib); without it they are skipped
 and the report says so. Numbers are reported, never judged fatal.
@@ -44,41 +51,77 @@ def rnd(v, n=4):
     return None if v is None else round(v, n)
 
 
+def tbl(r):
+    """The lookup table a record was measured on (older records: generated)."""
+    return r.get("table") or "generated"
+
+
+def same_set(rows, r):
+    """The rows measured on the same table, family, size and keys as r."""
+    return [x for x in rows if x["family"] == r["family"] and
+            x["routes"] == r["routes"] and x["keys"] == r["keys"] and
+            tbl(x) == tbl(r)]
+
+
 # ---- records ---------------------------------------------------------------
 
 def lookup_records(lk):
-    """Per (family, routes, keys): every algorithm's BPF figure, its native
-    twin, and the baselines; speedups against lpm_trie, fib_lookup and the
-    native loop."""
+    """Per (table, family, routes, keys): every algorithm's BPF figure, its
+    native twin, and the baselines, in throughput and latency mode;
+    speedups against lpm_trie, fib_lookup and the native loop of the same
+    mode. Then the memory of each instance, and xfibd's resident set."""
     out = []
     rows = lk["summary"]
     for r in rows:
-        same = [x for x in rows if x["family"] == r["family"] and
-                x["routes"] == r["routes"] and x["keys"] == r["keys"]]
-        base = {b["algorithm"]: b["bpf_ns_median"] for b in same
-                if b.get("baseline")}
-        ns = r["bpf_ns_median"]
-        sp = {k: rnd(v / ns) for k, v in base.items()}
-        if r.get("native_ns_median"):
-            sp["native"] = rnd(r["native_ns_median"] / ns)
+        same = same_set(rows, r)
         common = {"bench": "lookup", "family": r["family"],
                   "algorithm": r["algorithm"],
-                  "baseline": bool(r.get("baseline")),
+                  "baseline": bool(r.get("baseline")), "table": tbl(r),
                   "routes": r["routes"], "keys": r["keys"],
                   "repetitions": r["repetitions"]}
-        out.append(dict(common, path="bpf", metric="ns_per_lookup",
-                        value=rnd(ns), unit="ns", speedup=sp))
-        out.append(dict(common, path="bpf", metric="mlookups_per_s",
-                        value=rnd(1000 / ns), unit="Mlookups/s", speedup=sp))
-        if r.get("native_ns_median"):
-            nn = r["native_ns_median"]
-            nsp = {k: rnd(v / nn) for k, v in base.items()}
-            nsp["native"] = 1.0
-            out.append(dict(common, path="native", metric="ns_per_lookup",
-                            value=rnd(nn), unit="ns", speedup=nsp))
-            out.append(dict(common, path="native", metric="mlookups_per_s",
-                            value=rnd(1000 / nn), unit="Mlookups/s",
-                            speedup=nsp))
+        for mode, pre in (("throughput", ""), ("latency", "lat_")):
+            ns = r.get(pre + "bpf_ns_median")
+            if not ns:
+                continue
+            base = {b["algorithm"]: b[pre + "bpf_ns_median"] for b in same
+                    if b.get("baseline") and b.get(pre + "bpf_ns_median")}
+            metric = "ns_per_lookup" if not pre else "latency_ns_per_lookup"
+            sp = {k: rnd(v / ns) for k, v in base.items()}
+            nn = r.get(pre + "native_ns_median")
+            if nn:
+                sp["native"] = rnd(nn / ns)
+            c = dict(common, mode=mode)
+            out.append(dict(c, path="bpf", metric=metric, value=rnd(ns),
+                            unit="ns", speedup=sp))
+            if not pre:
+                out.append(dict(c, path="bpf", metric="mlookups_per_s",
+                                value=rnd(1000 / ns), unit="Mlookups/s",
+                                speedup=sp))
+            if nn:
+                nsp = {k: rnd(v / nn) for k, v in base.items()}
+                nsp["native"] = 1.0
+                out.append(dict(c, path="native", metric=metric,
+                                value=rnd(nn), unit="ns", speedup=nsp))
+                if not pre:
+                    out.append(dict(c, path="native", metric="mlookups_per_s",
+                                    value=rnd(1000 / nn), unit="Mlookups/s",
+                                    speedup=nsp))
+        if r.get("bytes_per_prefix") is not None and r["keys"] == "random":
+            for m, v in (("instance_bytes", r["memory"]),
+                         ("bytes_per_prefix", rnd(r["bytes_per_prefix"])),
+                         ("bytes_per_route", rnd(r["bytes_per_route"]))):
+                out.append(dict(common, keys=None, metric=m, value=v,
+                                unit="bytes", speedup={}))
+    for st in lk.get("steps", []):
+        if st.get("xfibd_rss") is None:
+            continue
+        c = {"bench": "lookup", "family": st["family"], "algorithm": "xfibd",
+             "baseline": False, "table": tbl(st), "routes": st["routes"],
+             "unit": "bytes", "speedup": {}}
+        out.append(dict(c, metric="xfibd_rss_bytes", value=st["xfibd_rss"]))
+        out.append(dict(c, metric="xfibd_rss_bytes_per_route",
+                        value=rnd(st["xfibd_rss"] / max(1, st.get("routes_all", st["routes_total"]))),
+                        note="VmRSS / routes held, both families"))
     return out
 
 
@@ -93,6 +136,14 @@ def fwd_records(fw):
         if r["metric"] == "rx_mpps":
             rec["speedup"] = {"kernel": r.get("ratio_to_kernel"),
                               "fibfwd": r.get("ratio_to_fibfwd")}
+        if r["metric"] == "router_ns_per_packet":
+            for k in ("min", "max", "samples", "note"):
+                rec[k] = r.get(k)
+            for k, f in (("kernel", "ratio_kernel_to_this"),
+                         ("fibfwd", "ratio_fibfwd_to_this")):
+                if r.get(f):
+                    rec["speedup"][k] = r[f]["median"]
+                    rec["speedup"][k + "_range"] = [r[f]["min"], r[f]["max"]]
         out.append(rec)
     return out
 
@@ -147,23 +198,58 @@ def auto_algo(lk, family, routes):
 def lookup_section(lk):
     rows = []
     for r in lk["summary"]:
-        same = [x for x in lk["summary"] if x["family"] == r["family"] and
-                x["routes"] == r["routes"] and x["keys"] == r["keys"]]
-        base = {b["algorithm"]: b["bpf_ns_median"] for b in same
-                if b.get("baseline")}
-        ns = r["bpf_ns_median"]
-        nat = r.get("native_ns_median")
-        rows.append((r["family"], r["routes"], r["keys"], r["algorithm"],
-                     ns, 1000 / ns, nat,
+        same = same_set(lk["summary"], r)
+        base = {b["algorithm"]: b for b in same if b.get("baseline")}
+        ns, lat = r["bpf_ns_median"], r.get("lat_bpf_ns_median")
+        nat, nlat = r.get("native_ns_median"), r.get("lat_native_ns_median")
+
+        def x(b, pre, v):
+            return base[b][pre + "bpf_ns_median"] / v \
+                if b in base and v and base[b].get(pre + "bpf_ns_median") else None
+        rows.append((r["family"], tbl(r), r["routes"], r["keys"],
+                     r["algorithm"], ns, lat, nat, nlat,
                      ns / nat if nat else None,
-                     base["lpm_trie"] / ns if "lpm_trie" in base else None,
-                     base["fib_lookup"] / ns if "fib_lookup" in base else None,
-                     r["hit_pct"]))
-    rows.sort(key=lambda x: (x[0], x[1], x[2] != "random",
-                             x[3] in LOOKUP_BASELINES, x[3]))
-    return table(["family", "routes", "keys", "algorithm", "BPF ns",
-                  "BPF M/s", "native ns", "BPF/native", "x LPM_TRIE",
-                  "x fib_lookup", "hits %"], rows)
+                     x("lpm_trie", "", ns), x("lpm_trie", "lat_", lat),
+                     x("fib_lookup", "", ns), x("fib_lookup", "lat_", lat),
+                     r.get("bytes_per_prefix"), r["hit_pct"]))
+    rows.sort(key=lambda x: (x[0], x[1] != "generated", x[2], x[3] != "random",
+                             x[4] in LOOKUP_BASELINES, x[4]))
+    return table(["family", "table", "routes", "keys", "algorithm",
+                  "BPF ns (tput)", "BPF ns (lat)", "native ns (tput)",
+                  "native ns (lat)", "BPF/native (tput)", "x LPM_TRIE (tput)",
+                  "x LPM_TRIE (lat)", "x fib_lookup (tput)",
+                  "x fib_lookup (lat)", "B/prefix", "hits %"], rows)
+
+
+def memory_section(lk, ct):
+    """Every structure's memory at each size and table, and xfibd's."""
+    rows = []
+    for r in lk["summary"] if lk else []:
+        if r.get("bytes_per_prefix") is None or r["keys"] != "random":
+            continue
+        rows.append((r["family"], tbl(r), r["routes"], r["algorithm"],
+                     r["memory"], r["bytes_per_prefix"], r["bytes_per_route"]))
+    rows.sort(key=lambda x: (x[0], x[1] != "generated", x[2], x[3]))
+    out = [table(["family", "table", "prefixes", "structure", "bytes",
+                  "B/prefix", "B/route"], rows), ""]
+    rss = [(s["family"], tbl(s), s["routes"], s.get("routes_all"), s["xfibd_rss"],
+            s["xfibd_rss"] / max(1, s.get("routes_all") or s["routes_total"]))
+           for s in (lk or {}).get("steps", []) if s.get("xfibd_rss")]
+    if rss:
+        out += ["xfibd's resident memory (VmRSS) after each family's step "
+                "of the lookup benchmark (B/route = VmRSS / routes held, "
+                "both families, the router's own included):", "",
+                table(["after family", "table", "prefixes", "routes held",
+                       "VmRSS bytes", "B/route"], rss), ""]
+    if ct:
+        c = {r["metric"]: r["value"] for r in ct["records"]
+             if r["family"] == "all"}
+        if c.get("xfibd_rss_bytes"):
+            out += ["Control-plane benchmark (full-table install): xfibd "
+                    "VmRSS %s bytes, %s B/route (tests/bench/ctl.sh)."
+                    % (fmt(c["xfibd_rss_bytes"]),
+                       fmt(c.get("xfibd_bytes_per_route"))), ""]
+    return out
 
 
 def shape_section(lk):
@@ -213,6 +299,27 @@ def fwd_section(fw):
                   "path verified"], rows)
 
 
+def cost_section(fw):
+    """The router's own cost per packet (fwd.json router_cost)."""
+    def name(r):
+        if r["path"] in ("xfib", "xfib_ct"):
+            return r["path"] + "/" + r["algorithm"]
+        if r["path"].startswith("xfib-"):
+            return r["path"] + "/" + r["algorithm"]
+        return r["path"]
+
+    def rng(v):
+        return "-" if not v else "%.2fx [%.2f-%.2f]" % (v["median"], v["min"], v["max"])
+    rows = []
+    for r in fw.get("router_cost", []):
+        rows.append((r["table"], "ipv%d" % r["family"], name(r), r["n"],
+                     r["ns"]["median"], "%.1f-%.1f" % (r["ns"]["min"], r["ns"]["max"]),
+                     rng(r.get("vs_kernel")), rng(r.get("vs_fibfwd"))))
+    rows.sort(key=lambda x: (x[0] != "10", x[1], x[2]))
+    return table(["table", "family", "path", "reps", "own ns/packet (median)",
+                  "range", "kernel / xfib", "fibfwd / xfib"], rows)
+
+
 def ctl_section(ct):
     rows = []
     for r in ct["records"]:
@@ -227,13 +334,12 @@ def targets(lk, fw, ct):
 
     def lk_row(fam, algo, keys="random"):
         rows = [r for r in lk["summary"] if r["family"] == fam and
-                r["algorithm"] == algo and r["keys"] == keys]
+                r["algorithm"] == algo and r["keys"] == keys and
+                tbl(r) == "generated"]
         return max(rows, key=lambda r: r["routes"]) if rows else None
 
     def lk_base(row, base):
-        b = [r for r in lk["summary"] if r["family"] == row["family"] and
-             r["routes"] == row["routes"] and r["keys"] == row["keys"] and
-             r["algorithm"] == base]
+        b = [r for r in same_set(lk["summary"], row) if r["algorithm"] == base]
         return b[0]["bpf_ns_median"] if b else None
 
     def add(name, value, want, higher=True, unit="x", d=2):
@@ -320,6 +426,153 @@ def machine_of(*docs):
 
 # ---- plots -----------------------------------------------------------------
 
+def plot_lookup(plt, lk, outdir, pre, fname):
+    """Lookups against table size; pre "" (throughput) or "lat_"."""
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    for i, fam in enumerate(("ipv4", "ipv6")):
+        for j, keys in enumerate(("random", "hot")):
+            ax = axes[i][j]
+            rows = [r for r in lk["summary"] if r["family"] == fam and
+                    r["keys"] == keys and r.get(pre + "bpf_ns_median")]
+            for t, mk in (("generated", "o"), ("clustered", "x")):
+                trows = [r for r in rows if tbl(r) == t]
+                suffix = "" if t == "generated" else ", clustered"
+                for algo in sorted({r["algorithm"] for r in trows}):
+                    val = (lambda v: 1000 / v) if not pre else (lambda v: v)
+                    pts = sorted((r["routes"], val(r[pre + "bpf_ns_median"]))
+                                 for r in trows if r["algorithm"] == algo)
+                    style = "--" if algo in LOOKUP_BASELINES else "-"
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                            marker=mk, label=algo + suffix + (" (kernel baseline)" if style == "--" else " (BPF)"))
+                    nat = sorted((r["routes"], val(r[pre + "native_ns_median"]))
+                                 for r in trows if r["algorithm"] == algo and
+                                 r.get(pre + "native_ns_median"))
+                    if nat:
+                        ax.plot([p[0] for p in nat], [p[1] for p in nat], ":",
+                                marker=".", label=algo + suffix + " (native C)")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("prefixes in the table")
+            ax.set_ylabel("M lookups/s (one CPU)" if not pre else
+                          "ns per dependent lookup (one CPU)")
+            ax.set_title("%s, %s keys, %s mode" % (fam, keys, "latency" if pre else "throughput"))
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, fname), dpi=100)
+    plt.close(fig)
+
+
+def plot_memory(plt, lk, outdir):
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5))
+    for i, fam in enumerate(("ipv4", "ipv6")):
+        ax = axes[i]
+        rows = [r for r in lk["summary"] if r["family"] == fam and
+                r["keys"] == "random" and r.get("bytes_per_prefix")]
+        for t, mk in (("generated", "o-"), ("clustered", "x")):
+            for algo in sorted({r["algorithm"] for r in rows if tbl(r) == t}):
+                pts = sorted((r["routes"], r["bytes_per_prefix"]) for r in rows
+                             if r["algorithm"] == algo and tbl(r) == t)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], mk,
+                        label=algo + ("" if t == "generated" else " (clustered)"))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("prefixes in the table")
+        ax.set_ylabel("bytes per prefix")
+        ax.set_title("%s: memory of each structure" % fam)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    ax = axes[2]
+    steps = [s for s in lk.get("steps", []) if s.get("xfibd_rss")]
+    for fam in ("ipv4", "ipv6"):
+        pts = sorted((s.get("routes_all") or s["routes_total"],
+                      s["xfibd_rss"] / max(1, s.get("routes_all") or s["routes_total"]))
+                     for s in steps if s["family"] == fam and tbl(s) == "generated")
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-",
+                    label="after the %s step" % fam)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("routes held (both families)")
+    ax.set_ylabel("xfibd VmRSS / routes (bytes)")
+    ax.set_title("xfibd resident memory per route")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "memory.png"), dpi=100)
+    plt.close(fig)
+
+
+def plot_fwd(plt, fw, outdir):
+    s = fw["summary"]
+    groups = sorted({(r["table"], r["family"]) for r in s},
+                    key=lambda g: (g[0] != "10", g[1]))
+    fig, ax = plt.subplots(figsize=(12, 5))
+    x = 0
+    ticks, labels = [], []
+    colours = {"kernel": "tab:gray", "fibfwd": "tab:orange",
+               "nolookup": "tab:green"}
+    for g in groups:
+        rows = sorted([r for r in s if (r["table"], r["family"]) == g],
+                      key=lambda r: (r["path"] != "nolookup", r["path"] != "kernel",
+                                     r["path"] != "fibfwd", r["path"], r["algorithm"]))
+        start = x
+        for r in rows:
+            name = r["path"] if r["path"] not in ("xfib", "xfib_ct") else \
+                r["path"] + "/" + r["algorithm"]
+            ax.bar(x, r["rx"], color=colours.get(r["path"], "tab:blue"),
+                   yerr=[[r["rx"] - r["rx_min"]], [r["rx_max"] - r["rx"]]],
+                   capsize=3)
+            ax.text(x, 0.05, name, rotation=90, ha="center", va="bottom",
+                    fontsize=7, color="white")
+            x += 1
+        ticks.append((start + x - 1) / 2)
+        labels.append("ipv%d, %s" % (g[1], "10 routes" if g[0] == "10" else "full table"))
+        x += 1
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels)
+    ax.set_ylabel("Mpps at the sinks (median, min-max)")
+    ax.set_title("Forwarding, 64-byte UDP over veth (kernel stack, "
+                 "bpf_fib_lookup forwarder, lookup-free forwarder, xfib per algorithm)")
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "fwd.png"), dpi=100)
+    plt.close(fig)
+
+
+def plot_cost(plt, fw, outdir):
+    rows = [r for r in fw["router_cost"] if r["path"] in ("kernel", "fibfwd", "xfib")]
+    groups = sorted({(r["table"], r["family"]) for r in rows},
+                    key=lambda g: (g[0] != "10", g[1]))
+    fig, ax = plt.subplots(figsize=(12, 5))
+    colours = {"kernel": "tab:gray", "fibfwd": "tab:orange"}
+    x = 0
+    ticks, labels = [], []
+    for g in groups:
+        grp = sorted([r for r in rows if (r["table"], r["family"]) == g],
+                     key=lambda r: (r["path"] != "kernel", r["path"] != "fibfwd", r["algorithm"]))
+        start = x
+        for r in grp:
+            v = r["ns"]
+            ax.bar(x, v["median"], color=colours.get(r["path"], "tab:blue"),
+                   yerr=[[v["median"] - v["min"]], [v["max"] - v["median"]]],
+                   capsize=3)
+            ax.text(x, 1, r["path"] + ("/" + r["algorithm"] if r["path"] == "xfib" else ""),
+                    rotation=90, ha="center", va="bottom", fontsize=7)
+            x += 1
+        ticks.append((start + x - 1) / 2)
+        labels.append("ipv%d, %s" % (g[1], "10 routes" if g[0] == "10" else "full table"))
+        x += 1
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels)
+    ax.set_ylabel("ns per packet over the lookup-free forwarder\n(median, min-max over repetitions)")
+    ax.set_title("The router's own cost per packet")
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "router-cost.png"), dpi=100)
+    plt.close(fig)
+
+
 def plots(lk, fw, outdir):
     try:
         import matplotlib
@@ -329,70 +582,20 @@ def plots(lk, fw, outdir):
         return []
     made = []
     if lk:
-        fig, axes = plt.subplots(2, 2, figsize=(12, 9))
-        for i, fam in enumerate(("ipv4", "ipv6")):
-            for j, keys in enumerate(("random", "hot")):
-                ax = axes[i][j]
-                rows = [r for r in lk["summary"] if r["family"] == fam and
-                        r["keys"] == keys]
-                for algo in sorted({r["algorithm"] for r in rows}):
-                    pts = sorted((r["routes"], 1000 / r["bpf_ns_median"])
-                                 for r in rows if r["algorithm"] == algo)
-                    style = "--" if algo in LOOKUP_BASELINES else "-"
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
-                            marker="o", label=algo + (" (kernel baseline)" if style == "--" else " (BPF)"))
-                    nat = sorted((r["routes"], 1000 / r["native_ns_median"])
-                                 for r in rows if r["algorithm"] == algo and
-                                 r.get("native_ns_median"))
-                    if nat:
-                        ax.plot([p[0] for p in nat], [p[1] for p in nat], ":",
-                                marker=".", label=algo + " (native C)")
-                ax.set_xscale("log")
-                ax.set_yscale("log")
-                ax.set_xlabel("prefixes in the table")
-                ax.set_ylabel("M lookups/s (one CPU)")
-                ax.set_title("%s, %s keys" % (fam, keys))
-                ax.grid(True, which="both", alpha=0.3)
-                ax.legend(fontsize=7)
-        fig.tight_layout()
-        p = os.path.join(outdir, "lookup.png")
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
+        plot_lookup(plt, lk, outdir, "", "lookup.png")
         made.append("lookup.png")
+        if any(r.get("lat_bpf_ns_median") for r in lk["summary"]):
+            plot_lookup(plt, lk, outdir, "lat_", "lookup-latency.png")
+            made.append("lookup-latency.png")
+        if any(r.get("bytes_per_prefix") for r in lk["summary"]):
+            plot_memory(plt, lk, outdir)
+            made.append("memory.png")
     if fw:
-        s = fw["summary"]
-        groups = sorted({(r["table"], r["family"]) for r in s},
-                        key=lambda g: (g[0] != "10", g[1]))
-        fig, ax = plt.subplots(figsize=(12, 5))
-        x = 0
-        ticks, labels = [], []
-        colours = {"kernel": "tab:gray", "fibfwd": "tab:orange"}
-        for g in groups:
-            rows = sorted([r for r in s if (r["table"], r["family"]) == g],
-                          key=lambda r: (r["path"] != "kernel", r["path"] != "fibfwd", r["algorithm"]))
-            start = x
-            for r in rows:
-                name = r["path"] if r["path"] not in ("xfib", "xfib_ct") else \
-                    r["path"] + "/" + r["algorithm"]
-                ax.bar(x, r["rx"], color=colours.get(r["path"], "tab:blue"),
-                       yerr=[[r["rx"] - r["rx_min"]], [r["rx_max"] - r["rx"]]],
-                       capsize=3)
-                ax.text(x, 0.05, name, rotation=90, ha="center", va="bottom",
-                        fontsize=7, color="white")
-                x += 1
-            ticks.append((start + x - 1) / 2)
-            labels.append("ipv%d, %s" % (g[1], "10 routes" if g[0] == "10" else "full table"))
-            x += 1
-        ax.set_xticks(ticks)
-        ax.set_xticklabels(labels)
-        ax.set_ylabel("Mpps at the sinks (median, min-max)")
-        ax.set_title("Forwarding, 64-byte UDP over veth (kernel stack, "
-                     "bpf_fib_lookup forwarder, xfib per algorithm)")
-        ax.grid(True, axis="y", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, "fwd.png"), dpi=100)
-        plt.close(fig)
+        plot_fwd(plt, fw, outdir)
         made.append("fwd.png")
+        if fw.get("router_cost"):
+            plot_cost(plt, fw, outdir)
+            made.append("router-cost.png")
     return made
 
 
@@ -450,7 +653,18 @@ def main():
                "SKIP_NEIGH, against the kernel FIB holding the same "
                "routes). Keys: random = 65536 addresses inside random "
                "prefixes of the table, hot = 8. x LPM_TRIE / x "
-               "fib_lookup = times faster than that baseline."
+               "fib_lookup = times faster than that baseline. Two modes "
+               "over the same keys: tput (throughput: independent "
+               "lookups in a row, whose cache misses the CPU overlaps) "
+               "and lat (latency: each key's index depends on the "
+               "previous lookup's result, so each lookup waits for the "
+               "one before, as in a packet's serial work), both in ns "
+               "per lookup. Tables: generated (Internet-shaped, "
+               "scripts/gen-table.py) and, for IPv6, clustered "
+               "(tests/bench/gen-bench-table.py clustered6: a few hundred "
+               "/20-/32 allocations, runs of /48s, /64s and /128s next to "
+               "each other), as many prefixes as the largest size. "
+               "B/prefix = the instance's memory per prefix of the table."
                % (lk["summary"][0].get("lookups_per_run", 256)), "",
                lookup_section(lk), ""]
         md += ["Automatic selection: " + "; ".join(
@@ -464,15 +678,32 @@ def main():
                    "bpf_fib_lookup helper):", "", sh, ""]
         if "lookup.png" in made:
             md += ["![lookups per second](lookup.png)", ""]
+        if "lookup-latency.png" in made:
+            md += ["![ns per dependent lookup](lookup-latency.png)", ""]
+    if lk or ct:
+        md += ["## Memory", "",
+               "Each structure's memory (xfibctl status: the instance's "
+               "maps) at each size of the lookup benchmark, per prefix of "
+               "the table and per route the instance holds (the router's "
+               "own connected and local routes too)."
+               , ""] + memory_section(lk, ct)
+        if "memory.png" in made:
+            md += ["![memory per prefix](memory.png)", ""]
     if fw:
         md += ["## Forwarding", "",
                "64-byte UDP, gen -> router -> two sinks over veth, %d "
                "destinations spread over 198.19.0.0/16 and "
                "2001:db8:8000::/33; %d x %s s per path; %s. Paths: "
                "`kernel` (no XDP), `fibfwd` (bpf_fib_lookup XDP "
-               "forwarder, tests/bench/fibfwd.bpf.c), `xfib/ALGO`. "
+               "forwarder, tests/bench/fibfwd.bpf.c), `nolookup` (the "
+               "lookup-free XDP forwarder, tests/bench/nolookup.bpf.c: "
+               "TTL, fixed MACs, redirect to one port), `xfib/ALGO`. "
                "Tables: `10` routes, `full` = Internet-shaped table plus "
-               "prefixes nested in the test ranges. x kernel / x fibfwd: "
+               "prefixes nested in the destinations' ranges "
+               "(tests/bench/gen-bench-table.py: nested4 in "
+               "198.19.0.0/16, clustered6 in 2001:db8:8000::/33; the "
+               "fwd log says how many are some destination's longest "
+               "match). x kernel / x fibfwd: "
                "ratio of the medians, same table and family. Path "
                "verified: the router's forwarding counters show the "
                "path measured did the forwarding." % (
@@ -481,6 +712,19 @@ def main():
                fwd_section(fw), ""]
         if "fwd.png" in made:
             md += ["![forwarding Mpps](fwd.png)", ""]
+        if fw.get("router_cost"):
+            md += ["### The router's own cost per packet", "",
+                   "One core carries generator, router and sinks, so a "
+                   "path's rate hides how much of the time per packet is "
+                   "the router's. Per repetition: the path's time per "
+                   "packet (1 / rx) minus the lookup-free forwarder's "
+                   "(`nolookup`) in the same repetition; median and range "
+                   "over the repetitions (on a busy machine a repetition can "
+                   "come out at or below zero). kernel / xfib and fibfwd / "
+                   "xfib: that path's own cost over xfib's, per repetition "
+                   "where both are positive, median [range].", "", cost_section(fw), ""]
+            if "router-cost.png" in made:
+                md += ["![router's own cost per packet](router-cost.png)", ""]
     if ct:
         md += ["## Control plane", "",
                "xfibd mirroring the router's kernel FIB "
