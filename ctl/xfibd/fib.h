@@ -28,6 +28,7 @@
 #include "dir24.h"
 #include "ptree.h"
 #include "rib.h"
+#include "tbl8_maps.h"
 #include "trie6.h"
 
 struct fib;
@@ -79,10 +80,11 @@ struct fib_inst {
 	__u8 log2n;      /* bsearch: the slot holds 2^log2n ranges */
 	__u64 mem_bytes;
 	__u32 capacity;  /* groups or ranges */
-	/* dir24_8 / trie6: the slot's inner maps, mmap()ed */
-	int fd24, fd8;
-	void *m24, *m8;
-	size_t len24, len8;
+	/* dir24_8 / trie6: the slot's tbl24 map and pool chunks, mmap()ed */
+	int fd24;
+	void *m24;
+	size_t len24;
+	struct tbl8_maps t8;
 	__u32 ngroups;
 	struct dir24 dir;
 	struct trie6 trie;
@@ -114,6 +116,7 @@ struct fib {
 	__u32 *dxr_direct;          /* mmap()ed xfib_dxr_direct */
 	__u32 *dxr_ranges;          /* mmap()ed xfib_dxr_ranges */
 	size_t active_len, bs4_len, bs6_len, dxr_direct_len, dxr_ranges_len;
+	struct tbl8_spare tbl8_spare; /* for retired pools (tbl8_maps.h) */
 	struct fib_family fam[XFIB_FAMILIES];
 	/* Selection: re-evaluate after this many changes or this long. */
 	__u32 eval_changes;

@@ -75,7 +75,6 @@ _Static_assert(LOOKUPS_PER_RUN % LOOKUPS_PER_CALL == 0, "whole calls per run");
 /* One run's state, on the program's stack, handed to each call. */
 struct run {
 	void *t24;
-	void *t8;
 	__u64 sum;
 	__u32 pos;
 	__u32 mask;
@@ -106,14 +105,15 @@ static long bsearch4_call(__u64 n, struct run *r)
 
 static long dir24_8_call(__u64 n, struct run *r)
 {
-	void *t24 = r->t24, *t8 = r->t8;
+	struct xfib_pool t8 = XFIB_POOL(&xfib_dir24_tbl8, r->slot);
+	void *t24 = r->t24;
 	__u64 sum = 0;
 	__u32 i, k;
 
 	FOR_EACH_KEY(r, n, i, k) {
 		__u32 dst = bpf_ntohl(keys4[KEY_IDX(r, k)]);
 
-		sum += xfib_dir24_lookup(t24, t8, dst);
+		sum += xfib_dir24_lookup(t24, &t8, dst);
 	}
 	r->sum += sum;
 	return 0;
@@ -151,12 +151,13 @@ static long bsearch6_call(__u64 n, struct run *r)
 
 static long trie6_call(__u64 n, struct run *r)
 {
-	void *t24 = r->t24, *t8 = r->t8;
+	struct xfib_pool t8 = XFIB_POOL(&xfib_trie6_tbl8, r->slot);
+	void *t24 = r->t24;
 	__u64 sum = 0;
 	__u32 i, k;
 
 	FOR_EACH_KEY(r, n, i, k)
-		sum += xfib_trie6_lookup(t24, t8, keys6[KEY_IDX(r, k)]);
+		sum += xfib_trie6_lookup(t24, &t8, keys6[KEY_IDX(r, k)]);
 	r->sum += sum;
 	return 0;
 }
@@ -194,8 +195,8 @@ int lookup_dir24_8(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	slot = act.slot;
 	r.t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
-	r.t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
-	if (!r.t24 || !r.t8) {
+	r.slot = slot;
+	if (!r.t24) {
 		mismatches++; /* a slot emptied under a stale word */
 		return XDP_ABORTED;
 	}
@@ -241,8 +242,8 @@ int lookup_trie6(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	slot = act.slot;
 	r.t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
-	r.t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
-	if (!r.t24 || !r.t8) {
+	r.slot = slot;
+	if (!r.t24) {
 		mismatches++; /* a slot emptied under a stale word */
 		return XDP_ABORTED;
 	}
