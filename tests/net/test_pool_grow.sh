@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# dir24_8 and trie6 group pools that run out while routes are added:
+#  - a small table gets the smallest pool, one chunk of 1024 groups
+#    (include/xfib/tbl8_pool.h);
+#  - 1100 prefixes that each need a group of their own exhaust it: xfibd
+#    rebuilds with more chunks into the other slot and swaps, while pings
+#    to an unchanged route flow, every echo answered and XDP-forwarded;
+#  - a route added after the growth takes a group past the first chunk:
+#    packets to it are forwarded by XDP over the new chunk, and the tables
+#    verify clean against the kernel.
+# The growth prefixes (10.0.0.0/8, fd00::/8) carry no traffic.
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+xfib_init
+
+N=1100
+CHUNK=1024
+
+cap_of() { rctl status -j | jq ".ipv$1.capacity"; }
+grown() { (($(cap_of 4) > CHUNK && $(cap_of 6) > CHUNK)); }
+
+topo_create
+xfibd_start
+attach_all
+resolve_neighbours
+rctl algo ipv4 dir24_8 >/dev/null || fail "forcing dir24_8 failed"
+rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
+[ "$(cap_of 4)" = "$CHUNK" ] || fail "small dir24_8 pool holds $(cap_of 4) groups, not $CHUNK"
+[ "$(cap_of 6)" = "$CHUNK" ] || fail "small trie6 pool holds $(cap_of 6) groups, not $CHUNK"
+gen4=$(rctl status -j | jq '.ipv4.generation')
+gen6=$(rctl status -j | jq '.ipv6.generation')
+
+# Each /25 splits its own /24 (one dir24_8 group); each /56 splits its own
+# /48 (one trie6 group at that level, plus a few shared above it).
+batch="$XFIB_TMP/grow.batch"
+for i in $(seq 0 $((N - 1))); do
+	echo "route add 10.$((i / 256)).$((i % 256)).0/25 via $SNK4"
+	printf 'route add fd00:0:%x::/56 via %s\n' "$i" "$SNK6"
+done >"$batch"
+
+snapshot
+stream_start ping4 4 "$SNK4" -c 300 -i 0.01
+stream_start ping6 6 "$SNK6" -c 300 -i 0.01
+ip -n "$RTR" -batch "$batch"
+wait_until 20 grown ||
+	fail "pools did not grow: capacity $(cap_of 4)/$(cap_of 6), $(rctl status -j | jq -c '{v4: .ipv4 | {algorithm, routes, ranges, capacity}, v6: .ipv6 | {algorithm, routes, ranges, capacity}}')"
+stream_answered ping4 300 "IPv4 across the pool growth"
+stream_answered ping6 300 "IPv6 across the pool growth"
+deltas
+forwarded_by xdp 600 "echoes across the pool growth"
+st=$(rctl status -j)
+[ "$(jq -r '.ipv4.algorithm' <<<"$st")" = dir24_8 ] || fail "ipv4 left dir24_8"
+[ "$(jq -r '.ipv6.algorithm' <<<"$st")" = trie6 ] || fail "ipv6 left trie6"
+(($(jq '.ipv4.generation' <<<"$st") > gen4)) || fail "dir24_8 grew without a new instance"
+(($(jq '.ipv6.generation' <<<"$st") > gen6)) || fail "trie6 grew without a new instance"
+# Groups in use past the first chunk: the next one handed out is there.
+(($(jq '.ipv4.ranges' <<<"$st") >= N)) || fail "dir24_8 uses $(jq '.ipv4.ranges' <<<"$st") groups, want >= $N"
+(($(jq '.ipv6.ranges' <<<"$st") >= N)) || fail "trie6 uses $(jq '.ipv6.ranges' <<<"$st") groups, want >= $N"
+log "grown: $(jq -c '{v4: .ipv4 | {ranges, capacity, memory}, v6: .ipv6 | {ranges, capacity, memory}}' <<<"$st")"
+
+# New routes after the growth: their groups come from past the first chunk.
+ip -n "$SNK" addr add 198.19.200.1/32 dev lo
+ip -n "$SNK" addr add 2001:db8:fe00::1/128 dev lo nodad
+ip -n "$RTR" route add 198.19.200.0/25 via "$SNK4"
+ip -n "$RTR" -6 route add 2001:db8:fe00::/56 via "$SNK6"
+wait_xdp_ping 4 198.19.200.1 2000 >/dev/null ||
+	fail "198.19.200.0/25 (a group in the second chunk) not forwarded by XDP"
+wait_xdp_ping 6 2001:db8:fe00::1 2000 >/dev/null ||
+	fail "2001:db8:fe00::/56 (a group in the second chunk) not forwarded by XDP"
+# The /24 and /48 around them have no route: their other halves must miss.
+n0=$(counter pass_no_route)
+nping "$GEN" -4 -q -c 2 -i 0.05 198.19.200.129 >/dev/null 2>&1 || true
+(($(counter pass_no_route) - n0 >= 2)) || fail "198.19.200.129 found a route in its group"
+verify_clean "after the growth"
+log "PASS: pools grew under traffic; groups past the first chunk forward"
