@@ -84,7 +84,7 @@ XFIB_INLINE __u32 xfib_dir24_lookup(void *tbl24, void *tbl8, __u32 addr)
 	 */
 	return XFIB_GROUP_U32_AT(tbl8,
 				 (e << XFIB_DIR24_GROUP_BITS) |
-					 (addr & (XFIB_DIR24_GROUP_ENTRIES - 1)));
+				 (addr & (XFIB_DIR24_GROUP_ENTRIES - 1)));
 }
 
 #endif /* XFIB_U32_AT && !XFIB_LOOKUP_DIR24_FN */
