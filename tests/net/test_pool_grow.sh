@@ -7,6 +7,8 @@
 #  - 1100 prefixes that each need a group of their own exhaust it: xfibd
 #    rebuilds with more chunks into the other slot and swaps, while pings
 #    to an unchanged route flow, every echo answered and XDP-forwarded;
+#  - the old pools' chunk maps are released: the outer maps hold only the
+#    live pools' chunks (the retired entries hold the placeholder);
 #  - a route added after the growth takes a group past the first chunk:
 #    packets to it are forwarded by XDP over the new chunk, and the tables
 #    verify clean against the kernel.
@@ -20,6 +22,36 @@ N=1100
 CHUNK=1024
 
 cap_of() { rctl status -j | jq ".ipv$1.capacity"; }
+
+# pool_entries MAP: "KEY ID" for each entry of a pool's outer map (bpftool
+# prints raw keys and values as little-endian hex bytes).
+pool_entries() {
+	bpftool -j map dump pinned "$PIN/$1" | jq -r '
+		def le: if type == "array" then to_entries | map((.value |
+			ltrimstr("0x") | explode | reduce .[] as $c (0;
+			. * 16 + (if $c >= 97 then $c - 87 else $c - 48 end))) *
+			pow(256; .key)) | add else . end;
+		.[] | "\(.key | le) \(.inner_map_id // (.value | le))"'
+}
+
+# pool_released MAP GROUPS: the chunk maps in MAP are those of one pool of
+# GROUPS groups, all in one slot; the old pool's entries hold the
+# placeholder.
+pool_released() {
+	local key id name chunks=0 spares=0 slots=""
+	while read -r key id; do
+		name=$(bpftool -j map show id "$id" | jq -r .name)
+		case $name in
+		xfib_tbl8) chunks=$((chunks + 1)) slots+="$((key / CHUNK)) " ;;
+		xfib_tbl8_none) spares=$((spares + 1)) ;;
+		*) fail "$1[$key] holds map $id named $name" ;;
+		esac
+	done < <(pool_entries "$1")
+	((chunks == $2 / CHUNK)) || fail "$1 holds $chunks chunks, the live pool has $(($2 / CHUNK))"
+	(($(tr ' ' '\n' <<<"$slots" | sort -u | grep -c .) == 1)) || fail "$1: chunks in slots $slots"
+	((spares >= 1)) || fail "$1: the old pool's entries hold no placeholder"
+	log "$1: $chunks chunks in slot ${slots%% *}, $spares retired entries hold the placeholder"
+}
 grown() { (($(cap_of 4) > CHUNK && $(cap_of 6) > CHUNK)); }
 
 topo_create
@@ -60,6 +92,8 @@ st=$(rctl status -j)
 (($(jq '.ipv4.ranges' <<<"$st") >= N)) || fail "dir24_8 uses $(jq '.ipv4.ranges' <<<"$st") groups, want >= $N"
 (($(jq '.ipv6.ranges' <<<"$st") >= N)) || fail "trie6 uses $(jq '.ipv6.ranges' <<<"$st") groups, want >= $N"
 log "grown: $(jq -c '{v4: .ipv4 | {ranges, capacity, memory}, v6: .ipv6 | {ranges, capacity, memory}}' <<<"$st")"
+pool_released xfib_dir24_tbl8 "$(jq '.ipv4.capacity' <<<"$st")"
+pool_released xfib_trie6_tbl8 "$(jq '.ipv6.capacity' <<<"$st")"
 
 # New routes after the growth: their groups come from past the first chunk.
 ip -n "$SNK" addr add 198.19.200.1/32 dev lo
