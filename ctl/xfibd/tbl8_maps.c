@@ -58,40 +58,68 @@ static int create_batch(struct tbl8_maps *m, __u32 first, __u32 n,
 	return err;
 }
 
+/* Chunks [m->nchunks, nchunks) in batches; m->nchunks counts those
+ * linked. On error the chunks of the failed batch are unmapped. */
+static int add_chunks(struct tbl8_maps *m, __u32 nchunks)
+{
+	__u32 n;
+	int err = 0;
+
+	for (; m->nchunks < nchunks; m->nchunks += n) {
+		n = nchunks - m->nchunks < LINK_BATCH ? nchunks - m->nchunks :
+							LINK_BATCH;
+		err = create_batch(m, m->nchunks, n, m->outer_fd, m->slot);
+		if (err) {
+			/* Back to bare addresses. */
+			mmap((char *)m->base + (size_t)m->nchunks *
+						       XFIB_POOL_CHUNK_BYTES,
+			     (size_t)n * XFIB_POOL_CHUNK_BYTES, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				     MAP_FIXED, -1, 0);
+			break;
+		}
+	}
+	m->len = (size_t)m->nchunks * XFIB_POOL_CHUNK_BYTES;
+	return m->nchunks < nchunks ? err : 0;
+}
+
 int tbl8_maps_create(struct tbl8_maps *m, __u32 nchunks, int outer_fd,
 		     __u32 slot)
 {
-	__u32 c, n;
 	int err;
 
 	memset(m, 0, sizeof(*m));
 	if (!nchunks || nchunks > XFIB_POOL_SLOT_CHUNKS)
 		return -EINVAL;
-	/* Addresses only: each chunk is mapped over its part of them. */
-	m->len = (size_t)nchunks * XFIB_POOL_CHUNK_BYTES;
-	m->base = mmap(NULL, m->len, PROT_NONE,
+	/* Addresses only, for as many chunks as the slot may ever hold:
+	 * each chunk is mapped over its part of them. */
+	m->reserved = (size_t)XFIB_POOL_SLOT_CHUNKS * XFIB_POOL_CHUNK_BYTES;
+	m->base = mmap(NULL, m->reserved, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m->base == MAP_FAILED) {
 		m->base = NULL;
 		return -errno;
 	}
-	for (c = 0; c < nchunks; c += n) {
-		n = nchunks - c < LINK_BATCH ? nchunks - c : LINK_BATCH;
-		err = create_batch(m, c, n, outer_fd, slot);
-		if (err) {
-			tbl8_maps_destroy(m);
-			return err;
-		}
-	}
-	m->nchunks = nchunks;
-	return 0;
+	m->outer_fd = outer_fd;
+	m->slot = slot;
+	err = add_chunks(m, nchunks);
+	if (err)
+		tbl8_maps_destroy(m);
+	return err;
+}
+
+int tbl8_maps_grow(struct tbl8_maps *m, __u32 nchunks)
+{
+	if (!m->base || nchunks > XFIB_POOL_SLOT_CHUNKS)
+		return -EINVAL;
+	return add_chunks(m, nchunks); /* nothing to do if it has them */
 }
 
 void tbl8_maps_destroy(struct tbl8_maps *m)
 {
 	/* One munmap() takes the reservation and every chunk mapped in it. */
 	if (m->base)
-		munmap(m->base, m->len);
+		munmap(m->base, m->reserved);
 	memset(m, 0, sizeof(*m));
 }
 

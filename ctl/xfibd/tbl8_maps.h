@@ -7,7 +7,11 @@
  *
  * A pool's chunks go into their slot's entries of the outer map when they
  * are created: that slot is the standby one (fib.c builds only there), so
- * no packet reads them before the instance is published. A chunk's
+ * no packet reads them before the instance is published. A live pool
+ * grows in place: new chunks go into its slot's next entries, and only
+ * then are their groups handed out, so no table entry refers to a chunk
+ * the outer map does not hold yet. The addresses of a whole slot's
+ * chunks are reserved up front, so the mapping stays one array. A chunk's
  * descriptor is closed as soon as the outer map holds it; the mapping
  * keeps the map alive for the daemon, so a pool of any size costs no
  * descriptors. Every write to an outer map waits for an RCU grace period
@@ -22,8 +26,11 @@
 
 struct tbl8_maps {
 	void *base;     /* nchunks chunks, back to back, read-write */
-	size_t len;
+	size_t len;     /* bytes of the nchunks chunks */
+	size_t reserved; /* addresses for XFIB_POOL_SLOT_CHUNKS chunks */
 	__u32 nchunks;
+	int outer_fd;   /* the outer map (not owned) and slot they are in */
+	__u32 slot;
 };
 
 /* Placeholder chunk for the entries of retired pools: one per daemon. */
@@ -40,6 +47,14 @@ struct tbl8_spare {
  */
 int tbl8_maps_create(struct tbl8_maps *m, __u32 nchunks, int outer_fd,
 		     __u32 slot);
+/*
+ * Adds chunks up to nchunks (at most XFIB_POOL_SLOT_CHUNKS), zeroed,
+ * mapped after the others and linked into the slot's next entries before
+ * it returns. On error m->nchunks counts the chunks added and linked
+ * before it (batches of them); the outer map may also hold some of the
+ * failed batch's chunks, which nothing refers to. Returns 0 or -errno.
+ */
+int tbl8_maps_grow(struct tbl8_maps *m, __u32 nchunks);
 /* Unmaps the chunks (the outer map may still hold them). */
 void tbl8_maps_destroy(struct tbl8_maps *m);
 /*
