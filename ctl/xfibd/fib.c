@@ -339,7 +339,9 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 			err = update_in_place(f, fam);
 			if (err != -ENOSPC)
 				goto done;
-			/* Pool exhausted: rebuild with a larger one and swap. */
+			/* Pool exhausted and it cannot grow in place (at the
+			 * slot's limit, or no memory for chunks): rebuild
+			 * with a larger one and swap. */
 			ff->grow_groups = ff->cur.ngroups * 2;
 			pr_info("%s: %s group pool full (%u): rebuilding with %u",
 				fam_name(fam), xfib_algo_name(want->id), ff->cur.ngroups,

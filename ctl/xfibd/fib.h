@@ -60,9 +60,10 @@ struct fib_algo {
 	 * algorithm only rebuilds. Every single write leaves the instance
 	 * consistent (each address reads its old or its new answer), but a
 	 * batch may stop with -ENOSPC partway: a collapse by one write can be
-	 * undone by the next, so no up-front sum bounds a batch exactly. The
-	 * caller then rebuilds with a larger pool, which replaces the
-	 * instance as a whole. */
+	 * undone by the next, so no up-front sum bounds a batch exactly.
+	 * dir24_8 and trie6 grow their pools in place first (fib_table.c);
+	 * -ENOSPC is what is left: the caller then rebuilds with a larger
+	 * pool, which replaces the instance as a whole. */
 	int (*update)(struct fib_inst *in, const struct fib_range *r, size_t n);
 	/* After a grace period: storage retired by updates is reusable. */
 	void (*reclaim)(struct fib_inst *in);

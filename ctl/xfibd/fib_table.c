@@ -6,7 +6,11 @@
  * chunks go into the standby slot's entries of their outer map as they
  * are created, tbl24 into its outer map when the instance is published.
  * Route changes are written in place after reserving the groups they
- * take; a pool that runs out makes fib.c rebuild with a larger one.
+ * take. A pool that runs out grows in place by whole chunks (at least
+ * doubling): the new chunks are linked into the live slot before any of
+ * their groups is handed out, and the groups already written keep their
+ * numbers. Only a pool at the slot's limit (XFIB_POOL_GROUPS_MAX) or one
+ * whose new chunks cannot be created makes fib.c rebuild (-ENOSPC).
  *
  * Preference: one or two reads per lookup (trie6: one per 8 bits past
  * /24) whatever the size, but a 64 MiB first level and 1 KiB per group,
@@ -17,11 +21,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "algo_names.h"
 #include "fib_algo.h"
 #include "log.h"
 #include "pin.h"
@@ -170,21 +176,74 @@ int fib_table_build(struct fib *f, int fam, struct fib_inst *in,
 	return err;
 }
 
+static __u64 now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Room for need free groups, in place: the pool at least doubles, in
+ * whole chunks, up to the slot's limit. -ENOSPC when it cannot (at the
+ * limit, or the chunks cannot be had): fib.c then rebuilds.
+ */
+static int pool_grow(struct fib_inst *in, __u32 need)
+{
+	struct grpool *p = in->algo->table->pool(in);
+	__u64 t0 = now_us(), g = (__u64)p->ngroups * 2;
+	int err;
+
+	if (g < (__u64)p->ngroups - p->nfree + need)
+		g = (__u64)p->ngroups - p->nfree + need;
+	g = (g + XFIB_POOL_CHUNK_GROUPS - 1) &
+	    ~(__u64)(XFIB_POOL_CHUNK_GROUPS - 1);
+	if (g > GROUPS_MAX)
+		g = GROUPS_MAX;
+	if (g == p->ngroups)
+		return -ENOSPC; /* the slot's limit */
+	/* The chunks are in the outer map when this returns: only then may
+	 * a table entry refer to their groups. */
+	err = tbl8_maps_grow(&in->t8, g / XFIB_POOL_CHUNK_GROUPS) ?:
+	      grpool_grow(p, g);
+	if (err) {
+		pr_warn("%s group pool full (%u): growing to %llu failed: %s",
+			xfib_algo_name(in->algo->id), p->ngroups,
+			(unsigned long long)g, strerror(-err));
+		return -ENOSPC;
+	}
+	pr_info("%s group pool full (%u): grown in place to %u in %llu us",
+		xfib_algo_name(in->algo->id), in->ngroups, p->ngroups,
+		(unsigned long long)(now_us() - t0));
+	in->ngroups = p->ngroups;
+	in->capacity = p->ngroups;
+	in->mem_bytes = in->len24 + in->t8.len;
+	return p->nfree >= need ? 0 : -ENOSPC;
+}
+
 int fib_table_update(struct fib_inst *in, const struct fib_range *r, size_t n)
 {
 	const struct fib_table_ops *t = in->algo->table;
-	__u32 need = 0;
+	struct grpool *p = t->pool(in);
+	__u64 need = 0;
 	size_t i;
 	int err;
 
-	/* Reserve for the batch first; this catches almost every exhaustion
-	 * before anything is written (see fib.h on why not all). */
+	/* Room for the batch first, one growth for all of it (the sum is
+	 * a bound of the worst case, see fib.h; past the slot's limit the
+	 * writes below grow as far as they need). */
 	for (i = 0; i < n; i++)
 		need += t->groups_needed(in, &r[i]);
-	if (need > t->pool(in)->nfree)
-		return -ENOSPC;
+	if (need > p->nfree)
+		pool_grow(in, need > GROUPS_MAX ? GROUPS_MAX : (__u32)need);
 	for (i = 0; i < n; i++) {
 		err = t->write(in, &r[i]);
+		/* A single write stores nothing when it returns -ENOSPC:
+		 * grow and write it again. */
+		if (err == -ENOSPC)
+			err = pool_grow(in, t->groups_needed(in, &r[i])) ?:
+			      t->write(in, &r[i]);
 		if (err)
 			return err;
 	}
