@@ -4,11 +4,13 @@
 # dir24_8 and trie6 group pools that run out while routes are added:
 #  - a small table gets the smallest pool, one chunk of 1024 groups
 #    (include/xfib/tbl8_pool.h);
-#  - 1100 prefixes that each need a group of their own exhaust it: xfibd
-#    rebuilds with more chunks into the other slot and swaps, while pings
-#    to an unchanged route flow, every echo answered and XDP-forwarded;
-#  - the old pools' chunk maps are released: the outer maps hold only the
-#    live pools' chunks (the retired entries hold the placeholder);
+#  - 1100 prefixes that each need a group of their own exhaust it: the
+#    live pool grows in place, new chunks in its slot's next entries, with
+#    no rebuild (generation and swaps unchanged, the log says "grown in
+#    place" and never "rebuilding"), while pings to an unchanged route
+#    flow, every echo answered and XDP-forwarded;
+#  - the outer maps hold the live pools' chunks, all in the live slot, and
+#    no others;
 #  - a route added after the growth takes a group past the first chunk:
 #    packets to it are forwarded by XDP over the new chunk, and the tables
 #    verify clean against the kernel.
@@ -34,10 +36,10 @@ pool_entries() {
 		.[] | "\(.key | le) \(.inner_map_id // (.value | le))"'
 }
 
-# pool_released MAP GROUPS: the chunk maps in MAP are those of one pool of
-# GROUPS groups, all in one slot; the old pool's entries hold the
-# placeholder.
-pool_released() {
+# pool_live MAP GROUPS SLOT: the chunk maps in MAP are those of one pool
+# of GROUPS groups, all in slot SLOT, first to last; other entries are
+# empty or hold the placeholder of a retired pool.
+pool_live() {
 	local key id name chunks=0 spares=0 slots=""
 	while read -r key id; do
 		name=$(bpftool -j map show id "$id" | jq -r .name)
@@ -48,9 +50,15 @@ pool_released() {
 		esac
 	done < <(pool_entries "$1")
 	((chunks == $2 / CHUNK)) || fail "$1 holds $chunks chunks, the live pool has $(($2 / CHUNK))"
-	(($(tr ' ' '\n' <<<"$slots" | sort -u | grep -c .) == 1)) || fail "$1: chunks in slots $slots"
-	((spares >= 1)) || fail "$1: the old pool's entries hold no placeholder"
-	log "$1: $chunks chunks in slot ${slots%% *}, $spares retired entries hold the placeholder"
+	[ "$(tr ' ' '\n' <<<"$slots" | sort -u | grep .)" = "$3" ] ||
+		fail "$1: chunks in slots $slots, the live slot is $3"
+	log "$1: $chunks chunks in slot $3, $spares entries hold the placeholder"
+}
+# active_slot 4|6: the slot of the family's published instance (byte 1 of
+# its xfib_active word).
+active_slot() {
+	bpftool -j map lookup pinned "$PIN/xfib_active" key $(($1 == 4 ? 0 : 1)) 0 0 0 |
+		jq -r '.value[1]' | xargs printf '%d\n'
 }
 grown() { (($(cap_of 4) > CHUNK && $(cap_of 6) > CHUNK)); }
 
@@ -62,8 +70,7 @@ rctl algo ipv4 dir24_8 >/dev/null || fail "forcing dir24_8 failed"
 rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
 [ "$(cap_of 4)" = "$CHUNK" ] || fail "small dir24_8 pool holds $(cap_of 4) groups, not $CHUNK"
 [ "$(cap_of 6)" = "$CHUNK" ] || fail "small trie6 pool holds $(cap_of 6) groups, not $CHUNK"
-gen4=$(rctl status -j | jq '.ipv4.generation')
-gen6=$(rctl status -j | jq '.ipv6.generation')
+st0=$(rctl status -j)
 
 # Each /25 splits its own /24 (one dir24_8 group); each /56 splits its own
 # /48 (one trie6 group at that level, plus a few shared above it).
@@ -86,14 +93,25 @@ forwarded_by xdp 600 "echoes across the pool growth"
 st=$(rctl status -j)
 [ "$(jq -r '.ipv4.algorithm' <<<"$st")" = dir24_8 ] || fail "ipv4 left dir24_8"
 [ "$(jq -r '.ipv6.algorithm' <<<"$st")" = trie6 ] || fail "ipv6 left trie6"
-(($(jq '.ipv4.generation' <<<"$st") > gen4)) || fail "dir24_8 grew without a new instance"
-(($(jq '.ipv6.generation' <<<"$st") > gen6)) || fail "trie6 grew without a new instance"
+for f in ipv4 ipv6; do
+	for k in generation swaps; do
+		[ "$(jq ".$f.$k" <<<"$st")" = "$(jq ".$f.$k" <<<"$st0")" ] ||
+			fail "$f $k $(jq ".$f.$k" <<<"$st0") -> $(jq ".$f.$k" <<<"$st"): the pool grew by a rebuild"
+	done
+	(($(jq ".$f.memory" <<<"$st") > $(jq ".$f.memory" <<<"$st0"))) ||
+		fail "$f memory did not grow with the pool"
+done
+for a in dir24_8 trie6; do
+	grep -q "$a group pool full .*grown in place" "$XFIBD_LOG" ||
+		fail "xfibd logged no in-place growth of the $a pool"
+done
+! grep -E "rebuilding|failed" "$XFIBD_LOG" || fail "xfibd rebuilt or failed while the pools grew"
 # Groups in use past the first chunk: the next one handed out is there.
 (($(jq '.ipv4.ranges' <<<"$st") >= N)) || fail "dir24_8 uses $(jq '.ipv4.ranges' <<<"$st") groups, want >= $N"
 (($(jq '.ipv6.ranges' <<<"$st") >= N)) || fail "trie6 uses $(jq '.ipv6.ranges' <<<"$st") groups, want >= $N"
 log "grown: $(jq -c '{v4: .ipv4 | {ranges, capacity, memory}, v6: .ipv6 | {ranges, capacity, memory}}' <<<"$st")"
-pool_released xfib_dir24_tbl8 "$(jq '.ipv4.capacity' <<<"$st")"
-pool_released xfib_trie6_tbl8 "$(jq '.ipv6.capacity' <<<"$st")"
+pool_live xfib_dir24_tbl8 "$(jq '.ipv4.capacity' <<<"$st")" "$(active_slot 4)"
+pool_live xfib_trie6_tbl8 "$(jq '.ipv6.capacity' <<<"$st")" "$(active_slot 6)"
 
 # New routes after the growth: their groups come from past the first chunk.
 ip -n "$SNK" addr add 198.19.200.1/32 dev lo
