@@ -66,7 +66,33 @@ static __always_inline __u32 xfib_u32_at(void *map, __u32 idx)
 	return (__u32)(*(volatile __u64 *)v >> ((idx & 1) * 32));
 }
 
+/*
+ * A slot's pool of tbl8 groups (include/xfib/tbl8_pool.h): the outer map
+ * of chunk maps and the slot's first chunk there. Both lookups of a read
+ * are inlined by the verifier; the lookup headers take a pointer to this
+ * as their tbl8, and after inlining it lives in registers.
+ */
+struct xfib_pool {
+	void *chunks;
+	__u32 base;
+};
+
+#define XFIB_POOL(outer, slot) \
+	((struct xfib_pool){ (outer), (slot) * XFIB_POOL_SLOT_CHUNKS })
+
+static __always_inline __u32 xfib_pool_u32_at(const struct xfib_pool *p,
+					      __u32 idx)
+{
+	__u32 key = p->base + (idx >> XFIB_POOL_CHUNK_ENTRY_BITS);
+	void *chunk = bpf_map_lookup_elem(p->chunks, &key);
+
+	if (!chunk)
+		return XFIB_NH_IDX_NONE;
+	return xfib_u32_at(chunk, idx & (XFIB_POOL_CHUNK_ENTRIES - 1));
+}
+
 #define XFIB_U32_AT(map, idx) xfib_u32_at(map, idx)
+#define XFIB_GROUP_U32_AT(pool, idx) xfib_pool_u32_at(pool, idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
 #include "xfib/lookup_dxr.h"
@@ -313,11 +339,11 @@ static __always_inline __u32 lookup4(const struct xfib_active *act, __u32 dst,
 	if (act->algo == XFIB_ALGO_DIR24_8) {
 		__u32 slot = act->slot;
 		void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
-		void *t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
+		struct xfib_pool t8 = XFIB_POOL(&xfib_dir24_tbl8, slot);
 
-		if (!t24 || !t8)
+		if (!t24)
 			return XFIB_PASS_NO_FIB;
-		*nh_idx = xfib_dir24_lookup(t24, t8, dst);
+		*nh_idx = xfib_dir24_lookup(t24, &t8, dst);
 	} else if (act->algo == XFIB_ALGO_DXR) {
 		*nh_idx = xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges,
 					  act->slot, dst);
@@ -340,11 +366,11 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
 	if (act.algo == XFIB_ALGO_TRIE6) {
 		__u32 slot = act.slot;
 		void *t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
-		void *t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
+		struct xfib_pool t8 = XFIB_POOL(&xfib_trie6_tbl8, slot);
 
-		if (!t24 || !t8)
+		if (!t24)
 			return XFIB_PASS_NO_FIB;
-		*nh_idx = xfib_trie6_lookup(t24, t8, daddr);
+		*nh_idx = xfib_trie6_lookup(t24, &t8, daddr);
 	} else if (act.algo == XFIB_ALGO_BSEARCH6) {
 		*nh_idx = xfib_bs6_lookup(&xfib_bs6, act.slot, act.log2n, dhi, dlo);
 	} else {

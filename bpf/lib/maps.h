@@ -14,6 +14,7 @@
 #include "xfib/counters.h"
 #include "xfib/trace.h"
 #include "xfib/lookup_dxr.h"
+#include "xfib/tbl8_pool.h"
 #include "xfib/xfrm.h"
 
 /* Published instance per family; read once per packet. */
@@ -30,10 +31,9 @@ struct {
  * dir24_8 (IPv4) and trie6 (IPv6) instances: each slot holds a tbl24 of
  * 2^24 __u32 entries, two per array value (array values are rounded up to
  * 8 bytes, so one __u32 per value would cost 128 MiB instead of 64), and a
- * pool of tbl8 groups of 256 entries. The tbl24 inner maps all have the
- * template's size, so the verifier inlines their lookups; the pools vary
- * in size (a pool grows by building a new instance), hence
- * BPF_F_INNER_MAP and a helper call for the rarer tbl8 read.
+ * pool of tbl8 groups of 256 entries, in chunk maps of a fixed size
+ * (include/xfib/tbl8_pool.h). Every inner map has its template's size, so
+ * the verifier inlines all of these lookups: no helper call.
  */
 struct xfib_tbl24_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -45,8 +45,8 @@ struct xfib_tbl24_inner {
 
 struct xfib_tbl8_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
-	__uint(max_entries, 128); /* one group; real pools are larger */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_POOL_CHUNK_VALUES);
 	__type(key, __u32);
 	__type(value, __u64);
 };
@@ -61,7 +61,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XFIB_SLOTS);
+	__uint(max_entries, XFIB_SLOTS * XFIB_POOL_SLOT_CHUNKS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xfib_tbl8_inner);
@@ -77,7 +77,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XFIB_SLOTS);
+	__uint(max_entries, XFIB_SLOTS * XFIB_POOL_SLOT_CHUNKS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xfib_tbl8_inner);

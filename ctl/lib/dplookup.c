@@ -20,6 +20,7 @@
 
 #include "dplookup.h"
 #include "pin.h"
+#include "xfib/tbl8_pool.h"
 
 static void *dpl_tbl_at(void *tbl, __u32 idx)
 {
@@ -101,6 +102,65 @@ out:
 	return err;
 }
 
+/* One chunk of a pool, mapped read-only at `at`; -ENOENT past the end. */
+static int map_chunk(int outer_fd, __u32 key, void *at)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 id, ilen = sizeof(info);
+	int fd, err = 0;
+
+	if (bpf_map_lookup_elem(outer_fd, &key, &id))
+		return errno == ENOENT ? -ENOENT : -errno;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		err = -errno;
+	else if (!strcmp(info.name, XFIB_POOL_SPARE_NAME))
+		err = -ENOENT;
+	else if (info.value_size != sizeof(__u64) ||
+		 info.max_entries != XFIB_POOL_CHUNK_VALUES)
+		err = -EPROTO;
+	else if (mmap(at, XFIB_POOL_CHUNK_BYTES, PROT_READ,
+		      MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Maps the chunks of slot `slot`'s group pool (include/xfib/tbl8_pool.h)
+ * read-only, back to back, as one table: from the slot's first chunk to
+ * the first entry that is empty or holds the daemon's placeholder for a
+ * retired pool. -ENOENT if there is none.
+ */
+static int map_pool(int outer_fd, __u32 slot, struct dpl_tbl *t)
+{
+	size_t len = (size_t)XFIB_POOL_SLOT_CHUNKS * XFIB_POOL_CHUNK_BYTES;
+	__u32 c;
+	char *base;
+	int err = 0;
+
+	/* Addresses only: each chunk is mapped over its part of them. */
+	base = mmap(NULL, len, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	t->base = base;
+	t->len = len;
+	t->esz = sizeof(__u32);
+	for (c = 0; c < XFIB_POOL_SLOT_CHUNKS; c++) {
+		err = map_chunk(outer_fd, slot * XFIB_POOL_SLOT_CHUNKS + c,
+				base + (size_t)c * XFIB_POOL_CHUNK_BYTES);
+		if (err)
+			break;
+	}
+	t->n = (size_t)c * XFIB_POOL_CHUNK_ENTRIES;
+	if (err == -ENOENT)
+		err = c ? 0 : -ENOENT; /* the end of the pool */
+	return err;
+}
+
 static __u64 active_word(const struct dpl *d)
 {
 	return __atomic_load_n((const __u64 *)&d->active[d->fam], __ATOMIC_ACQUIRE);
@@ -147,7 +207,7 @@ static int load_instance(struct dpl *d)
 		}
 		err = map_inner(o24, d->act.slot, &d->t24);
 		if (!err)
-			err = map_inner(o8, d->act.slot, &d->t8);
+			err = map_pool(o8, d->act.slot, &d->t8);
 		/*
 		 * The slot may have been emptied or refilled between reading
 		 * the word and the slot (a swap): only tables fetched while

@@ -159,7 +159,7 @@ static int build(struct fib *f, int fam, const struct fib_algo *a)
 {
 	struct fib_family *ff = &f->fam[fam];
 	struct fib_range *r = NULL;
-	struct fib_inst in = { .algo = a, .fd24 = -1, .fd8 = -1 };
+	struct fib_inst in = { .algo = a, .fd24 = -1 };
 	const struct fib_algo *prev = ff->cur.algo;
 	size_t n = 0, cap = 0;
 	__u64 t0 = mono_us();
@@ -198,7 +198,7 @@ out:
 
 static int publish_none(struct fib *f, int fam, __u32 why)
 {
-	struct fib_inst none = { .fd24 = -1, .fd8 = -1 };
+	struct fib_inst none = { .fd24 = -1 };
 
 	f->fam[fam].fallback = why;
 	if (!f->fam[fam].cur.algo) {
@@ -339,7 +339,9 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 			err = update_in_place(f, fam);
 			if (err != -ENOSPC)
 				goto done;
-			/* Pool exhausted: rebuild with a larger one and swap. */
+			/* Pool exhausted and it cannot grow in place (at the
+			 * slot's limit, or no memory for chunks): rebuild
+			 * with a larger one and swap. */
 			ff->grow_groups = ff->cur.ngroups * 2;
 			pr_info("%s: %s group pool full (%u): rebuilding with %u",
 				fam_name(fam), xfib_algo_name(want->id), ff->cur.ngroups,
@@ -466,6 +468,7 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	f->skel = skel;
 	f->eval_changes = eval_changes;
 	f->eval_ms = eval_ms;
+	f->tbl8_spare.fd = -1;
 	f->active = xfib_map_mmap(s->maps.xfib_active, true, &f->active_len);
 	f->bs4 = xfib_map_mmap(s->maps.xfib_bs4, true, &f->bs4_len);
 	f->bs6 = xfib_map_mmap(s->maps.xfib_bs6, true, &f->bs6_len);
@@ -479,7 +482,7 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 		struct fib_family *ff = &f->fam[fam];
 		struct xfib_active cur;
 
-		ff->cur.fd24 = ff->cur.fd8 = -1;
+		ff->cur.fd24 = -1;
 		/* Continue the previous xfibd's generations and counts, and
 		 * its operator's choice. Its instance keeps serving until our
 		 * first build replaces it; we never write into it (we do not
@@ -512,6 +515,7 @@ void fib_fini(struct fib *f)
 		if (map_backed(in->algo))
 			in->algo->destroy(f, in);
 	}
+	tbl8_spare_fini(&f->tbl8_spare);
 	if (f->active)
 		munmap(f->active, f->active_len);
 	if (f->bs4)

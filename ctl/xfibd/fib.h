@@ -28,6 +28,7 @@
 #include "dir24.h"
 #include "ptree.h"
 #include "rib.h"
+#include "tbl8_maps.h"
 #include "trie6.h"
 
 struct fib;
@@ -59,9 +60,10 @@ struct fib_algo {
 	 * algorithm only rebuilds. Every single write leaves the instance
 	 * consistent (each address reads its old or its new answer), but a
 	 * batch may stop with -ENOSPC partway: a collapse by one write can be
-	 * undone by the next, so no up-front sum bounds a batch exactly. The
-	 * caller then rebuilds with a larger pool, which replaces the
-	 * instance as a whole. */
+	 * undone by the next, so no up-front sum bounds a batch exactly.
+	 * dir24_8 and trie6 grow their pools in place first (fib_table.c);
+	 * -ENOSPC is what is left: the caller then rebuilds with a larger
+	 * pool, which replaces the instance as a whole. */
 	int (*update)(struct fib_inst *in, const struct fib_range *r, size_t n);
 	/* After a grace period: storage retired by updates is reusable. */
 	void (*reclaim)(struct fib_inst *in);
@@ -79,10 +81,11 @@ struct fib_inst {
 	__u8 log2n;      /* bsearch: the slot holds 2^log2n ranges */
 	__u64 mem_bytes;
 	__u32 capacity;  /* groups or ranges */
-	/* dir24_8 / trie6: the slot's inner maps, mmap()ed */
-	int fd24, fd8;
-	void *m24, *m8;
-	size_t len24, len8;
+	/* dir24_8 / trie6: the slot's tbl24 map and pool chunks, mmap()ed */
+	int fd24;
+	void *m24;
+	size_t len24;
+	struct tbl8_maps t8;
 	__u32 ngroups;
 	struct dir24 dir;
 	struct trie6 trie;
@@ -114,6 +117,7 @@ struct fib {
 	__u32 *dxr_direct;          /* mmap()ed xfib_dxr_direct */
 	__u32 *dxr_ranges;          /* mmap()ed xfib_dxr_ranges */
 	size_t active_len, bs4_len, bs6_len, dxr_direct_len, dxr_ranges_len;
+	struct tbl8_spare tbl8_spare; /* for retired pools (tbl8_maps.h) */
 	struct fib_family fam[XFIB_FAMILIES];
 	/* Selection: re-evaluate after this many changes or this long. */
 	__u32 eval_changes;

@@ -33,17 +33,18 @@ static inline unsigned int fib_clamp_pref(double v, unsigned int max)
 }
 
 /*
- * A table algorithm's instance: a tbl24 map and a map of tbl8 groups, both
- * new BPF array maps (zeroed, mmap()ed into in->m24 and in->m8), reached
- * by packets through the slot of two outer map-in-map maps. Updates go in
- * place; the groups come from the pool of grpool.h. What differs between
- * the algorithms is below.
+ * A table algorithm's instance: a tbl24 map and a pool of tbl8 groups in
+ * chunk maps (tbl8_maps.h), all new BPF array maps (zeroed, mmap()ed into
+ * in->m24 and in->t8.base), reached by packets through the slot of two
+ * outer map-in-map maps. Updates go in place; the groups come from the
+ * pool of grpool.h. What differs between the algorithms is below.
  */
 struct fib_table_ops {
 	/* Levels of groups under tbl24 and address bits: for sizing the
 	 * pool of a build (dir24_8: 1, 32; trie6: 13, 128). */
 	int levels, bits;
-	/* The outer maps, indexed by slot: tbl24 and tbl8 inner maps. */
+	/* The outer maps: tbl24 by slot, the pools' chunks by slot and
+	 * chunk (include/xfib/tbl8_pool.h). */
 	void (*outer_maps)(const struct xfib_fwd_bpf *s, int *o24, int *o8);
 	/* The builder's range format: bytes per range in scratch. */
 	size_t range_size;
@@ -84,8 +85,9 @@ __u32 fib_table_groups_used(struct fib_inst *in);
 		.table = (ops),						\
 	}
 
-/* Links the instance's maps into its outer slot, tbl8 first: both must be
- * there before the active word sends packets to the slot. -errno. */
+/* Links the instance's tbl24 into its outer slot (its pool's chunks are
+ * there since the build): both must be there before the active word
+ * sends packets to the slot. -errno. */
 int fib_table_link(struct fib *f, const struct fib_inst *in);
 /* Unlinks a retired instance's slot, before its maps go. */
 void fib_table_unlink(struct fib *f, const struct fib_inst *in);

@@ -17,7 +17,7 @@ static int dir24_table_build(struct fib_inst *in, const struct fib_range *r,
 			     size_t n, void *scratch)
 {
 	fib_to_bs4(r, n, scratch);
-	return dir24_init_zeroed(&in->dir, in->m24, in->m8, in->ngroups) ?:
+	return dir24_init_zeroed(&in->dir, in->m24, in->t8.base, in->ngroups) ?:
 	       dir24_build(&in->dir, scratch, n);
 }
 

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What dir24_8 and trie6 share: an instance is a tbl24 map and a map of
- * tbl8 groups, created fresh for every build, mmap()ed so the daemon
- * writes entries with plain (atomic) stores, and linked into the
- * standby slot of two outer map-in-map maps when it is published. Route
- * changes are written in place after reserving the groups they take; a
- * pool that runs out makes fib.c rebuild with a larger one.
+ * What dir24_8 and trie6 share: an instance is a tbl24 map and a pool of
+ * tbl8 groups in chunk maps (tbl8_maps.h), created fresh for every build,
+ * mmap()ed so the daemon writes entries with plain (atomic) stores. The
+ * chunks go into the standby slot's entries of their outer map as they
+ * are created, tbl24 into its outer map when the instance is published.
+ * Route changes are written in place after reserving the groups they
+ * take. A pool that runs out grows in place by whole chunks (at least
+ * doubling): the new chunks are linked into the live slot before any of
+ * their groups is handed out, and the groups already written keep their
+ * numbers. Only a pool at the slot's limit (XFIB_POOL_GROUPS_MAX) or one
+ * whose new chunks cannot be created makes fib.c rebuild (-ENOSPC).
  *
  * Preference: one or two reads per lookup (trie6: one per 8 bits past
  * /24) whatever the size, but a 64 MiB first level and 1 KiB per group,
@@ -15,18 +20,22 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "algo_names.h"
 #include "fib_algo.h"
+#include "log.h"
 #include "pin.h"
+#include "xfib/tbl8_pool.h"
 
 #define TBL24_VALUES (1u << 23)  /* 2^24 __u32 entries, two per value */
-#define GROUP_VALUES 128         /* 256 __u32 entries */
-#define GROUPS_MIN 1024
-#define GROUPS_MAX (1u << 20)    /* 1 GiB of groups */
+#define GROUPS_MIN XFIB_POOL_CHUNK_GROUPS
+#define GROUPS_MAX XFIB_POOL_GROUPS_MAX /* 1 GiB of groups */
 
 unsigned int fib_table_preference(const struct fib_scale *s)
 {
@@ -67,7 +76,7 @@ static size_t groups_for(const struct fib_range *r, size_t n, int levels,
 }
 
 /* Room for what a build needs, a quarter more for updates, and at least
- * what the last full pool asked for. */
+ * what the last full pool asked for, in whole chunks. */
 static __u32 pool_size(struct fib *f, int fam, size_t needed)
 {
 	size_t g = needed + needed / 4 + 256;
@@ -78,21 +87,20 @@ static __u32 pool_size(struct fib *f, int fam, size_t needed)
 		g = GROUPS_MIN;
 	if (g > GROUPS_MAX)
 		g = GROUPS_MAX;
-	return g;
+	/* GROUPS_MAX is whole chunks: rounding up stays below it. */
+	return (g + XFIB_POOL_CHUNK_GROUPS - 1) &
+	       ~(size_t)(XFIB_POOL_CHUNK_GROUPS - 1);
 }
 
 static void maps_destroy(struct fib_inst *in)
 {
 	if (in->m24)
 		munmap(in->m24, in->len24);
-	if (in->m8)
-		munmap(in->m8, in->len8);
 	if (in->fd24 >= 0)
 		close(in->fd24);
-	if (in->fd8 >= 0)
-		close(in->fd8);
-	in->m24 = in->m8 = NULL;
-	in->fd24 = in->fd8 = -1;
+	tbl8_maps_destroy(&in->t8);
+	in->m24 = NULL;
+	in->fd24 = -1;
 }
 
 static void *map_mmap(int fd, size_t len)
@@ -102,34 +110,46 @@ static void *map_mmap(int fd, size_t len)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-static int maps_create(struct fib_inst *in, __u32 ngroups)
+/* The slot's chunks that no packet reads (any more). */
+static void pool_release(struct fib *f, const struct fib_inst *in)
+{
+	int o24, o8, err;
+
+	in->algo->table->outer_maps(f->skel, &o24, &o8);
+	err = tbl8_maps_clear(&f->tbl8_spare, o8, in->slot);
+	if (err)
+		pr_warn("releasing the group pool of slot %u: %s", in->slot,
+			strerror(-err));
+}
+
+/* ngroups: whole chunks. The chunks go into the instance's slot at once
+ * (the standby slot: fib.c builds only there). */
+static int maps_create(struct fib *f, struct fib_inst *in, __u32 ngroups)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o24, .map_flags = BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, o8,
-		    .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
-	int err;
+	int o24_outer, o8_outer, err;
 
-	in->fd24 = in->fd8 = -1;
-	in->m24 = in->m8 = NULL;
+	in->fd24 = -1;
+	in->m24 = NULL;
 	in->len24 = (size_t)TBL24_VALUES * 8;
-	in->len8 = (size_t)ngroups * GROUP_VALUES * 8;
 	in->fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4, 8,
 				  TBL24_VALUES, &o24);
 	if (in->fd24 < 0)
 		goto err;
-	in->fd8 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl8", 4, 8,
-				 ngroups * GROUP_VALUES, &o8);
-	if (in->fd8 < 0)
-		goto err;
 	in->m24 = map_mmap(in->fd24, in->len24);
 	if (!in->m24)
 		goto err;
-	in->m8 = map_mmap(in->fd8, in->len8);
-	if (!in->m8)
-		goto err;
+	in->algo->table->outer_maps(f->skel, &o24_outer, &o8_outer);
+	err = tbl8_maps_create(&in->t8, ngroups / XFIB_POOL_CHUNK_GROUPS,
+			       o8_outer, in->slot);
+	if (err) {
+		pool_release(f, in);
+		maps_destroy(in);
+		return err;
+	}
 	in->ngroups = ngroups;
 	in->capacity = ngroups;
-	in->mem_bytes = in->len24 + in->len8;
+	in->mem_bytes = in->len24 + in->t8.len;
 	return 0;
 err:
 	err = -errno;
@@ -144,33 +164,86 @@ int fib_table_build(struct fib *f, int fam, struct fib_inst *in,
 	void *scratch;
 	int err;
 
-	err = maps_create(in, pool_size(f, fam, groups_for(r, n, t->levels,
-							   t->bits)));
+	err = maps_create(f, in, pool_size(f, fam, groups_for(r, n, t->levels,
+							      t->bits)));
 	if (err)
 		return err;
 	scratch = malloc(n * t->range_size);
-	if (!scratch)
-		return -ENOMEM;
-	err = t->build(in, r, n, scratch);
+	err = scratch ? t->build(in, r, n, scratch) : -ENOMEM;
 	free(scratch);
+	if (err)
+		pool_release(f, in);
 	return err;
+}
+
+static __u64 now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Room for need free groups, in place: the pool at least doubles, in
+ * whole chunks, up to the slot's limit. -ENOSPC when it cannot (at the
+ * limit, or the chunks cannot be had): fib.c then rebuilds.
+ */
+static int pool_grow(struct fib_inst *in, __u32 need)
+{
+	struct grpool *p = in->algo->table->pool(in);
+	__u64 t0 = now_us(), g = (__u64)p->ngroups * 2;
+	int err;
+
+	if (g < (__u64)p->ngroups - p->nfree + need)
+		g = (__u64)p->ngroups - p->nfree + need;
+	g = (g + XFIB_POOL_CHUNK_GROUPS - 1) &
+	    ~(__u64)(XFIB_POOL_CHUNK_GROUPS - 1);
+	if (g > GROUPS_MAX)
+		g = GROUPS_MAX;
+	if (g == p->ngroups)
+		return -ENOSPC; /* the slot's limit */
+	/* The chunks are in the outer map when this returns: only then may
+	 * a table entry refer to their groups. */
+	err = tbl8_maps_grow(&in->t8, g / XFIB_POOL_CHUNK_GROUPS) ?:
+	      grpool_grow(p, g);
+	if (err) {
+		pr_warn("%s group pool full (%u): growing to %llu failed: %s",
+			xfib_algo_name(in->algo->id), p->ngroups,
+			(unsigned long long)g, strerror(-err));
+		return -ENOSPC;
+	}
+	pr_info("%s group pool full (%u): grown in place to %u in %llu us",
+		xfib_algo_name(in->algo->id), in->ngroups, p->ngroups,
+		(unsigned long long)(now_us() - t0));
+	in->ngroups = p->ngroups;
+	in->capacity = p->ngroups;
+	in->mem_bytes = in->len24 + in->t8.len;
+	return p->nfree >= need ? 0 : -ENOSPC;
 }
 
 int fib_table_update(struct fib_inst *in, const struct fib_range *r, size_t n)
 {
 	const struct fib_table_ops *t = in->algo->table;
-	__u32 need = 0;
+	struct grpool *p = t->pool(in);
+	__u64 need = 0;
 	size_t i;
 	int err;
 
-	/* Reserve for the batch first; this catches almost every exhaustion
-	 * before anything is written (see fib.h on why not all). */
+	/* Room for the batch first, one growth for all of it (the sum is
+	 * a bound of the worst case, see fib.h; past the slot's limit the
+	 * writes below grow as far as they need). */
 	for (i = 0; i < n; i++)
 		need += t->groups_needed(in, &r[i]);
-	if (need > t->pool(in)->nfree)
-		return -ENOSPC;
+	if (need > p->nfree)
+		pool_grow(in, need > GROUPS_MAX ? GROUPS_MAX : (__u32)need);
 	for (i = 0; i < n; i++) {
 		err = t->write(in, &r[i]);
+		/* A single write stores nothing when it returns -ENOSPC:
+		 * grow and write it again. */
+		if (err == -ENOSPC)
+			err = pool_grow(in, t->groups_needed(in, &r[i])) ?:
+			      t->write(in, &r[i]);
 		if (err)
 			return err;
 	}
@@ -203,17 +276,22 @@ int fib_table_link(struct fib *f, const struct fib_inst *in)
 	int o24, o8;
 
 	in->algo->table->outer_maps(f->skel, &o24, &o8);
-	if (bpf_map_update_elem(o8, &in->slot, &in->fd8, BPF_ANY) ||
-	    bpf_map_update_elem(o24, &in->slot, &in->fd24, BPF_ANY))
-		return -errno;
+	if (bpf_map_update_elem(o24, &in->slot, &in->fd24, BPF_ANY)) {
+		int err = -errno;
+
+		pool_release(f, in);
+		return err;
+	}
 	return 0;
 }
 
+/* Also for an instance a previous xfibd left (its pool size unknown):
+ * whatever the slot holds goes. */
 void fib_table_unlink(struct fib *f, const struct fib_inst *in)
 {
 	int o24, o8;
 
 	in->algo->table->outer_maps(f->skel, &o24, &o8);
 	bpf_map_delete_elem(o24, &in->slot);
-	bpf_map_delete_elem(o8, &in->slot);
+	pool_release(f, in);
 }

@@ -17,7 +17,8 @@ static int trie6_table_build(struct fib_inst *in, const struct fib_range *r,
 			     size_t n, void *scratch)
 {
 	fib_to_bs6(r, n, scratch);
-	return trie6_init_zeroed(&in->trie, in->m24, in->m8, in->ngroups) ?:
+	return trie6_init_zeroed(&in->trie, in->m24, in->t8.base,
+				 in->ngroups) ?:
 	       trie6_build(&in->trie, scratch, n);
 }
 

@@ -27,6 +27,28 @@ int grpool_init(struct grpool *p, __u32 *tbl8, __u32 ngroups, bool clear)
 	return 0;
 }
 
+int grpool_grow(struct grpool *p, __u32 ngroups)
+{
+	size_t slots = (size_t)ngroups + 1;
+	__u32 *free_, *retired, g;
+
+	if (ngroups < p->ngroups)
+		return -EINVAL;
+	free_ = realloc(p->free, slots * sizeof(*p->free));
+	if (!free_)
+		return -ENOMEM;
+	p->free = free_;
+	retired = realloc(p->retired, slots * sizeof(*p->retired));
+	if (!retired)
+		return -ENOMEM; /* the larger free stack does no harm */
+	p->retired = retired;
+	/* The lowest new number on top. */
+	for (g = ngroups; g > p->ngroups; g--)
+		grpool_put(p, g - 1);
+	p->ngroups = ngroups;
+	return 0;
+}
+
 void grpool_fini(struct grpool *p)
 {
 	free(p->free);

@@ -36,6 +36,14 @@ struct grpool {
  */
 int grpool_init(struct grpool *p, __u32 *tbl8, __u32 ngroups, bool clear);
 void grpool_fini(struct grpool *p);
+/*
+ * The pool grows to ngroups: the groups past the old end (zeroed, at
+ * their place after the others in tbl8, which the caller has made
+ * readable to the lookups) become free; the groups in use and retired
+ * keep their numbers. Returns 0, -EINVAL (fewer groups) or -ENOMEM
+ * (nothing changed).
+ */
+int grpool_grow(struct grpool *p, __u32 ngroups);
 /* Every group free again, retired ones included (for a table no reader
  * can reach); the lowest numbers are handed out first. */
 void grpool_reset(struct grpool *p);

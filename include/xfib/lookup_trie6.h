@@ -24,15 +24,17 @@
  * when i is odd. On the little-endian machines XDP runs on, that is the
  * same memory as a plain __u32 array, which is how userspace sees the
  * mmap()ed maps. tbl24 is 2^24 entries (64 MiB); a pool of G groups is
- * 256 * G entries (1 KiB per group).
+ * 256 * G entries (1 KiB per group), in BPF chunk maps of 1024 groups.
  *
  * The same code runs in the XDP program and in userspace (xfibctl, tests).
  * The includer defines XFIB_U32_AT(table, index), which yields the __u32
  * entry at index (in BPF: one bpf_map_lookup_elem() of index >> 1 and the
  * half that index & 1 selects; 0 if the lookup fails), then includes this
- * header. Without XFIB_U32_AT the header only describes the layout, for
- * map definitions and the update side; including it again after defining
- * XFIB_U32_AT adds the lookup.
+ * header. Group entries are read with XFIB_GROUP_U32_AT(tbl8, index), the
+ * same unless the includer defines it (BPF: the pool is a run of chunk
+ * maps, include/xfib/tbl8_pool.h). Without XFIB_U32_AT the header only
+ * describes the layout, for map definitions and the update side;
+ * including it again after defining XFIB_U32_AT adds the lookup.
  */
 #ifndef XFIB_LOOKUP_TRIE6_H
 #define XFIB_LOOKUP_TRIE6_H
@@ -66,6 +68,10 @@
 
 #if defined(XFIB_U32_AT) && !defined(XFIB_LOOKUP_TRIE6_FN)
 #define XFIB_LOOKUP_TRIE6_FN
+
+#ifndef XFIB_GROUP_U32_AT
+#define XFIB_GROUP_U32_AT(tbl8, idx) XFIB_U32_AT(tbl8, idx)
+#endif
 
 #ifndef XFIB_INLINE
 #define XFIB_INLINE static inline __attribute__((always_inline))
@@ -105,8 +111,8 @@ XFIB_INLINE __u32 xfib_trie6_lookup(void *tbl24, void *tbl8, const __u8 *addr)
 		 * XFIB_TRIE6_GROUPS_MAX: what is left is the group's first
 		 * entry.
 		 */
-		e = XFIB_U32_AT(tbl8, (e << XFIB_TRIE6_GROUP_BITS) |
-					      addr[3 + i]);
+		e = XFIB_GROUP_U32_AT(tbl8, (e << XFIB_TRIE6_GROUP_BITS) |
+						    addr[3 + i]);
 	}
 	/* The last level never holds a group: this table is corrupt. */
 	return (e & XFIB_TRIE6_EXT) ? 0 : e;

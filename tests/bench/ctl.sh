@@ -210,8 +210,10 @@ rec xfibd_peak_rss_bytes "$hwm" bytes all "{\"routes\": $((want4 + want6))}"
 rec xfibd_bytes_per_route "$((rss / (want4 + want6)))" bytes all "{\"note\": \"VmRSS / routes mirrored\"}"
 
 # Every map of the pin directory, and the inner maps of the map-in-map
-# slots (the dir24_8 / trie6 tables), by id.
+# slots (the dir24_8 / trie6 tables), by id, each once (the entries of
+# retired tbl8 pools all hold one placeholder map).
 maps_total=0
+declare -A inner_seen=()
 for f in "$PIN"/*; do
 	[ -e "$f" ] || continue
 	m=$(bpftool -j map show pinned "$f" 2>/dev/null) || continue
@@ -226,6 +228,8 @@ for f in "$PIN"/*; do
 				. * 16 + (if $c >= 97 then $c - 87 else $c - 48 end));
 			.[] | .inner_map_id // (.value | select(type == "array") | to_entries |
 				map((.value | ltrimstr("0x") | hex) * pow(256; .key)) | add)'); do
+			[ -z "${inner_seen[$id]:-}" ] || continue
+			inner_seen[$id]=1
 			m=$(bpftool -j map show id "$id" 2>/dev/null) || continue
 			b=$(jq '.bytes_memlock // 0' <<<"$m")
 			maps_total=$((maps_total + b))

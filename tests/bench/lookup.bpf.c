@@ -101,7 +101,6 @@ __u64 lat_prev;
 /* One run's state, on the program's stack, handed to each call. */
 struct run {
 	void *t24;
-	void *t8;
 	struct xdp_md *ctx; /* bpf_fib_lookup() needs it */
 	__u64 sum;
 	__u64 prev;
@@ -123,7 +122,10 @@ struct run {
 /* The run's instance in registers, as the forwarder has them. */
 #define RUN_LOCALS(r)                                           \
 	void *t24 __attribute__((unused)) = (r)->t24;           \
-	void *t8 __attribute__((unused)) = (r)->t8;             \
+	struct xfib_pool t8_dir24 __attribute__((unused)) =      \
+		XFIB_POOL(&xfib_dir24_tbl8, (r)->slot);          \
+	struct xfib_pool t8_trie6 __attribute__((unused)) =      \
+		XFIB_POOL(&xfib_trie6_tbl8, (r)->slot);          \
 	__u32 slot __attribute__((unused)) = (r)->slot;         \
 	__u32 log2n __attribute__((unused)) = (r)->log2n
 
@@ -162,7 +164,7 @@ struct run {
 	}
 
 #define BS4(idx) xfib_bs4_lookup(&xfib_bs4, slot, log2n, bpf_ntohl(keys4[idx]))
-#define DIR24(idx) xfib_dir24_lookup(t24, t8, bpf_ntohl(keys4[idx]))
+#define DIR24(idx) xfib_dir24_lookup(t24, &t8_dir24, bpf_ntohl(keys4[idx]))
 #define DXR(idx) \
 	xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges, slot, bpf_ntohl(keys4[idx]))
 #define BS6(idx) ({                                                     \
@@ -170,7 +172,7 @@ struct run {
 	xfib_bs6_lookup(&xfib_bs6, slot, log2n, load_be64(a),           \
 			load_be64(a + 8));                              \
 })
-#define TRIE6(idx) xfib_trie6_lookup(t24, t8, keys6[idx])
+#define TRIE6(idx) xfib_trie6_lookup(t24, &t8_trie6, keys6[idx])
 
 LOOKUP_CALLS(bsearch4, BS4)
 LOOKUP_CALLS(dir24_8, DIR24)
@@ -226,8 +228,8 @@ static __always_inline int setup_dir24_8(struct run *r)
 		return -1;
 	slot = act.slot;
 	r->t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
-	r->t8 = bpf_map_lookup_elem(&xfib_dir24_tbl8, &slot);
-	if (!r->t24 || !r->t8) {
+	r->slot = slot;
+	if (!r->t24) {
 		mismatches++; /* a slot emptied under a stale word */
 		return -1;
 	}
@@ -243,8 +245,8 @@ static __always_inline int setup_trie6(struct run *r)
 		return -1;
 	slot = act.slot;
 	r->t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
-	r->t8 = bpf_map_lookup_elem(&xfib_trie6_tbl8, &slot);
-	if (!r->t24 || !r->t8) {
+	r->slot = slot;
+	if (!r->t24) {
 		mismatches++; /* a slot emptied under a stale word */
 		return -1;
 	}
