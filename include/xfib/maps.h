@@ -29,7 +29,7 @@
  * Ports xfib forwards between: those with an ifindex below XFIB_PORT_MAX.
  * xfib_ifaces (struct xfib_port) and xfib_port_stats are arrays indexed by
  * ifindex, so that the program's lookups are a bounds check and an add
- * that the verifier inlines, not a hash lookup by helper call. Ifindexes
+ * that the verifier inlines, not a call into the hash table. Ifindexes
  * are numbered per network namespace from 1, so a router's ports come
  * well below 1024 unless devices are created and deleted thousands of
  * times; a port above it is left to the kernel (xfibctl attach refuses
@@ -313,7 +313,6 @@ _Static_assert(sizeof(struct xfib_counter) == 16, "xfib_counter size");
  * received; tx counts the packets xfib forwarded out of it. xfibctl attach
  * zeroes a port's entry: the counters run from the attach.
  */
-
 struct xfib_port_counters {
 	struct xfib_counter in[XFIB_REASON_COUNT];
 	struct xfib_counter tx;
