@@ -112,7 +112,8 @@ $(BUILD) $(BUILD)/tests:
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
-                   ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c)
+                   ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c \
+                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -140,7 +141,7 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
 FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
-             ctl/xfibd/rib.c \
+             ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
              ctl/xfibd/htab.c ctl/xfibd/ptree.c ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture

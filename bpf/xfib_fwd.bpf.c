@@ -229,10 +229,18 @@ static __always_inline __u32 xfib_env_flow_hash(struct xfib_env *env)
 	return pkt_flow_hash(env->pkt);
 }
 
+/* An array lookup the verifier inlines; an ifindex at or above
+ * XFIB_PORT_MAX finds nothing, as an absent port: the kernel's. live is
+ * loaded once, and the copy it names is not written while it can be read
+ * (struct xfib_port). */
 static __always_inline const struct xfib_iface *
 xfib_env_iface(struct xfib_env *env, __u32 ifindex)
 {
-	return bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
+	const struct xfib_port *p = bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
+
+	if (!p)
+		return NULL;
+	return xfib_port_iface(p, *(const volatile __u32 *)&p->live);
 }
 
 static __always_inline const __u32 *
@@ -306,12 +314,13 @@ static __always_inline __u32 parse_eth(struct xdp_md *ctx,
 	return XFIB_NEXT;
 }
 
-/* The ingress port is known to xfibd, and the frame is addressed to it. */
+/* The ingress port is known to xfibd (so below XFIB_PORT_MAX), and the
+ * frame is addressed to it. */
 static __always_inline __u32 check_ingress(const struct xfib_pkt *pkt,
 					   __u32 ifindex,
 					   const struct xfib_iface **in)
 {
-	*in = bpf_map_lookup_elem(&xfib_ifaces, &ifindex);
+	*in = xfib_env_iface(NULL, ifindex);
 	if (!*in)
 		return XFIB_PASS_NO_IFACE;
 	/* The kernel forwards only frames addressed to the port (PACKET_HOST). */

@@ -187,13 +187,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_neigh_hosts SEC(".maps");
 
-/* ifindex -> interface state, written by xfibd. */
+/* ifindex -> interface state, written by xfibd. An array, so that the
+ * verifier inlines the two lookups per packet; double-buffered against
+ * torn reads (struct xfib_port). mmap()ed by xfibd and xfibctl. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* RCU-freed: no torn reads */
-	__uint(max_entries, XFIB_IFACE_MAX);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_PORT_MAX);
 	__type(key, __u32);
-	__type(value, struct xfib_iface);
+	__type(value, struct xfib_port);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_ifaces SEC(".maps");
 

@@ -270,6 +270,9 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 	d->grp = xfib_map_mmap(skel->maps.xfib_nh_groups, false, &d->grp_len);
 	if (!d->grp)
 		goto err_errno;
+	d->port = xfib_map_mmap(skel->maps.xfib_ifaces, false, &d->port_len);
+	if (!d->port)
+		goto err_errno;
 	err = load_instance(d);
 	if (err)
 		goto err;
@@ -296,6 +299,8 @@ void dpl_close(struct dpl *d)
 		munmap(d->neigh, d->neigh_len);
 	if (d->grp)
 		munmap(d->grp, d->grp_len);
+	if (d->port)
+		munmap(d->port, d->port_len);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -335,6 +340,31 @@ __u32 dpl_lookup(struct dpl *d, const __u8 *addr)
 			       be64toh(lo));
 }
 
+/*
+ * No grace period waits for us: xfibd may rewrite the copy we read once
+ * it is no longer live (struct xfib_port). live only counts up, and a
+ * grace period (a full barrier) separates the store that moves it away
+ * from a copy and any later write of that copy: if live reads the same
+ * after the copy, the copy was not written meanwhile.
+ */
+bool dpl_port(const struct dpl *d, __u32 ifindex, struct xfib_iface *out)
+{
+	const struct xfib_port *p;
+	__u32 live;
+
+	if (ifindex >= XFIB_PORT_MAX)
+		return false;
+	p = &d->port[ifindex];
+	do {
+		live = __atomic_load_n(&p->live, __ATOMIC_ACQUIRE);
+		if (!live)
+			return false;
+		memcpy(out, xfib_port_iface(p, live), sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&p->live, __ATOMIC_RELAXED) != live);
+	return true;
+}
+
 void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh)
 {
 	if (idx >= XFIB_NEXTHOP_MAX) {
@@ -370,7 +400,7 @@ struct xfib_env {
 	const __u8 *addr;	/* the destination, network order */
 	const __u8 *src;	/* the source, or NULL: 0 */
 	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
-	struct xfib_iface iface; /* copied from xfib_ifaces */
+	struct xfib_iface iface; /* copied from xfib_ifaces (dpl_port) */
 	struct xfib_xfrm_info xfrm; /* copied from xfib_xfrm */
 };
 
@@ -398,11 +428,7 @@ static __u32 xfib_env_flow_hash(struct xfib_env *env)
 static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
 					       __u32 ifindex)
 {
-	int fd = bpf_map__fd(env->d->skel->maps.xfib_ifaces);
-
-	if (bpf_map_lookup_elem(fd, &ifindex, &env->iface))
-		return NULL;
-	return &env->iface;
+	return dpl_port(env->d, ifindex, &env->iface) ? &env->iface : NULL;
 }
 
 static const __u32 *xfib_env_neigh_host(struct xfib_env *env,

@@ -54,6 +54,8 @@ struct dpl {
 	size_t neigh_len;
 	struct xfib_nh_group *grp;  /* xfib_nh_groups */
 	size_t grp_len;
+	struct xfib_port *port;     /* xfib_ifaces */
+	size_t port_len;
 };
 
 /*
@@ -76,6 +78,10 @@ int dpl_refresh(struct dpl *d);
 /* The nexthop index for addr (4 or 16 bytes, network order), exactly as
  * the XDP program computes it; XFIB_NH_IDX_NONE when !d->ready. */
 __u32 dpl_lookup(struct dpl *d, const __u8 *addr);
+
+/* A consistent copy of port ifindex's xfib_ifaces entry into *out; false
+ * if the port is absent (or beyond XFIB_PORT_MAX), as for the program. */
+bool dpl_port(const struct dpl *d, __u32 ifindex, struct xfib_iface *out);
 
 /* A copy of nexthop idx (kind XFIB_NH_NONE if out of range). */
 void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh);

@@ -189,6 +189,66 @@ const char *xfib_kconfig(void)
 	return "CONFIG_HZ=1000\n";
 }
 
+/* "hash, 4096 x 16-byte values" */
+static void map_shape(char *buf, size_t len, enum bpf_map_type type,
+		      __u32 max_entries, __u32 value_size, __u32 flags)
+{
+	const char *t = libbpf_bpf_map_type_str(type);
+
+	snprintf(buf, len, "%s, %u x %u-byte values, flags 0x%x",
+		 t ? t : "unknown type", max_entries, value_size, flags);
+}
+
+/* 1 with why filled in if the map pinned for m is not what m defines. */
+static int pin_differs(const struct bpf_map *m, char *why, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	const char *path = bpf_map__pin_path(m);
+	char have[96], want[96];
+	int fd, err;
+
+	if (!path)
+		return 0;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
+	close(fd);
+	if (err)
+		return 0;
+	if (info.type == bpf_map__type(m) &&
+	    info.key_size == bpf_map__key_size(m) &&
+	    info.value_size == bpf_map__value_size(m) &&
+	    info.max_entries == bpf_map__max_entries(m) &&
+	    info.map_flags == bpf_map__map_flags(m))
+		return 0;
+	map_shape(have, sizeof(have), info.type, info.max_entries,
+		  info.value_size, info.map_flags);
+	map_shape(want, sizeof(want), bpf_map__type(m), bpf_map__max_entries(m),
+		  bpf_map__value_size(m), bpf_map__map_flags(m));
+	snprintf(why, len, "%s: pinned %s; this xfib defines %s", path, have,
+		 want);
+	return 1;
+}
+
+int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
+		    .kconfig = xfib_kconfig());
+	struct xfib_fwd_bpf *skel = xfib_fwd_bpf__open_opts(&opts);
+	struct bpf_map *m;
+	int found = 0;
+
+	if (!skel)
+		return 0;
+	bpf_object__for_each_map(m, skel->obj)
+		if (!found)
+			found = pin_differs(m, why, len);
+	xfib_fwd_bpf__destroy(skel);
+	return found;
+}
+
 static int xfib_open_once(const char *pin_dir, unsigned int flags,
 			  struct xfib_fwd_bpf **skelp)
 {
@@ -226,8 +286,14 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 		goto err;
 	}
 	err = xfib_fwd_bpf__load(skel);
-	if (err)
+	if (err) {
+		char why[8];
+
+		/* libbpf says EINVAL for a pin it cannot reuse. */
+		if (xfib_pin_mismatch(pin_dir, why, sizeof(why)))
+			err = -ESTALE;
 		goto err;
+	}
 	if (tx_fd < 0) {
 		err = bpf_map__pin(skel->maps.xfib_tx_ports, tx_path);
 		if (err)

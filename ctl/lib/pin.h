@@ -61,10 +61,22 @@ enum xfib_open_flags {
  * XFIB_OPEN_PROG only the maps are loaded (the daemon needs no program).
  * Without XFIB_OPEN_CREATE a missing pin directory is -ENOENT, so that
  * looking at a router does not set one up. A pin directory that is not
- * safe (xfib_pin_dir_safe) is -EPERM, and nothing in it is touched.
- * Returns 0 or -errno; *skel is set on success.
+ * safe (xfib_pin_dir_safe) is -EPERM, and nothing in it is touched; one
+ * holding a map this build defines differently is -ESTALE
+ * (xfib_pin_mismatch). Returns 0 or -errno; *skel is set on success.
  */
 int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skel);
+
+/*
+ * 1 if a map pinned in pin_dir is not the map this build defines (a pin
+ * left by another version of xfib: type, sizes or flags differ), with why
+ * naming it and both shapes; 0 if none differs. xfib_open() returns
+ * -ESTALE for such a pin: libbpf will not reuse it, and replacing it would
+ * leave the programs attached reading a map nobody maintains. The way
+ * out is a fresh dataplane: detach every port, remove pin_dir, attach
+ * again and start xfibd.
+ */
+int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len);
 
 /* mmap()s a BPF_F_MMAPABLE array map read-write (or read-only). */
 void *xfib_map_mmap(const struct bpf_map *map, bool writable, size_t *len);

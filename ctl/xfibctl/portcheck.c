@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Whether a device can be a routed port: xfib forwards IP between
- * Ethernet ports the kernel routes on. A bridge or bond member hands its
+ * Ethernet ports the kernel routes on, with an ifindex below
+ * XFIB_PORT_MAX. A bridge or bond member hands its
  * frames to its master (the kernel routes on the bridge or bond, if at
  * all), and a device without an Ethernet address (tun, ipip, sit,
  * wireguard) has no header for the dataplane to parse or rewrite.
@@ -108,6 +109,14 @@ static int port_check_one(struct mnl_socket *nl, const char *name, int ifindex)
 	struct link_info li, m;
 	int err;
 
+	/* xfib_ifaces and xfib_port_stats are arrays indexed by ifindex. */
+	if ((__u32)ifindex >= XFIB_PORT_MAX) {
+		err_cmd("%s: ifindex %d is beyond the %u ports xfib forwards "
+			"between (ifindex 1 to %u): the dataplane would hand "
+			"every packet to the kernel", name, ifindex,
+			XFIB_PORT_MAX, XFIB_PORT_MAX - 1);
+		return -EINVAL;
+	}
 	err = link_get(nl, ifindex, &li);
 	if (err) {
 		err_cmd("%s: read the device: %s", name, strerror(-err));

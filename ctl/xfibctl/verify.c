@@ -630,13 +630,12 @@ static bool handed_over_egress_down(const struct dpl *d,
 				    const struct xfib_nexthop *nh)
 {
 	struct xfib_iface ifc;
-	__u32 ifindex = nh->ifindex;
 
 	if (nh->kind != XFIB_NH_GATEWAY && nh->kind != XFIB_NH_CONNECTED)
 		return false;
-	if (bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.xfib_ifaces),
-				&ifindex, &ifc))
-		return true; /* unknown port: XFIB_PASS_EGRESS_DOWN too */
+	/* Unknown, or beyond XFIB_PORT_MAX: XFIB_PASS_EGRESS_DOWN too. */
+	if (!dpl_port(d, nh->ifindex, &ifc))
+		return true;
 	return !(ifc.flags & XFIB_IF_UP);
 }
 

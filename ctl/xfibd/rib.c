@@ -74,7 +74,9 @@ static __u8 iface_rpf_flags(const struct rib *r, const struct rib_link *l)
 	return XFIB_IF_RPF | XFIB_IF_RPF_LOOSE;
 }
 
-static void iface_write(struct rib *r, struct rib_link *l)
+/* What xfib_ifaces says of link l (rib_check compares). */
+void iface_value(const struct rib *r, const struct rib_link *l,
+		 struct xfib_iface *out)
 {
 	struct xfib_iface v = { .mtu = l->mtu, .ifindex = l->ifindex };
 
@@ -90,8 +92,27 @@ static void iface_write(struct rib *r, struct rib_link *l)
 		v.flags |= XFIB_IF_NO_IPV6;
 	if (l->no_xmit)
 		v.flags |= XFIB_IF_NO_XMIT;
-	if (r->dp.ops->iface_set(r->dp.ctx, l->ifindex, &v))
-		pr_warn("update interface %s: %s", l->name, strerror(errno));
+	*out = v;
+}
+
+/* A port beyond XFIB_PORT_MAX is not in xfib_ifaces: the program hands
+ * its packets, and those routed out of it, to the kernel. Said once per
+ * link. */
+static void iface_write(struct rib *r, struct rib_link *l)
+{
+	struct xfib_iface v;
+
+	if ((__u32)l->ifindex >= XFIB_PORT_MAX) {
+		if (!l->port_warned)
+			pr_warn("link %s: ifindex %d is beyond xfib's %u ports: "
+				"the kernel forwards what arrives on it or "
+				"leaves by it", l->name, l->ifindex,
+				XFIB_PORT_MAX);
+		l->port_warned = true;
+		return;
+	}
+	iface_value(r, l, &v);
+	port_write(r, l->ifindex, &v);
 }
 
 /* The first two words of a neighbour entry are each stored with one
@@ -617,7 +638,7 @@ void rib_link_del(struct rib *r, int ifindex)
 	routes_flush_dev(r, ifindex, 0, true);
 	nhobj_flush_dev(r, ifindex);
 	link_neighs_refresh(r, ifindex, true);
-	r->dp.ops->iface_del(r->dp.ctx, ifindex);
+	port_write(r, ifindex, NULL);
 	if (l) {
 		htab_remove(&r->links, l);
 		free(l->addr4);
@@ -770,9 +791,15 @@ void rib_sweep_stale(struct rib *r)
 			neigh_put(r, n);
 		}
 	}
-	htab_for_each(&r->links, l, t3, i)
+	/* The dump may have left a link without the IPv4 addresses it had
+	 * (rp_filter flags): each port is rewritten, if it changed. */
+	htab_for_each(&r->links, l, t3, i) {
 		if (l->stale)
 			rib_link_del(r, l->ifindex);
+		else
+			iface_write(r, l);
+	}
+	port_sweep(r);
 	/* Adopted nexthops that no route took back. */
 	htab_for_each(&r->nexthops, nh, t4, i)
 		if (nh->refs == 0)
@@ -863,12 +890,17 @@ int rib_adopt(struct rib *r)
 
 int rib_rcu_sync(struct rib *r)
 {
-	return r->dp.ops->grace_period(r->dp.ctx);
+	int err = r->dp.ops->grace_period(r->dp.ctx);
+
+	if (!err)
+		r->epoch++;
+	return err;
 }
 
 bool rib_retired_pending(const struct rib *r)
 {
-	return r->nh_nretired || r->neigh_nretired || r->grp_nretired;
+	return r->nh_nretired || r->neigh_nretired || r->grp_nretired ||
+	       r->ports_pending;
 }
 
 int rib_reclaim(struct rib *r)
@@ -895,6 +927,7 @@ int rib_reclaim(struct rib *r)
 		r->grp_free[r->grp_nfree++] = r->grp_retired[i];
 	}
 	r->nh_nretired = r->neigh_nretired = r->grp_nretired = 0;
+	port_flush(r);
 	return 0;
 }
 
@@ -960,9 +993,11 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	r->neigh_retired = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
 	r->grp_free = calloc(XFIB_GROUP_MAX, sizeof(__u32));
 	r->grp_retired = calloc(XFIB_GROUP_MAX, sizeof(__u32));
+	r->ports = calloc(XFIB_PORT_MAX, sizeof(*r->ports));
 	if (!r->nh_free || !r->nh_retired || !r->neigh_free ||
-	    !r->neigh_retired || !r->grp_free || !r->grp_retired)
+	    !r->neigh_retired || !r->grp_free || !r->grp_retired || !r->ports)
 		return -ENOMEM;
+	port_init(r);
 	/* Stacks pop from the top: push high indexes first. */
 	for (i = XFIB_NEXTHOP_MAX - 1; i >= XFIB_NH_IDX_FIRST_FREE; i--)
 		r->nh_free[r->nh_nfree++] = i;
@@ -1020,5 +1055,6 @@ void rib_fini(struct rib *r)
 	free(r->neigh_retired);
 	free(r->grp_free);
 	free(r->grp_retired);
+	free(r->ports);
 	free(r->exp);
 }

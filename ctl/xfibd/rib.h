@@ -45,6 +45,7 @@ struct rib_link {
 	struct rib_addr4 *addr4; /* its IPv4 addresses */
 	__u32 naddr4, addr4_cap;
 	bool stale;
+	bool port_warned; /* said that its ifindex is beyond XFIB_PORT_MAX */
 };
 
 struct rib_neigh_key {
@@ -290,14 +291,12 @@ struct rib_expiry {
 
 /*
  * Where the RIB writes what packets read. xfibd's is the pinned maps
- * (rib_dp_bpf.c: the index arrays mmap()ed, the hash maps by syscall, a
- * grace period by a map-in-map update); the netlink fuzzer's is plain
- * memory. The arrays hold XFIB_NEXTHOP_MAX, XFIB_NEIGH_MAX and
- * XFIB_GROUP_MAX entries.
+ * (rib_dp_bpf.c: the arrays mmap()ed, the hash map by syscall, a grace
+ * period by a map-in-map update); the netlink fuzzer's is plain memory.
+ * The arrays hold XFIB_NEXTHOP_MAX, XFIB_NEIGH_MAX, XFIB_GROUP_MAX and
+ * XFIB_PORT_MAX (port, by ifindex: rib_port.c) entries.
  */
 struct rib_dp_ops {
-	int (*iface_set)(void *ctx, __u32 ifindex, const struct xfib_iface *v);
-	void (*iface_del)(void *ctx, __u32 ifindex);
 	int (*neigh_host_set)(void *ctx, const struct xfib_neigh_key *k, __u32 idx);
 	void (*neigh_host_del)(void *ctx, const struct xfib_neigh_key *k);
 	/* Returns once no packet can still see what was unpublished. */
@@ -311,6 +310,15 @@ struct rib_dp {
 	struct xfib_nexthop *nh;
 	struct xfib_neigh *neigh;
 	struct xfib_nh_group *grp;
+	struct xfib_port *port;
+};
+
+/* The writer's side of a port's xfib_ifaces entry (rib_port.c). */
+struct rib_port {
+	__u32 last;       /* the last value of live published, 0: none */
+	__u64 flip_epoch; /* rib.epoch when it was */
+	bool pending;     /* want waits for a grace period */
+	struct xfib_iface want;
 };
 
 /* The pinned maps of skel as a struct rib_dp; rib_dp_bpf_close undoes it. */
@@ -352,6 +360,10 @@ struct rib {
 	 * xmit_wanted asks for them. */
 	bool xmit_learned;
 	bool xmit_wanted;
+	/* Grace periods completed (rib_rcu_sync), counted from 1. */
+	__u64 epoch;
+	struct rib_port *ports; /* XFIB_PORT_MAX, by ifindex */
+	bool ports_pending;     /* a port's change waits for a grace period */
 };
 
 /* dp: where the RIB writes what packets read (copied; the caller closes
@@ -414,10 +426,10 @@ __u32 rib_route_nh(struct rib *r, const struct rib_route *rt);
 /* Index of a nexthop that hands packets to the kernel (kept referenced). */
 __u32 rib_nh_unsupported(struct rib *r);
 
-/* True while retired indexes wait for rib_reclaim. */
+/* True while retired indexes, or ports' changes, wait for rib_reclaim. */
 bool rib_retired_pending(const struct rib *r);
 /* Waits until no packet can still see what was unpublished, then frees the
- * retired indexes. */
+ * retired indexes and writes the ports' changes that waited. */
 int rib_reclaim(struct rib *r);
 int rib_rcu_sync(struct rib *r);
 

@@ -3,7 +3,8 @@
  * The RIB's invariants, checked by the netlink fuzzer after every input:
  * every index the RIB hands out is accounted for exactly once (live, free
  * or waiting for a grace period), every live entry says in the arrays
- * what the RIB says it is, and every reference points at a live entry.
+ * what the RIB says it is, every reference points at a live entry, and
+ * xfib_ifaces holds the links' ports.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,12 +151,48 @@ out:
 	return ok;
 }
 
+/* xfib_ifaces holds every link below XFIB_PORT_MAX as the RIB has it
+ * (or the change waits for a grace period), and nothing else. */
+static bool check_ports(const struct rib *r, char *why, size_t len)
+{
+	const struct rib_port *s;
+	const struct xfib_port *e;
+	struct rib_link *l;
+	struct xfib_iface v;
+	bool ok = false;
+	__u32 i;
+
+	for (i = 0; i < XFIB_PORT_MAX; i++) {
+		e = &r->dp.port[i];
+		s = &r->ports[i];
+		l = htab_find(&r->links, &(int){ (int)i });
+		if (e->live && e->live != s->last)
+			FAIL("port %u: live %u, %u published", i, e->live, s->last);
+		if (!l) {
+			if (e->live || s->pending)
+				FAIL("port %u: in xfib_ifaces without a link", i);
+			continue;
+		}
+		iface_value(r, l, &v);
+		if (s->pending ? memcmp(&s->want, &v, sizeof(v)) :
+		    !e->live || memcmp(xfib_port_iface(e, e->live), &v, sizeof(v)))
+			FAIL("port %u (%s): xfib_ifaces does not say what the RIB does",
+			     i, l->name);
+		if (s->pending && !r->ports_pending)
+			FAIL("port %u: a change waits, unflagged", i);
+	}
+	ok = true;
+out:
+	return ok;
+}
+
 bool rib_check(const struct rib *r, char *why, size_t len)
 {
 	__u8 *seen = malloc(XFIB_NEXTHOP_MAX > XFIB_NEIGH_MAX ? XFIB_NEXTHOP_MAX :
 							       XFIB_NEIGH_MAX);
 	bool ok = seen && check_neighbours(r, seen, why, len) &&
-		  check_nexthops(r, seen, why, len) && check_groups(r, why, len);
+		  check_nexthops(r, seen, why, len) && check_groups(r, why, len) &&
+		  check_ports(r, why, len);
 
 	if (!seen)
 		snprintf(why, len, "out of memory");

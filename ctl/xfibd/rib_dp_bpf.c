@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The RIB's writes into the pinned maps (struct rib_dp): the index arrays
- * mmap()ed (BPF_F_MMAPABLE), the hash maps by syscall, and grace periods
+ * The RIB's writes into the pinned maps (struct rib_dp): the arrays
+ * mmap()ed (BPF_F_MMAPABLE), the hash map by syscall, and grace periods
  * by updating a map-in-map, which returns after synchronize_rcu().
  */
 #include <errno.h>
@@ -17,24 +17,9 @@
 
 struct rib_dp_bpf {
 	struct xfib_fwd_bpf *skel;
-	size_t nh_len, neigh_len, grp_len;
+	size_t nh_len, neigh_len, grp_len, port_len;
 	int rcu_inner_fd; /* the value rcu_sync's updates store */
 };
-
-static int bpf_iface_set(void *ctx, __u32 ifindex, const struct xfib_iface *v)
-{
-	struct rib_dp_bpf *b = ctx;
-
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.xfib_ifaces),
-				   &ifindex, v, BPF_ANY) ? -errno : 0;
-}
-
-static void bpf_iface_del(void *ctx, __u32 ifindex)
-{
-	struct rib_dp_bpf *b = ctx;
-
-	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.xfib_ifaces), &ifindex);
-}
 
 static int bpf_neigh_host_set(void *ctx, const struct xfib_neigh_key *k, __u32 idx)
 {
@@ -74,8 +59,6 @@ static void bpf_daemon_info(void *ctx, const struct xfib_daemon *info)
 }
 
 static const struct rib_dp_ops bpf_ops = {
-	.iface_set = bpf_iface_set,
-	.iface_del = bpf_iface_del,
 	.neigh_host_set = bpf_neigh_host_set,
 	.neigh_host_del = bpf_neigh_host_del,
 	.grace_period = bpf_grace_period,
@@ -96,9 +79,10 @@ int rib_dp_bpf_open(struct rib_dp *dp, struct xfib_fwd_bpf *skel)
 	dp->nh = xfib_map_mmap(skel->maps.xfib_nexthops, true, &b->nh_len);
 	dp->neigh = xfib_map_mmap(skel->maps.xfib_neighs, true, &b->neigh_len);
 	dp->grp = xfib_map_mmap(skel->maps.xfib_nh_groups, true, &b->grp_len);
+	dp->port = xfib_map_mmap(skel->maps.xfib_ifaces, true, &b->port_len);
 	b->rcu_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_rcu_inner",
 					 sizeof(__u32), sizeof(__u32), 1, NULL);
-	if (dp->nh && dp->neigh && dp->grp && b->rcu_inner_fd >= 0)
+	if (dp->nh && dp->neigh && dp->grp && dp->port && b->rcu_inner_fd >= 0)
 		return 0;
 	err = -errno;
 	rib_dp_bpf_close(dp);
@@ -117,6 +101,8 @@ void rib_dp_bpf_close(struct rib_dp *dp)
 		munmap(dp->neigh, b->neigh_len);
 	if (dp->grp)
 		munmap(dp->grp, b->grp_len);
+	if (dp->port)
+		munmap(dp->port, b->port_len);
 	if (b->rcu_inner_fd >= 0)
 		close(b->rcu_inner_fd);
 	free(b);

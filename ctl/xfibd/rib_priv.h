@@ -42,6 +42,23 @@ struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
  * (rib_report_no_room). */
 void rib_no_room(struct rib *r, const char *what, __u32 capacity);
 
+/* What xfib_ifaces is to say of link l. */
+void iface_value(const struct rib *r, const struct rib_link *l,
+		 struct xfib_iface *out);
+
+/* ---- rib_port.c ------------------------------------------------------- */
+
+/* Takes over the ports' entries as the pinned array has them. */
+void port_init(struct rib *r);
+/* Port ifindex is now v, or absent (v NULL); nothing at or above
+ * XFIB_PORT_MAX. Written at once, or after the next grace period. */
+void port_write(struct rib *r, __u32 ifindex, const struct xfib_iface *v);
+/* After a grace period: writes the changes that waited for it. */
+void port_flush(struct rib *r);
+/* Clears the entries of ports that are not links (left by a previous
+ * xfibd for devices gone since). */
+void port_sweep(struct rib *r);
+
 /* ---- rib_route.c ------------------------------------------------------ */
 
 /* Removes v from its route (freeing the route with its last variant). */

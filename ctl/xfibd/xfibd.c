@@ -495,6 +495,7 @@ static int lock_pin_dir(const char *pin_dir)
 static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 		     size_t len, int *lock_fd)
 {
+	char why[320];
 	int err;
 
 	err = xfib_pin_dir(o->pin_dir, pin_dir, len);
@@ -506,6 +507,13 @@ static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 	if (*lock_fd < 0)
 		return *lock_fd;
 	err = xfib_open(pin_dir, XFIB_OPEN_CREATE, &d->skel);
+	if (err == -ESTALE && xfib_pin_mismatch(pin_dir, why, sizeof(why))) {
+		pr_warn("%s: the pinned maps are another version of xfib's: %s "
+			"(to upgrade: xfibctl detach every port, rm -r %s, "
+			"then attach and start xfibd again)", pin_dir, why,
+			pin_dir);
+		return err;
+	}
 	if (err) {
 		pr_warn("%s: cannot create or reuse the pinned maps: %s", pin_dir, strerror(-err));
 		return err;

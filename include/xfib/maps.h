@@ -21,7 +21,23 @@
  */
 #define XFIB_NEXTHOP_MAX 131072
 #define XFIB_NEIGH_MAX 131072
+
+/* Entries of the xfib_tx_ports devmap (attached ports, by ifindex). */
 #define XFIB_IFACE_MAX 4096
+
+/*
+ * Ports xfib forwards between: those with an ifindex below XFIB_PORT_MAX.
+ * xfib_ifaces (struct xfib_port) and xfib_port_stats are arrays indexed by
+ * ifindex, so that the program's lookups are a bounds check and an add
+ * that the verifier inlines, not a call into the hash table. Ifindexes
+ * are numbered per network namespace from 1, so a router's ports come
+ * well below 1024 unless devices are created and deleted thousands of
+ * times; a port above it is left to the kernel (xfibctl attach refuses
+ * it, the program passes its packets, xfibd says so). The cost is 40
+ * bytes per port for xfib_ifaces (40 KiB) and, per CPU, one struct
+ * xfib_port_counters per port for xfib_port_stats.
+ */
+#define XFIB_PORT_MAX 1024
 
 /*
  * Multipath groups: each is a table of XFIB_GROUP_BUCKETS member nexthop
@@ -181,6 +197,36 @@ struct xfib_iface {
 };
 _Static_assert(sizeof(struct xfib_iface) == 16, "xfib_iface size");
 
+/*
+ * An xfib_ifaces entry: the port's struct xfib_iface, in two copies.
+ * live is 0 while the port is not mirrored (absent: what a missing entry
+ * of a hash map was), else copy[live & 1] is the port's state.
+ *
+ * An array value is updated in place, so a reader could see a copy half
+ * written (a new MAC with an old MTU). xfibd therefore never writes the
+ * copy in use: it fills the other one, then publishes it with one aligned
+ * 4-byte store of live + 1 (ctl/xfibd/rib_port.c). It rewrites a copy
+ * only after an RCU grace period has passed since the copy was last in
+ * use (the grace periods that already guard the nexthop and neighbour
+ * arrays), so no program still reads it; the program loads live once and
+ * reads the copy it names. live only counts up (skipping 0), so a
+ * userspace reader, which no grace period waits for, reads live, the copy
+ * and live again, and has a consistent copy if live did not change.
+ */
+struct xfib_port {
+	__u32 live;
+	__u32 pad;
+	struct xfib_iface copy[2];
+};
+_Static_assert(sizeof(struct xfib_port) == 40, "xfib_port size");
+
+/* The port's state as of one load of live, or NULL if it is absent. */
+static inline __attribute__((always_inline)) const struct xfib_iface *
+xfib_port_iface(const struct xfib_port *p, __u32 live)
+{
+	return live ? &p->copy[live & 1] : (const struct xfib_iface *)0;
+}
+
 /* bsearch ranges: a range starts at start and runs to the next start.
  * Addresses in host order so comparisons are plain integer compares. */
 struct xfib_bs4_range {
@@ -267,8 +313,6 @@ _Static_assert(sizeof(struct xfib_counter) == 16, "xfib_counter size");
  * received; tx counts the packets xfib forwarded out of it. xfibctl attach
  * zeroes a port's entry: the counters run from the attach.
  */
-#define XFIB_PORT_MAX 1024
-
 struct xfib_port_counters {
 	struct xfib_counter in[XFIB_REASON_COUNT];
 	struct xfib_counter tx;

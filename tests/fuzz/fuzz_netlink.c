@@ -25,35 +25,12 @@
 /* ---- the dataplane, in memory -------------------------------------- */
 
 struct mem_dp {
-	struct xfib_iface iface[XFIB_IFACE_MAX];
-	__u8 iface_set[XFIB_IFACE_MAX];
 	struct {
 		struct xfib_neigh_key k;
 		__u32 idx;
 	} host[4096];
 	size_t nhosts;
 };
-
-static int mem_iface_set(void *ctx, __u32 ifindex, const struct xfib_iface *v)
-{
-	struct mem_dp *m = ctx;
-
-	/* The BPF hash map holds XFIB_IFACE_MAX entries of any key; the
-	 * fuzzer's ifindexes beyond that are refused, as a full map is. */
-	if (ifindex >= XFIB_IFACE_MAX)
-		return -1;
-	m->iface[ifindex] = *v;
-	m->iface_set[ifindex] = 1;
-	return 0;
-}
-
-static void mem_iface_del(void *ctx, __u32 ifindex)
-{
-	struct mem_dp *m = ctx;
-
-	if (ifindex < XFIB_IFACE_MAX)
-		m->iface_set[ifindex] = 0;
-}
 
 static size_t host_find(struct mem_dp *m, const struct xfib_neigh_key *k)
 {
@@ -98,8 +75,6 @@ static void mem_daemon_info(void *ctx, const struct xfib_daemon *info)
 }
 
 static const struct rib_dp_ops mem_ops = {
-	.iface_set = mem_iface_set,
-	.iface_del = mem_iface_del,
 	.neigh_host_set = mem_neigh_host_set,
 	.neigh_host_del = mem_neigh_host_del,
 	.grace_period = mem_grace_period,
@@ -120,6 +95,7 @@ static void *zeroed(size_t len)
 #define NH_LEN (XFIB_NEXTHOP_MAX * sizeof(struct xfib_nexthop))
 #define NEIGH_LEN (XFIB_NEIGH_MAX * sizeof(struct xfib_neigh))
 #define GRP_LEN (XFIB_GROUP_MAX * sizeof(struct xfib_nh_group))
+#define PORT_LEN (XFIB_PORT_MAX * sizeof(struct xfib_port))
 
 /* Every RIB neighbour has its host-map entry, and every entry its
  * neighbour, with the same index. */
@@ -174,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dp.nh = zeroed(NH_LEN);
 	dp.neigh = zeroed(NEIGH_LEN);
 	dp.grp = zeroed(GRP_LEN);
+	dp.port = zeroed(PORT_LEN);
 	/* The parser reads netlink messages aligned, as recv() gives them. */
 	buf = malloc(size ? size : 1);
 	memcpy(buf, data, size);
@@ -200,5 +177,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	munmap(dp.nh, NH_LEN);
 	munmap(dp.neigh, NEIGH_LEN);
 	munmap(dp.grp, GRP_LEN);
+	munmap(dp.port, PORT_LEN);
 	return 0;
 }

@@ -106,6 +106,28 @@ expect_error 1 "^xfibctl: attach tun-x: no Ethernet \\(MAC\\) address" rctl atta
 expect_error 1 "^xfibctl: attach tun-x: no Ethernet" rctl attach "$R_SNK" tun-x
 no_xdp bp-x tun-x "$R_SNK"
 [ "$(attached_ports)" = "$R_GEN" ] || fail "after refused ports, status lists: $(attached_ports)"
+# A device whose ifindex is beyond the ports the dataplane holds
+# (XFIB_PORT_MAX, 1024): refused alone and next to a good port. xfibd
+# says so once for the link, however often it changes, and carries on.
+ip -n "$RTR" link add hi-x index 1024 type veth peer name hi-y
+ip -n "$RTR" link set hi-x up
+expect_error 1 "^xfibctl: attach hi-x: ifindex 1024 is beyond the 1024 ports xfib forwards between" \
+	rctl attach hi-x
+expect_error 1 "^xfibctl: attach hi-x: ifindex 1024 is beyond" rctl attach "$R_SNK" hi-x
+no_xdp hi-x "$R_SNK"
+ip -n "$RTR" link set hi-x mtu 1400
+ip -n "$RTR" link set hi-x down
+hi_down() { grep -q 'link hi-x down' "$XFIBD_LOG"; }
+wait_until 5 hi_down || fail "xfibd did not see hi-x go down"
+# Said once: not again for the MTU or the down (identical lines in a row
+# would be collapsed into "last message repeated", before the down line).
+[ "$(grep -c 'link hi-x: ifindex 1024 is beyond' "$XFIBD_LOG")" -eq 1 ] ||
+	fail "xfibd did not say exactly once that hi-x is beyond its ports"
+grep -B1 'link hi-x down' "$XFIBD_LOG" | head -n 1 | grep -q 'repeated' &&
+	fail "xfibd repeated that hi-x is beyond its ports: $(grep -B1 'link hi-x down' "$XFIBD_LOG" | head -n 1)"
+rctl status >/dev/null || fail "status after hi-x came and changed"
+kill -0 "$XFIBD_PID" || fail "xfibd exited after hi-x came"
+ip -n "$RTR" link del hi-x
 # Out of the bridge, the same veth is a port like any other.
 ip -n "$RTR" link set bp-x nomaster
 rctl attach bp-x || fail "attach bp-x after it left the bridge"

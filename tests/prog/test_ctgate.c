@@ -456,8 +456,10 @@ static void fill_maps(void)
 	memcpy(in.mac, mac_in, ETH_ALEN);
 	out.ifindex = if_out;
 	memcpy(out.mac, mac_out, ETH_ALEN);
-	update(skel->maps.xfib_ifaces, &if_in, &in);
-	update(skel->maps.xfib_ifaces, &if_out, &out);
+	update(skel->maps.xfib_ifaces, &if_in,
+	       &(struct xfib_port){ .live = 1, .copy[1] = in });
+	update(skel->maps.xfib_ifaces, &if_out,
+	       &(struct xfib_port){ .live = 1, .copy[1] = out });
 	update(skel->maps.xfib_tx_ports, &if_out, &tx);
 	k = NH_CONN;
 	update(skel->maps.xfib_nexthops, &k, &nh);

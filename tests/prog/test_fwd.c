@@ -162,6 +162,8 @@ static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
 static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats;
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
+/* xt2, the last ifindex xfib_ifaces holds, and xt3, the first beyond. */
+static __u32 if_last, if_high;
 static __u8 log2n4, log2n6;
 
 static int ncases, nfailed;
@@ -505,13 +507,42 @@ static void delete(int fd, const void *key, const char *what)
 		die("delete %s: %s", what, strerror(errno));
 }
 
+static void get_port(__u32 ifindex, struct xfib_port *p)
+{
+	if (bpf_map_lookup_elem(fd_ifaces, &ifindex, p))
+		die("read xfib_ifaces: %s", strerror(errno));
+}
+
+/*
+ * As xfibd writes a port (ctl/xfibd/rib_port.c): into the copy not live,
+ * then live moves to it. The other copy is filled with a port that is
+ * down, forwards nothing and has another MAC, so that a program reading
+ * the wrong copy fails every case.
+ */
 static void put_iface(__u32 ifindex, const __u8 *mac, __u8 flags)
 {
 	struct xfib_iface v = { .flags = flags, .mtu = 1500,
 				.ifindex = ifindex };
+	struct xfib_iface poison = { .mac = { 0x02, 0xee, 0xee, 0xee, 0xee, 0xee },
+				     .mtu = 68, .ifindex = ifindex };
+	struct xfib_port p;
 
 	memcpy(v.mac, mac, ETH_ALEN);
-	update(fd_ifaces, &ifindex, &v, "xfib_ifaces");
+	get_port(ifindex, &p);
+	p.live = p.live + 1 ?: 2;
+	p.copy[p.live & 1] = v;
+	p.copy[(p.live + 1) & 1] = poison;
+	update(fd_ifaces, &ifindex, &p, "xfib_ifaces");
+}
+
+/* The port is gone (live 0); its copies stay as they were, valid. */
+static void del_iface(__u32 ifindex)
+{
+	struct xfib_port p;
+
+	get_port(ifindex, &p);
+	p.live = 0;
+	update(fd_ifaces, &ifindex, &p, "xfib_ifaces");
 }
 
 #define IF_ALL (XFIB_IF_UP | XFIB_IF_FWD4 | XFIB_IF_FWD6)
@@ -783,7 +814,7 @@ static void stats_read(struct xfib_counter *sum)
 static void port_stats_reset(void)
 {
 	struct xfib_port_counters zero[ncpus];
-	__u32 ports[] = { if_in, if_out, if_peer };
+	__u32 ports[] = { if_in, if_out, if_peer, if_last };
 	unsigned int i;
 
 	memset(zero, 0, sizeof(zero));
@@ -844,7 +875,10 @@ static void run_prog(const struct frame *f, unsigned int len, __u32 ifindex,
 	r->verdict = opts.retval;
 	r->out_len = opts.data_size_out;
 	stats_read(r->cnt);
-	port_stats_read(ifindex, &r->port_in);
+	/* xfib_port_stats has no entry beyond XFIB_PORT_MAX. */
+	memset(&r->port_in, 0, sizeof(r->port_in));
+	if (ifindex < XFIB_PORT_MAX)
+		port_stats_read(ifindex, &r->port_in);
 	port_stats_read(if_out, &r->port_out);
 }
 
@@ -949,7 +983,7 @@ static int check_port_counters(const char *name, bool *first,
 	int bad = 0;
 	unsigned int k;
 
-	for (k = 0; k < XFIB_REASON_COUNT; k++) {
+	for (k = 0; k < XFIB_REASON_COUNT && ifindex < XFIB_PORT_MAX; k++) {
 		if (r->port_in.in[k].packets == r->cnt[k].packets &&
 		    r->port_in.in[k].bytes == r->cnt[k].bytes)
 			continue;
@@ -1143,6 +1177,8 @@ static __u32 ifindex_of(const char *name)
  */
 static void setup_netns(void)
 {
+	char cmd[256];
+
 	if (unshare(CLONE_NEWNET)) {
 		printf("SKIP: unshare(CLONE_NEWNET): %s\n", strerror(errno));
 		exit(SKIP);
@@ -1150,12 +1186,24 @@ static void setup_netns(void)
 	/* type dummy needs a module that cannot be loaded here: veth. */
 	sh("ip link add xt0 type veth peer name xt0p");
 	sh("ip link add xt1 type veth peer name xt1p");
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add xt2 index %u type veth peer name xt2p && "
+		 "ip link add xt3 index %u type veth peer name xt3p",
+		 XFIB_PORT_MAX - 1, XFIB_PORT_MAX);
+	sh(cmd);
 	sh("ip link set dev lo up && ip link set dev xt0 up && "
 	   "ip link set dev xt0p up && ip link set dev xt1 up && "
-	   "ip link set dev xt1p up");
+	   "ip link set dev xt1p up && ip link set dev xt2 up && "
+	   "ip link set dev xt2p up && ip link set dev xt3 up && "
+	   "ip link set dev xt3p up");
 	if_in = ifindex_of("xt0");
 	if_out = ifindex_of("xt1");
 	if_peer = ifindex_of("xt0p");
+	if_last = ifindex_of("xt2");
+	if_high = ifindex_of("xt3");
+	if (if_last != XFIB_PORT_MAX - 1 || if_high != XFIB_PORT_MAX)
+		die("xt2, xt3 have ifindex %u, %u, asked for %u, %u", if_last,
+		    if_high, XFIB_PORT_MAX - 1, XFIB_PORT_MAX);
 }
 
 static int prog_info(int fd, struct bpf_prog_info *info)
@@ -1257,6 +1305,7 @@ struct fwd_case {
 	void (*edit)(struct frame *f); /* a change after building, or NULL */
 	const __u8 *dmac;   /* the frame's destination MAC; NULL: xt0's */
 	bool from_peer;	    /* received on xt0p, a port xfib does not know */
+	const __u32 *iif;   /* received on this port; NULL: xt0 (or xt0p) */
 };
 
 #define FWD4(mac) \
@@ -1292,7 +1341,7 @@ static int nlookups;
 
 static bool destination_decides(const struct fwd_case *c)
 {
-	if (!c->pkt.ip || c->from_peer ||
+	if (!c->pkt.ip || c->from_peer || c->iif ||
 	    strcmp(c->pkt.src, c->pkt.ip == 4 ? SRC4 : SRC6))
 		return false;
 	switch (c->reason) {
@@ -1320,7 +1369,7 @@ static bool destination_decides(const struct fwd_case *c)
  * xfibctl lookup --from ADDR --iif IFNAME. */
 static bool packet_decides(const struct fwd_case *c)
 {
-	if (!c->pkt.ip || c->from_peer)
+	if (!c->pkt.ip || c->from_peer || c->iif)
 		return false;
 	switch (c->reason) {
 	case XFIB_PASS_LOCAL_SOURCE:
@@ -1423,7 +1472,8 @@ static void run_case(const struct fwd_case *c)
 		set_dmac(&f, c->dmac);
 	if (c->verdict == XDP_REDIRECT)
 		want = forwarded(&f, c->next_mac);
-	check(c->name, &f, f.len, c->from_peer ? if_peer : if_in,
+	check(c->name, &f, f.len,
+	      c->iif ? *c->iif : c->from_peer ? if_peer : if_in,
 	      V(c->verdict), c->reason,
 	      c->verdict == XDP_REDIRECT ? &want : NULL);
 	check_lookup(c);
@@ -1954,7 +2004,10 @@ enum port_state {
 	ST_DEFAULT,
 	ST_TX_DETACHED,	  /* egress port not in xfib_tx_ports */
 	ST_EGRESS_NOT_UP, /* egress port without XFIB_IF_UP */
-	ST_EGRESS_GONE,	  /* egress port missing from xfib_ifaces */
+	ST_EGRESS_GONE,	  /* egress port gone from xfib_ifaces (live 0) */
+	ST_EGRESS_HIGH,	  /* the route's egress is xt3, beyond XFIB_PORT_MAX */
+	ST_IN_GONE,	  /* ingress port gone from xfib_ifaces (live 0) */
+	ST_IN_LAST,	  /* xt2, the last port xfib_ifaces holds, known */
 	ST_EGRESS_NO_XMIT, /* egress port takes no redirected frames */
 	ST_IN_NO_XMIT,	  /* ingress port takes no redirected frames */
 	ST_IN_NO_FWD4,	  /* ingress port: IPv4 forwarding off */
@@ -1982,6 +2035,10 @@ static void put_xfrm(__u32 fam, __u8 mode)
 
 static void set_port_state(enum port_state s)
 {
+	put_nexthop(NH_GW4, XFIB_NH_GATEWAY, if_out, NB_GW4, 0);
+	put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_out, NB_GW6, 0);
+	bpf_map_delete_elem(fd_tx, &if_high);
+	del_iface(if_last);
 	put_tx_port(if_out);
 	put_iface(if_out, mac_out, IF_ALL);
 	put_iface(if_in, mac_in, IF_ALL);
@@ -1998,7 +2055,19 @@ static void set_port_state(enum port_state s)
 		put_iface(if_out, mac_out, XFIB_IF_FWD4 | XFIB_IF_FWD6);
 		break;
 	case ST_EGRESS_GONE:
-		delete(fd_ifaces, &if_out, "xfib_ifaces");
+		del_iface(if_out);
+		break;
+	case ST_EGRESS_HIGH:
+		/* Attached and with a neighbour there: only the bound stops it. */
+		put_tx_port(if_high);
+		put_nexthop(NH_GW4, XFIB_NH_GATEWAY, if_high, NB_GW4, 0);
+		put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_high, NB_GW6, 0);
+		break;
+	case ST_IN_GONE:
+		del_iface(if_in);
+		break;
+	case ST_IN_LAST:
+		put_iface(if_last, mac_in, IF_ALL);
 		break;
 	case ST_EGRESS_NO_XMIT:
 		put_iface(if_out, mac_out, IF_ALL | XFIB_IF_NO_XMIT);
@@ -2061,8 +2130,28 @@ static const struct port_case {
 			      PASS(XFIB_PASS_EGRESS_DOWN) } },
 	{ ST_EGRESS_NOT_UP, { "v6 egress without XFIB_IF_UP", V6(DST6),
 			      PASS(XFIB_PASS_EGRESS_DOWN) } },
-	{ ST_EGRESS_GONE, { "v4 egress missing from xfib_ifaces", V4(DST4),
+	{ ST_EGRESS_GONE, { "v4 egress gone from xfib_ifaces (copies kept)",
+			    V4(DST4), PASS(XFIB_PASS_EGRESS_DOWN) } },
+	{ ST_EGRESS_GONE, { "v6 egress gone from xfib_ifaces (copies kept)",
+			    V6(DST6), PASS(XFIB_PASS_EGRESS_DOWN) } },
+	{ ST_EGRESS_HIGH, { "v4 egress beyond XFIB_PORT_MAX", V4(DST4),
 			    PASS(XFIB_PASS_EGRESS_DOWN) } },
+	{ ST_EGRESS_HIGH, { "v6 egress beyond XFIB_PORT_MAX", V6(DST6),
+			    PASS(XFIB_PASS_EGRESS_DOWN) } },
+	{ ST_IN_GONE, { "v4 ingress gone from xfib_ifaces (copies kept)",
+			V4(DST4), PASS(XFIB_PASS_NO_IFACE) } },
+	{ ST_IN_GONE, { "v6 ingress gone from xfib_ifaces (copies kept)",
+			V6(DST6), PASS(XFIB_PASS_NO_IFACE) } },
+	{ ST_DEFAULT, { "v4 ingress beyond XFIB_PORT_MAX", V4(DST4),
+			PASS(XFIB_PASS_NO_IFACE), .iif = &if_high } },
+	{ ST_DEFAULT, { "v6 ingress beyond XFIB_PORT_MAX", V6(DST6),
+			PASS(XFIB_PASS_NO_IFACE), .iif = &if_high } },
+	{ ST_DEFAULT, { "v4 ingress on the last port, not mirrored", V4(DST4),
+			PASS(XFIB_PASS_NO_IFACE), .iif = &if_last } },
+	{ ST_IN_LAST, { "v4 ingress on the last port xfib_ifaces holds",
+			V4(DST4), FWD4(mac_gw4), .iif = &if_last } },
+	{ ST_IN_LAST, { "v6 ingress on the last port xfib_ifaces holds",
+			V6(DST6), FWD6(mac_gw6), .iif = &if_last } },
 	{ ST_EGRESS_NO_XMIT, { "v4 egress taking no redirected frames", V4(DST4),
 			       PASS(XFIB_PASS_EGRESS_NO_XMIT) } },
 	{ ST_EGRESS_NO_XMIT, { "v6 egress taking no redirected frames", V6(DST6),
