@@ -161,6 +161,22 @@ static long trie6_call(__u64 n, struct run *r)
 	return 0;
 }
 
+static long poptrie6_call(__u64 n, struct run *r)
+{
+	__u32 i, k, slot = r->slot;
+	__u64 sum = 0;
+
+	FOR_EACH_KEY(r, n, i, k) {
+		const __u8 *a = keys6[KEY_IDX(r, k)];
+
+		sum += xfib_pt6_lookup(&xfib_pt6_direct, &xfib_pt6_nodes,
+				       &xfib_pt6_leaves, slot, load_be64(a),
+				       load_be64(a + 8));
+	}
+	r->sum += sum;
+	return 0;
+}
+
 /* Runs the calls of one run and publishes its results. */
 #define RUN(fn, r)                                                          \
 	do {                                                                \
@@ -247,6 +263,19 @@ int lookup_trie6(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	}
 	RUN(trie6_call, r);
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int lookup_poptrie6(struct xdp_md *ctx)
+{
+	struct run r = { .pos = pos, .mask = key_mask };
+	struct xfib_active act;
+
+	if (active(XFIB_V6, XFIB_ALGO_POPTRIE6, &act))
+		return XDP_ABORTED;
+	r.slot = act.slot;
+	RUN(poptrie6_call, r);
 	return XDP_DROP;
 }
 

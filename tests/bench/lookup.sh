@@ -12,7 +12,7 @@
 # next ones up to the next size (the generator shuffles its output, so a
 # head of the file is a random sample of the full table). At each size
 # every algorithm that can hold the table is forced in turn (xfibctl algo
-# ipv4 bsearch4|dxr|dir24_8, ipv6 bsearch6|trie6) and measured by
+# ipv4 bsearch4|dxr|dir24_8, ipv6 bsearch6|trie6|poptrie6) and measured by
 # tests/bench/lookupbench.c, which runs the dataplane's lookup code
 # against the router's live pinned maps with BPF_PROG_TEST_RUN, then the
 # same lookups natively over the same maps mmap()ed, on one CPU. Then the
@@ -191,7 +191,7 @@ for ((s = 0; s < ${#S4[@]}; s++)); do
 	prev4=$n4
 	prev6=$n6
 	for fam in 4 6; do
-		if [ "$fam" = 4 ]; then n=$n4 algos="bsearch4 dxr dir24_8"; else n=$n6 algos="bsearch6 trie6"; fi
+		if [ "$fam" = 4 ]; then n=$n4 algos="bsearch4 dxr dir24_8"; else n=$n6 algos="bsearch6 trie6 poptrie6"; fi
 		fitted=""
 		for algo in $algos; do
 			if force_algo "$fam" "$algo"; then

@@ -217,6 +217,18 @@ static int native_runs(struct bench *b, unsigned long runs)
 				sum += xfib_trie6_lookup(&d->t24, &d->t8,
 							 bss->keys6[(p + i) & m]);
 			break;
+		case XFIB_ALGO_POPTRIE6:
+			for (i = 0; i < k; i++) {
+				const __u8 *a = bss->keys6[(p + i) & m];
+				__u64 hi, lo;
+
+				memcpy(&hi, a, 8);
+				memcpy(&lo, a + 8, 8);
+				sum += xfib_pt6_lookup(&d->pt6_direct, &d->pt6_nodes,
+						       &d->pt6_leaves, d->act.slot,
+						       be64toh(hi), be64toh(lo));
+			}
+			break;
 		}
 		p += k;
 	}
@@ -284,6 +296,8 @@ static const char *algo_name(__u32 a)
 		return "bsearch6";
 	case XFIB_ALGO_TRIE6:
 		return "trie6";
+	case XFIB_ALGO_POPTRIE6:
+		return "poptrie6";
 	default:
 		return "none";
 	}
@@ -513,6 +527,9 @@ static int open_instance(struct bench *b)
 	case XFIB_ALGO_TRIE6:
 		prog = b->skel->progs.lookup_trie6;
 		break;
+	case XFIB_ALGO_POPTRIE6:
+		prog = b->skel->progs.lookup_poptrie6;
+		break;
 	default:
 		return -ENOENT;
 	}
@@ -551,8 +568,8 @@ static int load_prog(const char *pin_dir, int fam, const char *baseline,
 					       skel->progs.lookup_bsearch6, true);
 		bpf_program__set_autoload(v4 ? skel->progs.lookup_dir24_8 :
 					       skel->progs.lookup_trie6, true);
-		if (v4)
-			bpf_program__set_autoload(skel->progs.lookup_dxr, true);
+		bpf_program__set_autoload(v4 ? skel->progs.lookup_dxr :
+					       skel->progs.lookup_poptrie6, true);
 	} else if (!strcmp(baseline, "lpm_trie")) {
 		bpf_program__set_autoload(v4 ? skel->progs.base_lpm_trie4 :
 					       skel->progs.base_lpm_trie6, true);

@@ -116,7 +116,8 @@ rctl algo ipv4 dir24_8 >/dev/null || fail "algo ipv4 dir24_8"
 rctl algo ipv6 trie6 >/dev/null || fail "algo ipv6 trie6"
 verify_clean dir24_8 trie6
 rctl algo ipv4 dxr >/dev/null || fail "algo ipv4 dxr"
-verify_clean dxr trie6
+rctl algo ipv6 poptrie6 >/dev/null || fail "algo ipv6 poptrie6"
+verify_clean dxr poptrie6
 rctl algo ipv4 bsearch4 >/dev/null || fail "algo ipv4 bsearch4"
 rctl algo ipv6 bsearch6 >/dev/null || fail "algo ipv6 bsearch6"
 verify_clean bsearch4 bsearch6
@@ -237,4 +238,4 @@ xfibd_start
 verify_clean "$AUTO4" "$AUTO6"
 lookup_is 10.3.7.7 "$FWD_GW"' and .egress.name == $s2'
 
-log "PASS: verify clean with dir24_8, dxr, trie6, bsearch4, bsearch6 and auto; lookup answers; a corrupted nexthop is caught"
+log "PASS: verify clean with dir24_8, dxr, trie6, poptrie6, bsearch4, bsearch6 and auto; lookup answers; a corrupted nexthop is caught"
