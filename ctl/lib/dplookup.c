@@ -672,6 +672,28 @@ static void walk_dxr(struct walk *w, struct dpl *d)
 	}
 }
 
+static void walk_pt6_node(struct walk *w, struct dpl *d, __u32 idx,
+			  unsigned int o, dpl_addr base, unsigned int depth);
+
+/* A skip node at bit o from base: its answer around the chain's end. */
+static void walk_pt6_skip(struct walk *w, struct dpl *d,
+			  const struct xfib_pt6_node *nd, unsigned int o,
+			  dpl_addr base, unsigned int depth)
+{
+	unsigned int s = nd->base_leaf & 63, below = 128 - o - s;
+	dpl_addr first, last;
+
+	if (s < XFIB_PT6_STRIDE || s > XFIB_PT6_SKIP_BITS_MAX || o + s > 126)
+		return; /* a slot being rewritten */
+	first = base | (dpl_addr)(nd->vec >> (64 - s)) << below;
+	last = first + (((dpl_addr)1 << below) - 1);
+	if (first > base)
+		walk_emit(w, base, (__u32)nd->leafvec);
+	walk_pt6_node(w, d, nd->base_child, o + s, first, depth + 1);
+	if (last < base + (((dpl_addr)1 << (128 - o)) - 1))
+		walk_emit(w, last + 1, (__u32)nd->leafvec);
+}
+
 /*
  * Every position of poptrie6 node idx (slot relative), whose 6 bits start
  * at bit o and whose first address is base. At most XFIB_PT6_LEVELS deep,
@@ -684,8 +706,12 @@ static void walk_pt6_node(struct walk *w, struct dpl *d, __u32 idx,
 	const struct xfib_pt6_node *nd;
 
 	nd = dpl_tbl_at(&d->pt6_nodes, (slot << XFIB_PT6_NODE_BITS) | idx);
-	if (!nd || depth >= XFIB_PT6_LEVELS)
+	if (!nd || depth >= XFIB_PT6_LEVELS || o >= 128)
 		return;
+	if (nd->base_leaf & XFIB_PT6_SKIP) {
+		walk_pt6_skip(w, d, nd, o, base, depth);
+		return;
+	}
 	for (k = 0; k < 64 && !w->err; k++) {
 		__u64 mask = (2ull << k) - 1;
 		dpl_addr a;

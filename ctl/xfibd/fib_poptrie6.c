@@ -49,13 +49,13 @@ struct fib_pt6_maps {
 };
 
 /*
- * Ranges a slot is meant for: Internet-shaped tables take about 1.4
- * nodes and 2.2 leaves per range, so 600k ranges (some 400k prefixes)
+ * Ranges a slot is meant for: Internet-shaped tables take about 0.85
+ * nodes and 1.4 leaves per range, so 500k ranges (some 350k prefixes)
  * fill about 80% of the nodes. Tables shaped otherwise may need more:
  * a build that did not fit is remembered, and the preference is 0 from
  * 90% of its size on.
  */
-#define PT6_RANGES_MAX 600000u
+#define PT6_RANGES_MAX 500000u
 static size_t pt6_nofit_ranges;
 
 

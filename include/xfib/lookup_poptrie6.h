@@ -27,6 +27,15 @@
  * bits at the top of its 6; a lookup shifts zeros in below the address,
  * so only the positions that are multiples of 16 are ever read there.
  *
+ * Path compression: a chain of nodes that each have one child and one
+ * answer for all their other positions, the same answer along the chain
+ * (a prefix alone under a shorter one, down to its /48 or /128), is one
+ * skip node: XFIB_PT6_SKIP in base_leaf with the chain's length in bits
+ * (6 per node, up to 60) in the low bits, the address bits that lead
+ * down the chain left-aligned in vec, the other answer in leafvec and the
+ * node below the chain in base_child. An address whose next bits match
+ * goes on below the chain, any other has the answer.
+ *
  * Memory: the direct table is 2^18 entries (1 MiB per slot); a node is
  * 24 bytes, a leaf 4. The builder (ctl/xfibd/poptrie6.c) reports how
  * many of each a table takes.
@@ -65,15 +74,19 @@ _Static_assert(sizeof(struct xfib_pt6_node) == 24, "xfib_pt6_node size");
 #define XFIB_PT6_LEVELS 19
 /* A direct entry with this bit is an answer; without, a node index. */
 #define XFIB_PT6_LEAF 0x80000000u
+/* In base_leaf: a skip node; the low bits are the bits it skips. */
+#define XFIB_PT6_SKIP 0x80000000u
+#define XFIB_PT6_SKIP_BITS_MAX 60
 
 /*
  * Per slot: nodes (24 B each) and leaves (4 B each). Internet-shaped
- * tables take about 1.7 nodes and 2.7 leaves per prefix: room for some
- * 600k prefixes, in 24 + 8 MiB per slot.
+ * tables take about 0.85 nodes and 1.4 leaves per range (1.2 nodes and 2
+ * leaves per prefix): room for some 400k prefixes, in 12 + 4 MiB per
+ * slot.
  */
-#define XFIB_PT6_NODE_BITS 20
+#define XFIB_PT6_NODE_BITS 19
 #define XFIB_PT6_SLOT_NODES (1u << XFIB_PT6_NODE_BITS)
-#define XFIB_PT6_LEAF_BITS 21
+#define XFIB_PT6_LEAF_BITS 20
 #define XFIB_PT6_SLOT_LEAVES (1u << XFIB_PT6_LEAF_BITS)
 
 /* Sizes of the BPF array maps, both slots: __u64 values (two entries
@@ -132,12 +145,24 @@ XFIB_INLINE __u32 xfib_pt6_lookup(void *direct, void *nodes, void *leaves,
 	XFIB_PT6_UNROLL
 	for (i = 0; i < XFIB_PT6_LEVELS; i++) {
 		const struct xfib_pt6_node *nd = XFIB_TBL_AT(nodes, nbase | e);
-		__u32 v = (__u32)(hi >> (64 - XFIB_PT6_STRIDE));
+		__u32 v = (__u32)(hi >> (64 - XFIB_PT6_STRIDE)), s;
 		/* bits 0..v; for v = 63 the shift drops out and -1 is all */
 		__u64 mask = (2ull << v) - 1;
 
 		if (!nd)
 			return 0;
+		if (nd->base_leaf & XFIB_PT6_SKIP) {
+			/* 6..60, so neither shift below is by 64 */
+			s = nd->base_leaf & 63;
+			if (s < XFIB_PT6_STRIDE || s > XFIB_PT6_SKIP_BITS_MAX)
+				return 0;
+			if ((hi & (~0ull << (64 - s))) != nd->vec)
+				return (__u32)nd->leafvec;
+			hi = hi << s | lo >> (64 - s);
+			lo <<= s;
+			e = nd->base_child;
+			continue;
+		}
 		if (!((nd->vec >> v) & 1))
 			return XFIB_U32_AT(leaves,
 					   lbase | (nd->base_leaf - 1 +

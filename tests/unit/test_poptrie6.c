@@ -17,7 +17,10 @@
  *    random tables;
  *  - cases: no route; /0 alone; ::/128 and the last address; every depth
  *    0..128 nested at one address, each boundary; 256 neighbouring /128s
- *    (the last level); a node whose 64 positions are all children;
+ *    (the last level); a node whose 64 positions are all children; chains
+ *    of one-child nodes (skip nodes): a lone /128, under a default route,
+ *    beside a /128 that differs in the last bit, under prefixes every 16
+ *    bits along its path, beside a /128 that leaves the path midway;
  *  - a generated Internet-shaped table and a clustered one (many /48s and
  *    /64s under a few /32s, some /128s, a default route), 250k prefixes
  *    each: every range's first and last address and random ones against
@@ -386,6 +389,22 @@ static void test_cases(struct inst *in)
 	build_check(in, 0, &s, true, 100, NULL);
 	for (i = 0; i < 256; i++)
 		expect(in, 0, &s, (a & ~(u128)0xff) + i, true);
+	set_free(&s);
+
+	cur_test = "chains";
+	set_add(&s, a, 128, 3);
+	build_check(in, 0, &s, true, 1000, NULL);
+	CHECK(in->nodes.used[0] == 3, "a lone /128: %zu nodes, not a skip node "
+	      "of 60 bits, one of 48 and the last level", in->nodes.used[0]);
+	set_add(&s, 0, 0, 4);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_add(&s, a ^ 1, 128, 5);
+	build_check(in, 0, &s, true, 1000, NULL);
+	for (len = 16; len < 128; len += 16)
+		set_add(&s, a, len, 10 + len);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_add(&s, a ^ ((u128)1 << 70), 128, 6);
+	build_check(in, 0, &s, true, 1000, NULL);
 	set_free(&s);
 
 	cur_test = "64 children";
