@@ -11,26 +11,27 @@
  * readers of the one before.
  *
  * Preference, from make bench-lookup on this machine (65536 random keys
- * inside the table's prefixes, BPF / native ns per lookup; bytes per
- * prefix from the instance's size):
+ * inside the table's prefixes, BPF / native ns per lookup, medians of 5;
+ * bytes per prefix of the instance):
  *
- *   prefixes   trie6                 poptrie6
- *   1000       37 / 34    69000 B    49 / 88    1100 B
- *   100000     223 / 196  ~1800 B    253 / 283  ~75 B
- *   250000     257 / 255  1799 B     259 / 452  ~70 B
+ *   prefixes   bsearch6      trie6                   poptrie6
+ *   1000       104 / 291     47 / 49    70,935 B     29 / 55    1,110 B
+ *   100000     (no fit)      233 / 143   2,410 B     132 / 161     51 B
+ *   250000     (no fit)      219 / 115   1,609 B     203 / 168     35 B
  *
- * poptrie6 walks one 6-bit node per level where trie6 reads one 8-bit
- * group, and each level counts bits in software (BPF has no popcount
- * instruction): in cache it looks up about 1.3-2.5x slower than trie6.
- * At 100k prefixes and more both are bound by their misses and look up
- * at about the same speed, trie6 in 25x the memory (453 MB at 250k
- * against 17 MB). The preference follows: below trie6's up to some 30k
- * prefixes, above it from there, more than the 5% hysteresis of fib.c
- * from about 100k, so the automatic selection moves a growing table to
- * poptrie6 past 100k and back to trie6 below about 13k; 0 when the table
+ * With random keys poptrie6 looks up faster than trie6 at every size
+ * measured, in a fiftieth of the memory or less; only a handful of keys
+ * that stay in cache go faster through trie6 (17-19 ns against 23-35:
+ * each 6-bit level counts bits in software, BPF has no popcount
+ * instruction). Natively trie6 is faster from 100k on: userspace builds
+ * for any x86-64 and so has no popcount instruction either. The
+ * preference is trie6's, raised by more than the 5% hysteresis of fib.c
+ * at every size, so poptrie6 replaces trie6 wherever it fits and trie6
+ * takes over only beyond; it crosses bsearch6's near 600 prefixes (the
+ * switch up at about 700, back down below about 470); 0 when the table
  * may not fit the slot:
  *
- *   16 * log2(n + 1) - 65, at most 250
+ *   35 + 11 * log2(n + 1), at most 250
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ static unsigned int pt6_preference(const struct fib_scale *s)
 	if (ranges > PT6_RANGES_MAX ||
 	    (pt6_nofit_ranges && ranges >= pt6_nofit_ranges / 10 * 9))
 		return 0;
-	return fib_clamp_pref(16 * fib_log2n(s->prefixes) - 65, 250);
+	return fib_clamp_pref(35 + 11 * fib_log2n(s->prefixes), 250);
 }
 
 static int pt6_fib_build(struct fib *f, int fam, struct fib_inst *in,

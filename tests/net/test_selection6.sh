@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Automatic algorithm selection between the large IPv6 tables: trie6's
-# and poptrie6's preferences cross near 30k prefixes, and the 5%
-# hysteresis moves a growing table to poptrie6 only past about 100k and a
-# shrinking one back to trie6 only below about 13k:
-#  - 20k prefixes: trie6; 150k: poptrie6, verified against the kernel;
-#  - back to 60k: still poptrie6 (no flapping); 10k: trie6.
+# Automatic algorithm selection for IPv6 tables: bsearch6's and poptrie6's
+# preferences cross near 600 prefixes, and the 5% hysteresis keeps a table
+# between about 470 and 700 prefixes on whatever it runs; poptrie6's stays
+# more than 5% above trie6's at every size:
+#  - 400 prefixes: bsearch6; 800: poptrie6; back to 550: still poptrie6
+#    (no flapping); 300: bsearch6;
+#  - 20k prefixes on trie6 (forced), then automatic: poptrie6 at once;
+#  - 150k prefixes: still poptrie6, verified against the kernel.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -61,28 +63,43 @@ attach_all
 base=$(prefixes6)
 log "base table: $base IPv6 prefixes"
 
-routes add 0 $((20000 - base))
+routes add 0 $((400 - base))
+wait_prefixes 400
+nudge 400
+stays bsearch6 2
+log "400 prefixes: bsearch6"
+
+routes add $((400 - base)) $((800 - base))
+wait_prefixes 800
+expect_algo poptrie6 5
+log "800 prefixes: poptrie6"
+
+routes del $((550 - base)) $((800 - base))
+wait_prefixes 550
+nudge 550
+stays poptrie6 2
+log "back to 550 prefixes: still poptrie6, no flapping"
+
+routes del $((300 - base)) $((550 - base))
+wait_prefixes 300
+expect_algo bsearch6 5
+log "300 prefixes: bsearch6"
+
+routes add $((300 - base)) $((20000 - base))
 wait_prefixes 20000
-nudge 20000
-expect_algo trie6 10
-log "20k prefixes: trie6"
+rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
+expect_algo trie6 5
+rctl algo ipv6 auto >/dev/null || fail "back to automatic selection failed"
+# Returning to automatic evaluates at once.
+expect_algo poptrie6 5
+log "20k prefixes: poptrie6 over trie6 ($(rctl status -j | jq -c '.ipv6.preferences'))"
 
 routes add $((20000 - base)) $((150000 - base))
 wait_prefixes 150000
-expect_algo poptrie6 20
+nudge 150000
+stays poptrie6 2
 st=$(rctl status -j)
 log "150k prefixes: poptrie6 ($(jq -c '.ipv6 | {memory, bytes_per_prefix, build_us, preferences}' <<<"$st"))"
 out=$(rctl verify --random 200000 2>&1) || fail "verify on poptrie6 found mismatches or failed: $(tail -n 25 <<<"$out")"
 grep -q "ipv6: poptrie6.* 0 mismatched" <<<"$out" || fail "verify did not check ipv6 on poptrie6: $out"
-
-routes del $((60000 - base)) $((150000 - base))
-wait_prefixes 60000
-nudge 60000
-stays poptrie6 2
-log "back to 60k prefixes: still poptrie6, no flapping"
-
-routes del $((10000 - base)) $((60000 - base))
-wait_prefixes 10000
-nudge 10000
-expect_algo trie6 10
-log "PASS: IPv6 selection between trie6 and poptrie6 with hysteresis"
+log "PASS: IPv6 selection of bsearch6 and poptrie6 with hysteresis, poptrie6 over trie6"
