@@ -65,28 +65,47 @@ static u128 pos_addr(unsigned int o, u128 base, unsigned int k)
 	return base + ((u128)k << (rem - XFIB_PT6_STRIDE));
 }
 
-/* The node whose 6 bits start at bit o of the address (from the top),
- * whose first address is base, held by range i. */
+/*
+ * The node whose 6 bits start at bit o of the address (from the top),
+ * whose first address is base, held by range i. A range that covers a
+ * position covers the positions up to its end in one step, so a sparse
+ * node costs its ranges, not its 64 positions.
+ */
 static void pt6_shape(const struct pt6_bld *b, unsigned int o, u128 base,
 		      size_t i, struct pt6_shape *sh)
 {
-	unsigned int rem = 128 - o, k;
+	unsigned int rem = 128 - o, k = 0, next;
 
 	sh->vec = sh->leafvec = 0;
 	sh->nleaf = 0;
-	for (k = 0; k < 64; k++) {
-		u128 a = pos_addr(o, base, k), last = a;
+	while (k < 64) {
+		u128 a = pos_addr(o, base, k), last = a, end;
 
 		if (rem >= XFIB_PT6_STRIDE)
 			last += ((u128)1 << (rem - XFIB_PT6_STRIDE)) - 1;
 		i = range_at(b, i, a);
-		sh->at[k] = i;
 		if (!range_covers(b, i, last)) {
 			sh->vec |= 1ull << k;
-		} else if (!sh->nleaf || b->r[i].nh != sh->leaf[sh->nleaf - 1]) {
+			sh->at[k++] = i;
+			continue;
+		}
+		if (!sh->nleaf || b->r[i].nh != sh->leaf[sh->nleaf - 1]) {
 			sh->leafvec |= 1ull << k;
 			sh->leaf[sh->nleaf++] = b->r[i].nh;
 		}
+		/* On to the first position the range does not cover whole:
+		 * the one holding the next range's start. */
+		next = k + 1;
+		if (rem >= XFIB_PT6_STRIDE) {
+			if (i + 1 == b->n)
+				next = 64;
+			else if ((end = (range_start(b, i + 1) - base) >>
+					(rem - XFIB_PT6_STRIDE)) < 64)
+				next = (unsigned int)end;
+			else
+				next = 64;
+		}
+		k = next;
 	}
 }
 
