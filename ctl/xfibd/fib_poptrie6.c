@@ -14,22 +14,26 @@
  * inside the table's prefixes, BPF / native ns per lookup, medians of 5;
  * bytes per prefix of the instance):
  *
- *   prefixes   bsearch6      trie6                   poptrie6
- *   1000       104 / 291     47 / 49    70,935 B     29 / 55    1,110 B
- *   100000     (no fit)      233 / 143   2,410 B     132 / 161     51 B
- *   250000     (no fit)      219 / 115   1,609 B     203 / 168     35 B
+ *   prefixes   bsearch6    trie6                   poptrie6
+ *   10         43 / 42     37 / 16    6.8 MB/pfx   21 / 16    105 kB/pfx
+ *   1000       108 / 118   40 / 22    71,008 B     22 / 23    1,111 B
+ *   100000     (no fit)    188 / 100   2,419 B     100 / 74      51 B
+ *   250000     (no fit)    230 / 102   1,607 B     199 / 169     35 B
  *
  * With random keys poptrie6 looks up faster than trie6 at every size
- * measured, in a fiftieth of the memory or less; only a handful of keys
- * that stay in cache go faster through trie6 (17-19 ns against 23-35:
- * each 6-bit level counts bits in software, BPF has no popcount
- * instruction). Natively trie6 is faster from 100k on: userspace builds
- * for any x86-64 and so has no popcount instruction either. The
+ * measured, in a fiftieth of the memory or less, and builds faster (198
+ * against 376 ms at 250k); only a handful of keys that stay in cache go
+ * faster through trie6 (17-20 ns against 20-30: each 6-bit level counts
+ * bits in software, BPF has no popcount instruction). Natively trie6 is
+ * faster at 250k: userspace builds for any x86-64 and so has no popcount
+ * instruction either. The
  * preference is trie6's, raised by more than the 5% hysteresis of fib.c
  * at every size, so poptrie6 replaces trie6 wherever it fits and trie6
- * takes over only beyond; it crosses bsearch6's near 600 prefixes (the
- * switch up at about 700, back down below about 470); 0 when the table
- * may not fit the slot:
+ * takes over only beyond. It crosses bsearch6's near 600 prefixes (the
+ * switch up at about 700, back down below about 470), where trie6's
+ * crossed, although poptrie6 measures faster than bsearch6 from 10
+ * prefixes on: small tables keep bsearch6, a few kB where poptrie6
+ * publishes a 1 MiB direct table. 0 when the table may not fit the slot:
  *
  *   35 + 11 * log2(n + 1), at most 250
  */
