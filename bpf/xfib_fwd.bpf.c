@@ -96,6 +96,7 @@ static __always_inline __u32 xfib_pool_u32_at(const struct xfib_pool *p,
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
 #include "xfib/lookup_dxr.h"
+#include "xfib/lookup_poptrie6.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 #include "lib/ctgate.h"
@@ -380,6 +381,9 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
 		if (!t24)
 			return XFIB_PASS_NO_FIB;
 		*nh_idx = xfib_trie6_lookup(t24, &t8, daddr);
+	} else if (act.algo == XFIB_ALGO_POPTRIE6) {
+		*nh_idx = xfib_pt6_lookup(&xfib_pt6_direct, &xfib_pt6_nodes,
+					  &xfib_pt6_leaves, act.slot, dhi, dlo);
 	} else if (act.algo == XFIB_ALGO_BSEARCH6) {
 		*nh_idx = xfib_bs6_lookup(&xfib_bs6, act.slot, act.log2n, dhi, dlo);
 	} else {

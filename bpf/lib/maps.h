@@ -15,6 +15,7 @@
 #include "xfib/trace.h"
 #include "xfib/lookup_dxr.h"
 #include "xfib/tbl8_pool.h"
+#include "xfib/lookup_poptrie6.h"
 #include "xfib/xfrm.h"
 
 /* Published instance per family; read once per packet. */
@@ -148,6 +149,36 @@ struct {
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_dxr_ranges SEC(".maps");
+
+/* poptrie6 tables (include/xfib/lookup_poptrie6.h), two slots each:
+ * direct and leaves hold two __u32 entries per value, nodes one node.
+ * Fixed arrays, so the verifier inlines every read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_PT6_DIRECT_VALUES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_pt6_direct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_PT6_NODE_VALUES);
+	__type(key, __u32);
+	__type(value, struct xfib_pt6_node);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_pt6_nodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_PT6_LEAF_VALUES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_pt6_leaves SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

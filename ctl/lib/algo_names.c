@@ -13,6 +13,7 @@ static const struct {
 	[XFIB_ALGO_DIR24_8] = { "dir24_8", XFIB_V4 },
 	[XFIB_ALGO_TRIE6] = { "trie6", XFIB_V6 },
 	[XFIB_ALGO_DXR] = { "dxr", XFIB_V4 },
+	[XFIB_ALGO_POPTRIE6] = { "poptrie6", XFIB_V6 },
 };
 
 const char *xfib_algo_name(unsigned int id)

@@ -48,6 +48,7 @@ static __u32 dpl_u32_at(void *tbl, __u32 idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
 #include "xfib/lookup_dxr.h"
+#include "xfib/lookup_poptrie6.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 
@@ -189,6 +190,9 @@ static int load_instance(struct dpl *d)
 		case XFIB_ALGO_DXR:
 			d->ready = d->fam == XFIB_V4;
 			return 0;
+		case XFIB_ALGO_POPTRIE6:
+			d->ready = d->fam == XFIB_V6;
+			return 0;
 		case XFIB_ALGO_DIR24_8:
 			if (d->fam != XFIB_V4)
 				return 0;
@@ -260,6 +264,17 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 		      map_u32(skel->maps.xfib_dxr_ranges, &d->dxr_ranges);
 		if (err)
 			goto err;
+	} else {
+		err = map_u32(skel->maps.xfib_pt6_direct, &d->pt6_direct) ?:
+		      map_u32(skel->maps.xfib_pt6_leaves, &d->pt6_leaves);
+		if (err)
+			goto err;
+		d->pt6_nodes.base = xfib_map_mmap(skel->maps.xfib_pt6_nodes, false,
+						  &d->pt6_nodes.len);
+		if (!d->pt6_nodes.base)
+			goto err_errno;
+		d->pt6_nodes.esz = sizeof(struct xfib_pt6_node);
+		d->pt6_nodes.n = XFIB_PT6_NODE_VALUES;
 	}
 	d->nh = xfib_map_mmap(skel->maps.xfib_nexthops, false, &d->nh_len);
 	if (!d->nh)
@@ -291,6 +306,9 @@ void dpl_close(struct dpl *d)
 	tbl_unmap(&d->bs);
 	tbl_unmap(&d->dxr_direct);
 	tbl_unmap(&d->dxr_ranges);
+	tbl_unmap(&d->pt6_direct);
+	tbl_unmap(&d->pt6_nodes);
+	tbl_unmap(&d->pt6_leaves);
 	if (d->active)
 		munmap(d->active, d->active_len);
 	if (d->nh)
@@ -336,6 +354,10 @@ __u32 dpl_lookup(struct dpl *d, const __u8 *addr)
 		return xfib_trie6_lookup(&d->t24, &d->t8, addr);
 	memcpy(&hi, addr, 8);
 	memcpy(&lo, addr + 8, 8);
+	if (d->act.algo == XFIB_ALGO_POPTRIE6)
+		return xfib_pt6_lookup(&d->pt6_direct, &d->pt6_nodes,
+				       &d->pt6_leaves, d->act.slot, be64toh(hi),
+				       be64toh(lo));
 	return xfib_bs6_lookup(&d->bs, d->act.slot, d->act.log2n, be64toh(hi),
 			       be64toh(lo));
 }
@@ -736,6 +758,84 @@ static void walk_dxr(struct walk *w, struct dpl *d)
 	}
 }
 
+static void walk_pt6_node(struct walk *w, struct dpl *d, __u32 idx,
+			  unsigned int o, dpl_addr base, unsigned int depth);
+
+/* A skip node at bit o from base: its answer around the chain's end. */
+static void walk_pt6_skip(struct walk *w, struct dpl *d,
+			  const struct xfib_pt6_node *nd, unsigned int o,
+			  dpl_addr base, unsigned int depth)
+{
+	unsigned int s = nd->base_leaf & 63, below = 128 - o - s;
+	dpl_addr first, last;
+
+	if (s < XFIB_PT6_STRIDE || s > XFIB_PT6_SKIP_BITS_MAX || o + s > 126)
+		return; /* a slot being rewritten */
+	first = base | (dpl_addr)(nd->vec >> (64 - s)) << below;
+	last = first + (((dpl_addr)1 << below) - 1);
+	if (first > base)
+		walk_emit(w, base, (__u32)nd->leafvec);
+	walk_pt6_node(w, d, nd->base_child, o + s, first, depth + 1);
+	if (last < base + (((dpl_addr)1 << (128 - o)) - 1))
+		walk_emit(w, last + 1, (__u32)nd->leafvec);
+}
+
+/*
+ * Every position of poptrie6 node idx (slot relative), whose 6 bits start
+ * at bit o and whose first address is base. At most XFIB_PT6_LEVELS deep,
+ * whatever a slot being rewritten holds.
+ */
+static void walk_pt6_node(struct walk *w, struct dpl *d, __u32 idx,
+			  unsigned int o, dpl_addr base, unsigned int depth)
+{
+	__u32 slot = d->act.slot & 1, k, child, rem = 128 - o;
+	const struct xfib_pt6_node *nd;
+
+	nd = dpl_tbl_at(&d->pt6_nodes, (slot << XFIB_PT6_NODE_BITS) | idx);
+	if (!nd || depth >= XFIB_PT6_LEVELS || o >= 128)
+		return;
+	if (nd->base_leaf & XFIB_PT6_SKIP) {
+		walk_pt6_skip(w, d, nd, o, base, depth);
+		return;
+	}
+	for (k = 0; k < 64 && !w->err; k++) {
+		__u64 mask = (2ull << k) - 1;
+		dpl_addr a;
+
+		if (rem >= XFIB_PT6_STRIDE) {
+			a = base + ((dpl_addr)k << (rem - XFIB_PT6_STRIDE));
+		} else {
+			/* Only every 2^(6 - rem)th position is reachable. */
+			if (k & ((1u << (XFIB_PT6_STRIDE - rem)) - 1))
+				continue;
+			a = base + (k >> (XFIB_PT6_STRIDE - rem));
+		}
+		if (!(nd->vec & (1ull << k))) {
+			walk_emit(w, a, dpl_u32_at(&d->pt6_leaves,
+				  (slot << XFIB_PT6_LEAF_BITS) |
+				  (nd->base_leaf - 1 + xfib_popcount64(nd->leafvec & mask))));
+			continue;
+		}
+		child = nd->base_child - 1 + xfib_popcount64(nd->vec & mask);
+		walk_pt6_node(w, d, child, o + XFIB_PT6_STRIDE, a, depth + 1);
+	}
+}
+
+static void walk_pt6(struct walk *w, struct dpl *d)
+{
+	__u32 slot = d->act.slot & 1, c;
+
+	for (c = 0; c < XFIB_PT6_TOP && !w->err; c++) {
+		__u32 e = dpl_u32_at(&d->pt6_direct, (slot << XFIB_PT6_TOP_BITS) | c);
+		dpl_addr a = (dpl_addr)c << (128 - XFIB_PT6_TOP_BITS);
+
+		if (e & XFIB_PT6_LEAF)
+			walk_emit(w, a, e & ~XFIB_PT6_LEAF);
+		else
+			walk_pt6_node(w, d, e, XFIB_PT6_TOP_BITS, a, 0);
+	}
+}
+
 int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg)
 {
 	struct walk w = { .d = d, .fn = fn, .arg = arg };
@@ -767,6 +867,9 @@ int dpl_walk(struct dpl *d, dpl_walk_fn fn, void *arg)
 		break;
 	case XFIB_ALGO_DXR:
 		walk_dxr(&w, d);
+		break;
+	case XFIB_ALGO_POPTRIE6:
+		walk_pt6(&w, d);
 		break;
 	case XFIB_ALGO_DIR24_8:
 		walk_entries(&w, &d->t24, 0, XFIB_DIR24_TBL24_ENTRIES, 0,

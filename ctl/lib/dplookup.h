@@ -48,6 +48,9 @@ struct dpl {
 	struct dpl_tbl t24, t8;     /* dir24_8 / trie6: the slot's inner maps */
 	struct dpl_tbl dxr_direct;  /* IPv4: xfib_dxr_direct, both slots */
 	struct dpl_tbl dxr_ranges;  /* IPv4: xfib_dxr_ranges, both slots */
+	struct dpl_tbl pt6_direct;  /* IPv6: xfib_pt6_direct, both slots */
+	struct dpl_tbl pt6_nodes;   /* IPv6: xfib_pt6_nodes, both slots */
+	struct dpl_tbl pt6_leaves;  /* IPv6: xfib_pt6_leaves, both slots */
 	struct xfib_nexthop *nh;    /* xfib_nexthops */
 	size_t nh_len;
 	struct xfib_neigh *neigh;   /* xfib_neighs */

@@ -43,6 +43,7 @@ static const struct fib_algo *const fib_algos[] = {
 	&fib_algo_dir24_8,
 	&fib_algo_trie6,
 	&fib_algo_dxr,
+	&fib_algo_poptrie6,
 };
 
 #define NALGOS (sizeof(fib_algos) / sizeof(fib_algos[0]))
@@ -462,6 +463,7 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	struct xfib_fib_info info;
 	struct xfib_control c;
 	__u32 fam;
+	int err;
 
 	memset(f, 0, sizeof(*f));
 	f->rib = r;
@@ -478,6 +480,9 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 				      &f->dxr_ranges_len);
 	if (!f->active || !f->bs4 || !f->bs6 || !f->dxr_direct || !f->dxr_ranges)
 		return -errno;
+	err = fib_pt6_map(f);
+	if (err)
+		return err;
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_family *ff = &f->fam[fam];
 		struct xfib_active cur;
@@ -526,4 +531,5 @@ void fib_fini(struct fib *f)
 		munmap(f->dxr_direct, f->dxr_direct_len);
 	if (f->dxr_ranges)
 		munmap(f->dxr_ranges, f->dxr_ranges_len);
+	fib_pt6_unmap(f);
 }

@@ -14,7 +14,8 @@
  *
  * Files: fib.c selects and publishes; fib_ranges.c compiles the prefix
  * trees into the range list every build starts from; the algorithms are
- * fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr), fib_dir24.c
+ * fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr), fib_poptrie6.c
+ * (poptrie6), fib_dir24.c
  * (dir24_8) and fib_trie6.c (trie6), the last two over what fib_table.c does for every
  * table in map-in-map slots (fib_algo.h).
  */
@@ -108,6 +109,8 @@ struct fib_family {
 	unsigned int pref[XFIB_ALGO_COUNT];
 };
 
+struct fib_pt6_maps;
+
 struct fib {
 	struct rib *rib;
 	struct xfib_fwd_bpf *skel;  /* the pinned maps instances go into */
@@ -118,6 +121,7 @@ struct fib {
 	__u32 *dxr_ranges;          /* mmap()ed xfib_dxr_ranges */
 	size_t active_len, bs4_len, bs6_len, dxr_direct_len, dxr_ranges_len;
 	struct tbl8_spare tbl8_spare; /* for retired pools (tbl8_maps.h) */
+	struct fib_pt6_maps *pt6;   /* fib_poptrie6.c: its mmap()ed tables */
 	struct fib_family fam[XFIB_FAMILIES];
 	/* Selection: re-evaluate after this many changes or this long. */
 	__u32 eval_changes;

@@ -18,6 +18,11 @@ extern const struct fib_algo fib_algo_bsearch6;
 extern const struct fib_algo fib_algo_dir24_8;
 extern const struct fib_algo fib_algo_trie6;
 extern const struct fib_algo fib_algo_dxr;
+extern const struct fib_algo fib_algo_poptrie6;
+
+/* fib_poptrie6.c: mmap()s its tables into f->pt6 (-errno) / unmaps them. */
+int fib_pt6_map(struct fib *f);
+void fib_pt6_unmap(struct fib *f);
 
 static inline double fib_log2n(size_t n)
 {

@@ -76,6 +76,7 @@ enum xfib_algo {
 	XFIB_ALGO_DIR24_8 = 3, /* IPv4: tbl24 + tbl8 groups (lookup_dir24.h) */
 	XFIB_ALGO_TRIE6 = 4,   /* IPv6: 24-bit first level, 8-bit strides */
 	XFIB_ALGO_DXR = 5,     /* IPv4: /16 chunks of ranges (lookup_dxr.h) */
+	XFIB_ALGO_POPTRIE6 = 6, /* IPv6: popcount trie (lookup_poptrie6.h) */
 	XFIB_ALGO_COUNT,
 };
 

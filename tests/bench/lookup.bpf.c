@@ -173,12 +173,19 @@ struct run {
 			load_be64(a + 8));                              \
 })
 #define TRIE6(idx) xfib_trie6_lookup(t24, &t8_trie6, keys6[idx])
+#define PT6(idx) ({                                                     \
+	const __u8 *a = keys6[idx];                                     \
+	xfib_pt6_lookup(&xfib_pt6_direct, &xfib_pt6_nodes,              \
+			&xfib_pt6_leaves, slot, load_be64(a),           \
+			load_be64(a + 8));                              \
+})
 
 LOOKUP_CALLS(bsearch4, BS4)
 LOOKUP_CALLS(dir24_8, DIR24)
 LOOKUP_CALLS(dxr, DXR)
 LOOKUP_CALLS(bsearch6, BS6)
 LOOKUP_CALLS(trie6, TRIE6)
+LOOKUP_CALLS(poptrie6, PT6)
 
 /* Runs the calls of one run and publishes its results. */
 #define RUN(fn, r)                                                          \
@@ -217,6 +224,11 @@ static __always_inline int setup_dxr(struct run *r)
 static __always_inline int setup_bsearch6(struct run *r)
 {
 	return setup_bs(r, XFIB_V6, XFIB_ALGO_BSEARCH6);
+}
+
+static __always_inline int setup_poptrie6(struct run *r)
+{
+	return setup_bs(r, XFIB_V6, XFIB_ALGO_POPTRIE6);
 }
 
 static __always_inline int setup_dir24_8(struct run *r)
@@ -281,6 +293,7 @@ XFIB_PROGS(dir24_8)
 XFIB_PROGS(dxr)
 XFIB_PROGS(bsearch6)
 XFIB_PROGS(trie6)
+XFIB_PROGS(poptrie6)
 
 /*
  * Baselines: what a user would take instead of xfib, over the same keys,

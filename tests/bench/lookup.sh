@@ -12,7 +12,7 @@
 # next ones up to the next size (the generator shuffles its output, so a
 # head of the file is a random sample of the full table). At each size
 # every algorithm that can hold the table is forced in turn (xfibctl algo
-# ipv4 bsearch4|dxr|dir24_8, ipv6 bsearch6|trie6) and measured by
+# ipv4 bsearch4|dxr|dir24_8, ipv6 bsearch6|trie6|poptrie6) and measured by
 # tests/bench/lookupbench.c, which runs the dataplane's lookup code
 # against the router's live pinned maps with BPF_PROG_TEST_RUN, then the
 # same lookups natively over the same maps mmap()ed, on one CPU. Then the

@@ -211,6 +211,14 @@ static volatile __u64 lat_link;
 			be64toh(lo));                                       \
 })
 #define N_TRIE6(j) xfib_trie6_lookup(&d->t24, &d->t8, bss->keys6[j])
+#define N_PT6(j) ({                                                         \
+	const __u8 *a = bss->keys6[j];                                      \
+	__u64 hi, lo;                                                       \
+	memcpy(&hi, a, 8);                                                  \
+	memcpy(&lo, a + 8, 8);                                              \
+	xfib_pt6_lookup(&d->pt6_direct, &d->pt6_nodes, &d->pt6_leaves,      \
+			d->act.slot, be64toh(hi), be64toh(lo));             \
+})
 /* Any other algorithm: through dplookup, as xfibctl lookup does. */
 #define N_DPL(j) dpl_lookup(d, b->fam == XFIB_V4 ?                          \
 			    (const __u8 *)&bss->keys4[j] : bss->keys6[j])
@@ -251,6 +259,9 @@ static volatile __u64 lat_link;
 				break;                                      \
 			case XFIB_ALGO_TRIE6:                               \
 				LOOP(N_TRIE6);                              \
+				break;                                      \
+			case XFIB_ALGO_POPTRIE6:                            \
+				LOOP(N_PT6);                                \
 				break;                                      \
 			default:                                            \
 				LOOP(N_DPL);                                \

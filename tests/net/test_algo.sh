@@ -3,11 +3,11 @@
 #
 # Lookup algorithms on a live router:
 #  - a small table runs bsearch4/bsearch6;
-#  - the operator forces dir24_8, dxr/trie6 and back, repeatedly, while pings
-#    flow and routes churn: no echo to an unchanged route is lost, every
-#    one is XDP-forwarded, and the kernel forwards none;
+#  - the operator forces dir24_8, dxr/trie6, poptrie6 and back, repeatedly,
+#    while pings flow and routes churn: no echo to an unchanged route is
+#    lost, every one is XDP-forwarded, and the kernel forwards none;
 #  - in-place updates of dir24_8/trie6 reflect route add/del, and so do
-#    dxr's rebuilds;
+#    dxr's and poptrie6's rebuilds;
 #  - automatic selection moves to dir24_8/trie6 once the table grows past
 #    the crossing point, after the evaluation interval, and back once it
 #    shrinks.
@@ -39,13 +39,13 @@ snapshot
 stream_start ping4 4 "$SNK4" -c 400 -i 0.01
 stream_start ping6 6 "$SNK6" -c 400 -i 0.01
 for round in 1 2 3; do
-	# IPv4 goes through both large-table algorithms.
-	a4=dir24_8
-	((round != 2)) || a4=dxr
+	# Each family goes through both of its large-table algorithms.
+	a4=dir24_8 a6=trie6
+	((round != 2)) || a4=dxr a6=poptrie6
 	rctl algo ipv4 "$a4" >/dev/null || fail "forcing $a4 failed"
-	rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
+	rctl algo ipv6 "$a6" >/dev/null || fail "forcing $a6 failed"
 	[ "$(algo_of 4)" = "$a4" ] || fail "round $round: ipv4 runs $(algo_of 4), not $a4"
-	[ "$(algo_of 6)" = trie6 ] || fail "round $round: ipv6 runs $(algo_of 6)"
+	[ "$(algo_of 6)" = "$a6" ] || fail "round $round: ipv6 runs $(algo_of 6), not $a6"
 	# Churn other prefixes while the instance is live (in-place updates).
 	for i in $(seq 1 20); do
 		ip -n "$RTR" route add "198.19.$((100 + i)).0/24" via "$SNK4"
@@ -112,6 +112,27 @@ sleep 0.3
 n0=$(counter pass_no_route)
 nping "$GEN" -4 -q -c 2 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
 (($(counter pass_no_route) - n0 >= 2)) || fail "deleted route still in dxr"
+
+# ---- poptrie6: every change rebuilds the standby slot ----------------------
+rctl algo ipv6 poptrie6 >/dev/null
+gen6=$(rctl status -j | jq '.ipv6.generation')
+ip -n "$RTR" -6 route add 2001:db8:f1::/48 via "$SNK6"
+wait_xdp_ping 6 2001:db8:f1::1 1000 >/dev/null || fail "route add not forwarded by poptrie6 within 1 s"
+(($(rctl status -j | jq '.ipv6.generation') > gen6)) || fail "poptrie6 did not publish a new slot"
+# counted_by6 COUNTER: an echo request to 2001:db8:f1::1 moves COUNTER.
+counted_by6() {
+	local c0
+	c0=$(counter "$1")
+	nping "$GEN" -6 -q -c 1 2001:db8:f1::1 >/dev/null 2>&1 || true
+	(($(counter "$1") > c0))
+}
+# A /64 inside the /48: a path of nodes down to it.
+ip -n "$RTR" -6 route add blackhole 2001:db8:f1::/64
+wait_until 2 counted_by6 drop_blackhole || fail "blackhole /64 inside the /48 not applied by poptrie6 within 2 s"
+ip -n "$RTR" -6 route del blackhole 2001:db8:f1::/64
+wait_xdp_ping 6 2001:db8:f1::1 1000 >/dev/null || fail "/64 removal not applied by poptrie6 within 1 s"
+ip -n "$RTR" -6 route del 2001:db8:f1::/48
+wait_until 2 counted_by6 pass_no_route || fail "deleted route still in poptrie6 after 2 s"
 
 # ---- automatic selection by scale ----------------------------------------
 rctl algo ipv4 auto >/dev/null

@@ -189,7 +189,7 @@ jq -e '.interval > 0 and (.rates | type) == "object"' <<<"$out" >/dev/null ||
 run algo algo
 json algo '.ipv4.algorithm == "bsearch4" and
 	(.ipv4.preferences | keys) == ["bsearch4", "dir24_8", "dxr"] and
-	(.ipv6.preferences | keys) == ["bsearch6", "trie6"]' algo
+	(.ipv6.preferences | keys) == ["bsearch6", "poptrie6", "trie6"]' algo
 json algo-ipv6 '(keys | sort) == ["ipv6", "pin_dir"]' algo ipv6
 
 run lookup-connected4 lookup "$SNK4"

@@ -5,7 +5,8 @@
 # prefixes over two gateways on two ports, plus nested prefixes inside the
 # test ranges) loaded into the router's kernel while xfibd runs:
 #  - xfibd keeps up with the kernel's install (mirror lag reported);
-#  - automatic selection runs dir24_8 and trie6; dxr, forced, too;
+#  - automatic selection runs dir24_8 and poptrie6; dxr and trie6, forced,
+#    too;
 #  - xfibctl verify --random 1000000: every prefix's edges and a million
 #    random addresses per family agree with the kernel's bpf_fib_lookup;
 #  - real packets to sampled destinations inside the test ranges leave by
@@ -64,8 +65,8 @@ log "kernel install: $((t1 - t0)) ms ($((total * 1000 / (t1 - t0 + 1))) routes/s
 # 1.25M prefix changes: the selection has evaluated long before now.
 deadline=$((SECONDS + 30))
 until st=$(rctl status -j) && [ "$(jq -r '.ipv4.algorithm' <<<"$st")" = dir24_8 ] &&
-	[ "$(jq -r '.ipv6.algorithm' <<<"$st")" = trie6 ]; do
-	((SECONDS < deadline)) || fail "full table runs $(jq -r '.ipv4.algorithm' <<<"$st")/$(jq -r '.ipv6.algorithm' <<<"$st"), not dir24_8/trie6"
+	[ "$(jq -r '.ipv6.algorithm' <<<"$st")" = poptrie6 ]; do
+	((SECONDS < deadline)) || fail "full table runs $(jq -r '.ipv4.algorithm' <<<"$st")/$(jq -r '.ipv6.algorithm' <<<"$st"), not dir24_8/poptrie6"
 	sleep 0.5
 done
 log "status: $(jq -c '{v4: .ipv4 | {algorithm, routes, memory, bytes_per_prefix, ranges, capacity, build_us}, v6: .ipv6 | {algorithm, routes, memory, bytes_per_prefix, ranges, capacity, build_us}}' <<<"$st")"
@@ -73,17 +74,21 @@ log "status: $(jq -c '{v4: .ipv4 | {algorithm, routes, memory, bytes_per_prefix,
 out=$(rctl verify --random 1000000 2>&1) || fail "verify found mismatches or failed: $(tail -n 25 <<<"$out")"
 log "verify: $(tr '\n' ' ' <<<"$out")"
 grep -q "ipv4: dir24_8.* 0 mismatched" <<<"$out" || fail "verify did not check ipv4 on dir24_8: $out"
-grep -q "ipv6: trie6.* 0 mismatched" <<<"$out" || fail "verify did not check ipv6 on trie6: $out"
+grep -q "ipv6: poptrie6.* 0 mismatched" <<<"$out" || fail "verify did not check ipv6 on poptrie6: $out"
 
-# The other large-table algorithm over the same table, forced.
+# The other large-table algorithm of each family over the same table, forced.
 rctl algo ipv4 dxr >/dev/null || fail "forcing dxr on the full table failed"
+rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 on the full table failed"
 st=$(rctl status -j)
 [ "$(jq -r '.ipv4.algorithm' <<<"$st")" = dxr ] || fail "full table runs $(jq -r '.ipv4.algorithm' <<<"$st") after forcing dxr"
-log "dxr: $(jq -c '.ipv4 | {algorithm, routes, memory, bytes_per_prefix, ranges, capacity, build_us}' <<<"$st")"
-out=$(rctl verify --random 1000000 2>&1) || fail "verify on dxr found mismatches or failed: $(tail -n 25 <<<"$out")"
-log "verify (dxr): $(tr '\n' ' ' <<<"$out")"
+[ "$(jq -r '.ipv6.algorithm' <<<"$st")" = trie6 ] || fail "full table runs $(jq -r '.ipv6.algorithm' <<<"$st") after forcing trie6"
+log "forced: $(jq -c '{v4: .ipv4 | {algorithm, routes, memory, bytes_per_prefix, ranges, capacity, build_us}, v6: .ipv6 | {algorithm, routes, memory, bytes_per_prefix, ranges, capacity, build_us}}' <<<"$st")"
+out=$(rctl verify --random 1000000 2>&1) || fail "verify on dxr/trie6 found mismatches or failed: $(tail -n 25 <<<"$out")"
+log "verify (dxr/trie6): $(tr '\n' ' ' <<<"$out")"
 grep -q "ipv4: dxr.* 0 mismatched" <<<"$out" || fail "verify did not check ipv4 on dxr: $out"
+grep -q "ipv6: trie6.* 0 mismatched" <<<"$out" || fail "verify did not check ipv6 on trie6: $out"
 rctl algo ipv4 auto >/dev/null || fail "back to automatic selection failed"
+rctl algo ipv6 auto >/dev/null || fail "back to automatic selection failed"
 
 # Real packets: destinations inside the generated test-range prefixes go
 # out of the port the kernel's route names (the sinks do not answer: the

@@ -116,10 +116,21 @@ rctl algo ipv4 dir24_8 >/dev/null || fail "algo ipv4 dir24_8"
 rctl algo ipv6 trie6 >/dev/null || fail "algo ipv6 trie6"
 verify_clean dir24_8 trie6
 rctl algo ipv4 dxr >/dev/null || fail "algo ipv4 dxr"
-verify_clean dxr trie6
+rctl algo ipv6 poptrie6 >/dev/null || fail "algo ipv6 poptrie6"
+verify_clean dxr poptrie6
+# xfibctl routes walks the live tables: poptrie6's nodes and skip nodes
+# give the same prefixes as bsearch6's ranges.
+rctl routes -f ipv6 >"$XFIB_TMP/routes.poptrie6" || fail "routes on poptrie6"
 rctl algo ipv4 bsearch4 >/dev/null || fail "algo ipv4 bsearch4"
 rctl algo ipv6 bsearch6 >/dev/null || fail "algo ipv6 bsearch6"
 verify_clean bsearch4 bsearch6
+rctl routes -f ipv6 >"$XFIB_TMP/routes.bsearch6" || fail "routes on bsearch6"
+diff "$XFIB_TMP/routes.bsearch6" "$XFIB_TMP/routes.poptrie6" >&2 ||
+	fail "xfibctl routes differs between bsearch6 and poptrie6"
+# The 100 /48s alternate between two gateways: at least one line each.
+n=$(wc -l <"$XFIB_TMP/routes.bsearch6")
+((n > 100)) || fail "xfibctl routes listed only $n IPv6 prefixes"
+log "xfibctl routes: the same $n IPv6 prefixes from poptrie6 and bsearch6"
 rctl algo ipv4 auto >/dev/null || fail "algo ipv4 auto"
 rctl algo ipv6 auto >/dev/null || fail "algo ipv6 auto"
 AUTO4=$(rctl status -j | jq -r .ipv4.algorithm)
@@ -237,4 +248,4 @@ xfibd_start
 verify_clean "$AUTO4" "$AUTO6"
 lookup_is 10.3.7.7 "$FWD_GW"' and .egress.name == $s2'
 
-log "PASS: verify clean with dir24_8, dxr, trie6, bsearch4, bsearch6 and auto; lookup answers; a corrupted nexthop is caught"
+log "PASS: verify clean with dir24_8, dxr, trie6, poptrie6, bsearch4, bsearch6 and auto; lookup answers; a corrupted nexthop is caught"

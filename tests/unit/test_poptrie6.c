@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit test of poptrie6: the builder (ctl/xfibd/poptrie6.c) together with
+ * the lookup the dataplane runs (include/xfib/lookup_poptrie6.h).
+ *
+ * Prefix sets are compiled into ranges by the tests' own compiler
+ * (tests/unit/ref/ranges.c), built into a slot, and looked up. The lookup
+ * reads the tables through the slot bit of each index, as the BPF
+ * program does, and every read must fall inside what the build of that
+ * slot wrote: a read past it fails the test.
+ *
+ * Checks:
+ *  - popcount64 against the compiler's builtin;
+ *  - the naive longest match (a scan of the prefixes) on random
+ *    addresses, inside the prefixes and anywhere, and on the first and
+ *    last address of every prefix and the ones just outside it, for small
+ *    random tables;
+ *  - cases: no route; /0 alone; ::/128 and the last address; every depth
+ *    0..128 nested at one address, each boundary; 256 neighbouring /128s
+ *    (the last level); a node whose 64 positions are all children; chains
+ *    of one-child nodes (skip nodes): a lone /128, under a default route,
+ *    beside a /128 that differs in the last bit, under prefixes every 16
+ *    bits along its path, beside a /128 that leaves the path midway;
+ *  - a generated Internet-shaped table and a clustered one (many /48s and
+ *    /64s under a few /32s, some /128s, a default route), 250k prefixes
+ *    each: every range's first and last address and random ones against
+ *    the reference ranges; bytes per prefix printed and held to 100;
+ *  - batches of changes built alternately into both slots, as the daemon
+ *    does: each answers correctly, matches a fresh build into zeroed
+ *    tables entry for entry, and leaves the other slot as it was;
+ *  - errors: nodes or leaves beyond the capacity (-ENOSPC), a nexthop with
+ *    the leaf bit (-ERANGE), unsorted or not starting at 0 (-EINVAL).
+ *
+ * Usage: unit_test_poptrie6 [seed]. The seed is printed first; passing it
+ * back replays the same tables.
+ */
+#include <errno.h>
+
+#define TESTLIB_SEED 0x9097d1e6000d0001ull
+#include "testlib.h"
+#include "ranges.h"
+#include "poptrie6.h"
+
+/* One table, both slots; reads must stay below what a build wrote. */
+struct tbl {
+	void *p[2];
+	size_t esz, cap, used[2];
+	unsigned int shift; /* slot bit position in an index */
+};
+
+static unsigned long long n_lookups;
+
+static const void *tbl_at(const struct tbl *t, __u32 i)
+{
+	unsigned int s = (i >> t->shift) & 1;
+	size_t off = i & ((1u << t->shift) - 1);
+
+	CHECK(i >> t->shift <= 1, "index %#x beyond both slots", i);
+	CHECK(off < t->used[s], "read of entry %zu of slot %u past the %zu built",
+	      off, s, t->used[s]);
+	return (const char *)t->p[s] + off * t->esz;
+}
+
+static __u32 u32_at(const struct tbl *t, __u32 i)
+{
+	return *(const __u32 *)tbl_at(t, i);
+}
+
+#define XFIB_U32_AT(t, i) u32_at((t), (i))
+#define XFIB_TBL_AT(t, i) tbl_at((t), (i))
+#include "xfib/lookup_poptrie6.h"
+
+struct inst {
+	struct tbl direct, nodes, leaves;
+};
+
+static void tbl_init(struct tbl *t, size_t esz, size_t cap, unsigned int shift)
+{
+	unsigned int s;
+
+	memset(t, 0, sizeof(*t));
+	t->esz = esz;
+	t->cap = cap;
+	t->shift = shift;
+	for (s = 0; s < 2; s++) {
+		t->p[s] = calloc(cap ? cap : 1, esz);
+		CHECK(t->p[s], "out of memory");
+	}
+}
+
+static void inst_init(struct inst *in, size_t nodes, size_t leaves)
+{
+	tbl_init(&in->direct, 4, XFIB_PT6_TOP, XFIB_PT6_TOP_BITS);
+	tbl_init(&in->nodes, sizeof(struct xfib_pt6_node), nodes,
+		 XFIB_PT6_NODE_BITS);
+	tbl_init(&in->leaves, 4, leaves, XFIB_PT6_LEAF_BITS);
+}
+
+static void inst_fini(struct inst *in)
+{
+	unsigned int s;
+
+	for (s = 0; s < 2; s++) {
+		free(in->direct.p[s]);
+		free(in->nodes.p[s]);
+		free(in->leaves.p[s]);
+	}
+}
+
+static int build(struct inst *in, unsigned int slot,
+		 const struct xfib_bs6_range *r, size_t n, struct pt6_usage *u)
+{
+	struct pt6_slot s = {
+		.direct = in->direct.p[slot],
+		.nodes = in->nodes.p[slot], .node_cap = in->nodes.cap,
+		.leaves = in->leaves.p[slot], .leaf_cap = in->leaves.cap,
+	};
+	struct pt6_usage tmp;
+	int err;
+
+	u = u ? u : &tmp;
+	err = pt6_build(r, n, &s, u);
+	if (err)
+		return err;
+	in->direct.used[slot] = XFIB_PT6_TOP;
+	in->nodes.used[slot] = u->nodes;
+	in->leaves.used[slot] = u->leaves;
+	return 0;
+}
+
+static __u32 lookup(const struct inst *in, unsigned int slot, u128 a)
+{
+	n_lookups++;
+	return xfib_pt6_lookup((void *)&in->direct, (void *)&in->nodes,
+			       (void *)&in->leaves, slot, (__u64)(a >> 64),
+			       (__u64)a);
+}
+
+/* A prefix set and its reference ranges. */
+struct set {
+	struct npfx *np;
+	size_t n, cap;
+	struct xfib_bs6_range *r;
+	size_t nr;
+};
+
+static void set_add(struct set *s, u128 a, unsigned int len, __u32 nh)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->np = xrealloc(s->np, s->cap * sizeof(*s->np));
+	}
+	s->np[s->n].first = pfx_first(128, a, len);
+	s->np[s->n].last = pfx_last(128, a, len);
+	s->np[s->n].nh = nh;
+	s->np[s->n].plen = len;
+	s->n++;
+}
+
+static int np_cmp(const void *a, const void *b)
+{
+	const struct npfx *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->plen - y->plen;
+}
+
+/* Drops repeated prefixes, then compiles the reference ranges. */
+static void set_compile(struct set *s)
+{
+	struct xfib_pfx *p = xmalloc(s->n * sizeof(*p));
+	size_t i, k = 0;
+	long nr;
+
+	if (s->n)
+		qsort(s->np, s->n, sizeof(*s->np), np_cmp);
+	for (i = 0; i < s->n; i++)
+		if (!k || np_cmp(&s->np[k - 1], &s->np[i]))
+			s->np[k++] = s->np[i];
+	s->n = k;
+	for (i = 0; i < k; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		to_bytes(128, s->np[i].first, p[i].addr);
+		p[i].plen = s->np[i].plen;
+		p[i].nh = s->np[i].nh;
+	}
+	free(s->r);
+	s->r = xmalloc((2 * k + 1) * sizeof(*s->r));
+	nr = xfib_ranges6_build(p, k, NULL, 0, s->r, 2 * k + 1);
+	CHECK(nr > 0, "reference compiler: %ld", nr);
+	s->nr = nr;
+	free(p);
+}
+
+static void set_free(struct set *s)
+{
+	free(s->np);
+	free(s->r);
+	memset(s, 0, sizeof(*s));
+}
+
+static u128 r_start(const struct set *s, size_t i)
+{
+	return (u128)s->r[i].hi << 64 | s->r[i].lo;
+}
+
+static __u32 ref_lpm(const struct set *s, u128 a)
+{
+	size_t lo = 0, hi = s->nr;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r_start(s, mid) <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return s->r[lo].nh;
+}
+
+static void expect(const struct inst *in, unsigned int slot,
+		   const struct set *s, u128 a, bool naive)
+{
+	__u32 want = naive ? naive_lpm(s->np, s->n, a, XFIB_NH_IDX_NONE) :
+			     ref_lpm(s, a);
+	__u32 got = lookup(in, slot, a);
+
+	CHECK(got == want, "%s: poptrie6 %u, reference %u", FA(128, a), got,
+	      want);
+}
+
+/* Checks slot against s: boundaries of every prefix (naive) or every
+ * range (reference), random addresses inside prefixes and anywhere. */
+static void check_slot(const struct inst *in, unsigned int slot,
+		       const struct set *s, bool naive, size_t randoms)
+{
+	size_t i;
+
+	if (naive) {
+		for (i = 0; i < s->n; i++) {
+			expect(in, slot, s, s->np[i].first, true);
+			expect(in, slot, s, s->np[i].last, true);
+			expect(in, slot, s, s->np[i].first - 1, true);
+			expect(in, slot, s, s->np[i].last + 1, true);
+		}
+	} else {
+		for (i = 0; i < s->nr; i++) {
+			expect(in, slot, s, r_start(s, i), false);
+			expect(in, slot, s, r_start(s, i) - 1, false);
+		}
+	}
+	for (i = 0; i < randoms; i++) {
+		const struct npfx *p = s->n ? &s->np[rnd_below(s->n)] : NULL;
+
+		expect(in, slot, s, rnd_addr(128), naive);
+		if (p)
+			expect(in, slot, s,
+			       p->first | (rnd_addr(128) & (p->last - p->first)),
+			       naive);
+	}
+	expect(in, slot, s, 0, naive);
+	expect(in, slot, s, ~(u128)0, naive);
+}
+
+static void build_check(struct inst *in, unsigned int slot, struct set *s,
+			bool naive, size_t randoms, struct pt6_usage *u)
+{
+	int err;
+
+	set_compile(s);
+	err = build(in, slot, s->r, s->nr, u);
+	CHECK(!err, "build of %zu ranges: %d", s->nr, err);
+	check_slot(in, slot, s, naive, randoms);
+}
+
+/* ---- generators ------------------------------------------------------ */
+
+/* Internet-shaped: the realistic length mix, a quarter anywhere in
+ * 2000::/3, the rest inside or beside a prefix drawn before. */
+static void gen_internet(struct set *s, size_t n)
+{
+	while (s->n < n) {
+		unsigned int len = len_v6();
+		u128 a;
+
+		if (!s->n || !rnd_below(4)) {
+			a = addr_v6();
+		} else {
+			const struct npfx *q = &s->np[rnd_below(s->n)];
+
+			a = len ? pfx_near(128, q->first, q->plen, len,
+					  rnd_below(4) != 0) : 0;
+		}
+		set_add(s, a, len, rnd_nh(1, 200));
+	}
+}
+
+/* Clustered: a default route, a few /32s, under them many /48s and /64s,
+ * some /40-/56 aggregates and some /128s. */
+static void gen_clustered(struct set *s, size_t n)
+{
+	u128 top[6];
+	unsigned int i;
+
+	for (i = 0; i < 6; i++) {
+		top[i] = pfx_first(128, addr_v6(), 32);
+		set_add(s, top[i], 32, rnd_nh(1, 50));
+	}
+	set_add(s, 0, 0, 1);
+	while (s->n < n) {
+		unsigned int r = rnd_below(100), len;
+
+		len = r < 55 ? 48 : r < 85 ? 64 : r < 92 ? 128 :
+		      40 + (unsigned int)rnd_below(17);
+		set_add(s, top[rnd_below(6)] | (rnd_addr(128) & host_mask(128, 32)),
+			len, rnd_nh(1, 200));
+	}
+}
+
+/* Small tables whose prefixes nest and touch: a few bases, low bits
+ * flipped from a random depth on. */
+static void gen_small(struct set *s, size_t n)
+{
+	u128 base[4];
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		base[i] = rnd_addr(128);
+	while (s->n < n) {
+		u128 a = base[rnd_below(4)] ^
+			 (rnd_addr(128) >> rnd_below(128));
+		unsigned int len = rnd_below(8) ? (unsigned int)rnd_below(129) :
+						   (unsigned int)(120 + rnd_below(9));
+
+		set_add(s, a, len, 1 + (__u32)rnd_below(20));
+	}
+}
+
+/* ---- tests --------------------------------------------------------- */
+
+static void test_popcount(void)
+{
+	unsigned int i;
+
+	cur_test = "popcount64";
+	for (i = 0; i < 100000; i++) {
+		__u64 x = rnd() & (rnd_below(2) ? rnd() : ~0ull) >> rnd_below(64);
+
+		CHECK(xfib_popcount64(x) == (__u32)__builtin_popcountll(x),
+		      "popcount64(%#llx) = %u", (unsigned long long)x,
+		      xfib_popcount64(x));
+	}
+	CHECK(xfib_popcount64(~0ull) == 64 && xfib_popcount64(0) == 0,
+	      "popcount64 of the ends");
+}
+
+static void test_cases(struct inst *in)
+{
+	struct set s = { 0 };
+	u128 a = A(128, "2001:db8:1234:5678:9abc:def0:1357:9bdf");
+	unsigned int len, i;
+
+	cur_test = "empty";
+	build_check(in, 0, &s, true, 1000, NULL);
+	CHECK(((__u32 *)in->direct.p[0])[0] == XFIB_PT6_LEAF,
+	      "an empty table is direct leaves");
+	set_free(&s);
+
+	cur_test = "default";
+	set_add(&s, 0, 0, 7);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_add(&s, 0, 128, 8);
+	set_add(&s, ~(u128)0, 128, 9);
+	build_check(in, 0, &s, true, 1000, NULL);
+	set_free(&s);
+
+	cur_test = "every depth";
+	for (len = 0; len <= 128; len++)
+		set_add(&s, a, len, 100 + len);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_free(&s);
+
+	cur_test = "neighbouring /128s";
+	for (i = 0; i < 256; i++)
+		set_add(&s, (a & ~(u128)0xff) + i, 128, 1 + i % 7);
+	set_add(&s, a, 120, 50);
+	build_check(in, 0, &s, true, 100, NULL);
+	for (i = 0; i < 256; i++)
+		expect(in, 0, &s, (a & ~(u128)0xff) + i, true);
+	set_free(&s);
+
+	cur_test = "chains";
+	set_add(&s, a, 128, 3);
+	build_check(in, 0, &s, true, 1000, NULL);
+	CHECK(in->nodes.used[0] == 3, "a lone /128: %zu nodes, not a skip node "
+	      "of 60 bits, one of 48 and the last level", in->nodes.used[0]);
+	set_add(&s, 0, 0, 4);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_add(&s, a ^ 1, 128, 5);
+	build_check(in, 0, &s, true, 1000, NULL);
+	for (len = 16; len < 128; len += 16)
+		set_add(&s, a, len, 10 + len);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_add(&s, a ^ ((u128)1 << 70), 128, 6);
+	build_check(in, 0, &s, true, 1000, NULL);
+	set_free(&s);
+
+	cur_test = "64 children";
+	for (i = 0; i < 64; i++)
+		set_add(&s, pfx_first(128, a, 18) | (u128)i << 104 | i, 128, 2 + i);
+	build_check(in, 1, &s, true, 1000, NULL);
+	set_free(&s);
+}
+
+static void test_random_small(struct inst *in)
+{
+	unsigned int t;
+
+	cur_test = "random small tables";
+	for (t = 0; t < 300; t++) {
+		struct set s = { 0 };
+
+		gen_small(&s, 1 + rnd_below(300));
+		build_check(in, t & 1, &s, true, 300, NULL);
+		set_free(&s);
+	}
+}
+
+static void test_big(struct inst *in, const char *name,
+		     void (*gen)(struct set *, size_t), size_t n)
+{
+	struct pt6_usage u;
+	struct set s = { 0 };
+	double t0, t1;
+	int err;
+
+	cur_test = name;
+	while (s.n < n) {
+		gen(&s, n);
+		set_compile(&s); /* drops repeats: draw again */
+	}
+	t0 = now();
+	err = build(in, 0, s.r, s.nr, &u);
+	t1 = now();
+	CHECK(!err, "build of %zu ranges: %d", s.nr, err);
+	check_slot(in, 0, &s, false, 200000);
+	printf("  %s: %zu prefixes, %zu ranges: %zu nodes, %zu leaves, "
+	       "%.1f B/prefix, build %.0f ms\n", name, s.n, s.nr, u.nodes,
+	       u.leaves, (double)pt6_bytes(&u) / s.n, (t1 - t0) * 1e3);
+	CHECK(pt6_bytes(&u) <= 100 * s.n, "%.1f bytes per prefix",
+	      (double)pt6_bytes(&u) / s.n);
+	set_free(&s);
+}
+
+/* Copies of one slot's built part of every table. */
+struct snap {
+	void *p[3];
+	size_t len[3];
+};
+
+static void snap_take(struct snap *sn, const struct inst *in, unsigned int s)
+{
+	const struct tbl *t[3] = { &in->direct, &in->nodes, &in->leaves };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		sn->len[i] = t[i]->used[s] * t[i]->esz;
+		sn->p[i] = xmalloc(sn->len[i]);
+		memcpy(sn->p[i], t[i]->p[s], sn->len[i]);
+	}
+}
+
+static void snap_same(const struct snap *sn, const struct inst *in,
+		      unsigned int s, const char *what)
+{
+	const struct tbl *t[3] = { &in->direct, &in->nodes, &in->leaves };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		CHECK(sn->len[i] == t[i]->used[s] * t[i]->esz &&
+		      !memcmp(sn->p[i], t[i]->p[s], sn->len[i]),
+		      "table %u of slot %u differs from %s", i, s, what);
+}
+
+static void snap_free(struct snap *sn)
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		free(sn->p[i]);
+}
+
+/* Batches of deletions and additions, built alternately into the two
+ * slots over what they held before. */
+static void test_batches(struct inst *in, struct inst *fresh)
+{
+	struct set s = { 0 };
+	unsigned int b;
+
+	cur_test = "batches";
+	gen_internet(&s, 20000);
+	build_check(in, 0, &s, false, 1000, NULL);
+	for (b = 1; b <= 12; b++) {
+		unsigned int slot = b & 1, k, del = 1 + rnd_below(400);
+		struct snap other, want;
+		int err;
+
+		for (k = 0; k < del && s.n > 1; k++) {
+			size_t victim = rnd_below(s.n);
+
+			s.np[victim] = s.np[--s.n];
+		}
+		gen_internet(&s, s.n + 1 + rnd_below(400));
+		snap_take(&other, in, !slot);
+		build_check(in, slot, &s, false, 5000, NULL);
+		snap_same(&other, in, !slot, "before the other slot's build");
+		memset(fresh->direct.p[slot], 0, XFIB_PT6_TOP * 4);
+		memset(fresh->nodes.p[slot], 0, fresh->nodes.cap * fresh->nodes.esz);
+		memset(fresh->leaves.p[slot], 0, fresh->leaves.cap * 4);
+		err = build(fresh, slot, s.r, s.nr, NULL);
+		CHECK(!err, "fresh build: %d", err);
+		snap_take(&want, fresh, slot);
+		snap_same(&want, in, slot, "a fresh build");
+		snap_free(&other);
+		snap_free(&want);
+	}
+	set_free(&s);
+}
+
+static void test_errors(void)
+{
+	struct xfib_bs6_range r[3] = { { 0 } };
+	struct set s = { 0 };
+	struct inst small;
+
+	cur_test = "errors";
+	gen_internet(&s, 2000);
+	set_compile(&s);
+	inst_init(&small, 10, 1 << 20);
+	CHECK(build(&small, 0, s.r, s.nr, NULL) == -ENOSPC, "nodes beyond capacity");
+	inst_fini(&small);
+	inst_init(&small, 1 << 16, 100);
+	CHECK(build(&small, 0, s.r, s.nr, NULL) == -ENOSPC, "leaves beyond capacity");
+	r[1].hi = 1;
+	r[2].hi = 2;
+	CHECK(build(&small, 0, r, 3, NULL) == 0, "three ranges");
+	r[2].nh = XFIB_PT6_LEAF | 1;
+	CHECK(build(&small, 0, r, 3, NULL) == -ERANGE, "nexthop with the leaf bit");
+	r[2].nh = 1;
+	r[2].hi = 1;
+	CHECK(build(&small, 0, r, 3, NULL) == -EINVAL, "unsorted ranges");
+	CHECK(build(&small, 0, r + 1, 2, NULL) == -EINVAL, "not starting at 0");
+	CHECK(build(&small, 0, r, 0, NULL) == -EINVAL, "no ranges");
+	inst_fini(&small);
+	set_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+	struct inst in, fresh;
+
+	if (argc > 1)
+		seed = strtoull(argv[1], NULL, 0);
+	rng_state = seed;
+	printf("unit_test_poptrie6: seed 0x%" PRIx64 "\n", seed);
+	inst_init(&in, XFIB_PT6_SLOT_NODES, XFIB_PT6_SLOT_LEAVES);
+	inst_init(&fresh, XFIB_PT6_SLOT_NODES, XFIB_PT6_SLOT_LEAVES);
+	test_popcount();
+	test_cases(&in);
+	test_random_small(&in);
+	test_errors();
+	test_batches(&in, &fresh);
+	test_big(&in, "internet-shaped", gen_internet, 250000);
+	test_big(&in, "clustered", gen_clustered, 250000);
+	inst_fini(&in);
+	inst_fini(&fresh);
+	printf("unit_test_poptrie6: ok (%llu lookups)\n", n_lookups);
+	return 0;
+}
