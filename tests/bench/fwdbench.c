@@ -249,11 +249,37 @@ static int cmd_fibfwd_detach(const char *dir)
 	return err;
 }
 
+/*
+ * Attaches prog to ifname (index idx) and pins the link as
+ * dir/link-IFNAME, where cmd_fibfwd_detach finds it; what names the
+ * command in messages.
+ */
+static int attach_pinned(const char *what, struct bpf_program *prog,
+			 const char *dir, const char *ifname, __u32 idx)
+{
+	struct bpf_link *link = bpf_program__attach_xdp(prog, idx);
+	char path[PATH_MAX];
+	int err;
+
+	if (!link) {
+		err = -errno;
+		err_msg("%s %s: %s", what, ifname, strerror(-err));
+		return err;
+	}
+	if (snprintf(path, sizeof(path), "%s/link-%s", dir, ifname) >=
+	    (int)sizeof(path))
+		err = -ENAMETOOLONG;
+	else
+		err = bpf_link__pin(link, path);
+	if (err)
+		err_msg("%s %s: pin: %s", what, ifname, strerror(-err));
+	bpf_link__destroy(link);
+	return err;
+}
+
 static int cmd_fibfwd_attach(const char *dir, int nifs, char **ifs)
 {
 	struct fibfwd_bpf *skel;
-	struct bpf_link *link;
-	char path[PATH_MAX];
 	int i, err = 0;
 	__u32 idx;
 
@@ -283,20 +309,8 @@ static int cmd_fibfwd_attach(const char *dir, int nifs, char **ifs)
 				strerror(errno));
 			break;
 		}
-		link = bpf_program__attach_xdp(skel->progs.fibfwd, idx);
-		if (!link) {
-			err = -errno;
-			err_msg("fibfwd-attach %s: %s", ifs[i], strerror(errno));
-			break;
-		}
-		if (snprintf(path, sizeof(path), "%s/link-%s", dir, ifs[i]) >=
-		    (int)sizeof(path))
-			err = -ENAMETOOLONG;
-		else
-			err = bpf_link__pin(link, path);
-		if (err)
-			err_msg("fibfwd-attach %s: pin: %s", ifs[i], strerror(-err));
-		bpf_link__destroy(link);
+		err = attach_pinned("fibfwd-attach", skel->progs.fibfwd, dir,
+				    ifs[i], idx);
 	}
 	fibfwd_bpf__destroy(skel);
 	if (err)
@@ -331,9 +345,7 @@ static int cmd_nolookup_attach(const char *dir, const char *out,
 			       const char *dmac, int nifs, char **ifs)
 {
 	struct nolookup_bpf *skel;
-	struct bpf_link *link;
 	__u32 oidx, idx, zero = 0;
-	char path[PATH_MAX];
 	__u16 mac[3];
 	int i, err;
 
@@ -357,17 +369,8 @@ static int cmd_nolookup_attach(const char *dir, const char *out,
 		err = -errno;
 	for (i = 0; i < nifs && !err; i++) {
 		idx = if_nametoindex(ifs[i]);
-		link = idx ? bpf_program__attach_xdp(skel->progs.nolookup, idx) : NULL;
-		if (!link) {
-			err = idx ? -errno : -ENODEV;
-			break;
-		}
-		if (snprintf(path, sizeof(path), "%s/link-%s", dir, ifs[i]) >=
-		    (int)sizeof(path))
-			err = -ENAMETOOLONG;
-		else
-			err = bpf_link__pin(link, path);
-		bpf_link__destroy(link);
+		err = idx ? attach_pinned("nolookup-attach", skel->progs.nolookup,
+					  dir, ifs[i], idx) : -ENODEV;
 	}
 	if (err)
 		err_msg("nolookup-attach: %s", strerror(-err));
