@@ -23,6 +23,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "lib/parse.h" /* ipv4_decrease_ttl(), as the dataplane's */
+
 #ifndef AF_INET
 #define AF_INET 2
 #endif
@@ -40,18 +42,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } fibfwd_ports SEC(".maps");
-
-/* RFC 1624 incremental update for TTL - 1, as ip_decrease_ttl() does:
- * the TTL is the high byte of its 16-bit word, so the checksum grows by
- * 0x0100, with the end-around carry. */
-static __always_inline void ipv4_decrease_ttl(struct iphdr *ip)
-{
-	__u32 check = ip->check;
-
-	check += bpf_htons(0x0100);
-	ip->check = (__u16)(check + (check >= 0xffff));
-	ip->ttl--;
-}
 
 static __always_inline int redirect(struct ethhdr *eth,
 				    struct bpf_fib_lookup *p)

@@ -19,6 +19,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "lib/parse.h" /* ipv4_decrease_ttl(), as the dataplane's */
+
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load (fwdbench nolookup-attach). */
@@ -32,16 +34,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } nolookup_port SEC(".maps");
-
-/* As fibfwd.bpf.c (RFC 1624, ip_decrease_ttl()). */
-static __always_inline void ipv4_decrease_ttl(struct iphdr *ip)
-{
-	__u32 check = ip->check;
-
-	check += bpf_htons(0x0100);
-	ip->check = (__u16)(check + (check >= 0xffff));
-	ip->ttl--;
-}
 
 SEC("xdp")
 int nolookup(struct xdp_md *ctx)
