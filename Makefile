@@ -143,7 +143,7 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
              ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
-             ctl/xfibd/htab.c ctl/xfibd/ptree.c ctl/lib/log.c
+             ctl/xfibd/htab.c ctl/xfibd/objpool.c ctl/xfibd/ptree.c ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 
 $(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)

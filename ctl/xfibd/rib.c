@@ -961,6 +961,9 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	r->v4_rpf_all = 0;
 	/* Assumed until the first rule dump says otherwise (before any publish). */
 	r->fam[XFIB_V4].rules_ok = r->fam[XFIB_V6].rules_ok = true;
+	objpool_init(&r->route_pool, sizeof(struct rib_route));
+	objpool_init(&r->variant_pool, sizeof(struct rib_variant));
+	objpool_init(&r->prefix_pool, sizeof(struct rib_prefix));
 	err = htab_init(&r->links, offsetof(struct rib_link, node),
 			offsetof(struct rib_link, ifindex), sizeof(int));
 	err = err ?: htab_init(&r->neighs, offsetof(struct rib_neigh, node),
@@ -969,9 +972,6 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	err = err ?: htab_init(&r->nexthops, offsetof(struct rib_nexthop, node),
 			       offsetof(struct rib_nexthop, key),
 			       sizeof(struct rib_nh_key));
-	err = err ?: htab_init(&r->routes, offsetof(struct rib_route, node),
-			       offsetof(struct rib_route, key),
-			       sizeof(struct rib_route_key));
 	err = err ?: htab_init(&r->prefixes, offsetof(struct rib_prefix, node),
 			       offsetof(struct rib_prefix, key),
 			       sizeof(struct rib_prefix_key));
@@ -1036,7 +1036,10 @@ void rib_fini(struct rib *r)
 		free(l);
 	}
 	htab_for_each(&r->prefixes, p, t5, i)
-		free(p);
+		objpool_free(&r->prefix_pool, p);
+	objpool_fini(&r->route_pool);
+	objpool_fini(&r->variant_pool);
+	objpool_fini(&r->prefix_pool);
 	for (f = 0; f < XFIB_FAMILIES; f++) {
 		ptree_fini(&r->tree[f][0]);
 		ptree_fini(&r->tree[f][1]);
@@ -1045,7 +1048,6 @@ void rib_fini(struct rib *r)
 	htab_free(&r->nhobjs);
 	htab_free(&r->groups);
 	htab_free(&r->prefixes);
-	htab_free(&r->routes);
 	htab_free(&r->nexthops);
 	htab_free(&r->neighs);
 	htab_free(&r->links);

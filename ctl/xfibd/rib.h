@@ -19,6 +19,7 @@
 #include <net/if.h>
 
 #include "htab.h"
+#include "objpool.h"
 #include "ptree.h"
 #include "xfib/maps.h"
 
@@ -194,7 +195,6 @@ struct rib_variant {
 struct rib_prefix;
 
 struct rib_route {
-	struct htab_node node;
 	struct rib_route_key key;
 	struct rib_variant *vars;
 	__u16 nvar;
@@ -328,7 +328,9 @@ void rib_dp_bpf_close(struct rib_dp *dp);
 struct rib {
 	struct rib_dp dp;
 	__u32 table;
-	struct htab links, neighs, nexthops, routes, prefixes, groups, nhobjs;
+	struct htab links, neighs, nexthops, prefixes, groups, nhobjs;
+	/* Where routes, their variants and prefixes live (objpool.h). */
+	struct objpool route_pool, variant_pool, prefix_pool;
 	struct rib_prefix *dirty_prefixes;
 	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
 	struct ptree tree[XFIB_FAMILIES][2];

@@ -87,6 +87,13 @@ static void route_nh_key(const struct rib_route_msg *m, struct rib_nh_key *k)
 	}
 }
 
+/* Every route, through its prefix; rt may be freed in the body. */
+#define for_each_route(r, p, rt, i)                                           \
+	htab_for_each(&(r)->prefixes, p, _ptmp, i)                             \
+		for (struct rib_route *_rtnext =                               \
+			     ((rt) = (p)->routes) ? (rt)->pfx_next : NULL;     \
+		     (rt); (rt) = _rtnext, _rtnext = (rt) ? (rt)->pfx_next : NULL)
+
 static bool route_table_mirrored(struct rib *r, __u32 table)
 {
 	return table == r->table || table == RT_TABLE_LOCAL;
@@ -107,20 +114,25 @@ static void prefix_mark(struct rib *r, struct rib_prefix *p)
 	}
 }
 
+static void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = rk->family;
+	k->local = rk->table == RT_TABLE_LOCAL;
+	k->plen = rk->plen;
+	memcpy(k->dst, rk->dst, 16);
+}
+
 static struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
 {
-	struct rib_prefix_key k = {
-		.family = rk->family,
-		.local = rk->table == RT_TABLE_LOCAL,
-		.plen = rk->plen,
-	};
+	struct rib_prefix_key k;
 	struct rib_prefix *p;
 
-	memcpy(k.dst, rk->dst, 16);
+	prefix_key(rk, &k);
 	p = htab_find(&r->prefixes, &k);
 	if (p)
 		return p;
-	p = calloc(1, sizeof(*p));
+	p = objpool_zalloc(&r->prefix_pool);
 	if (!p)
 		return NULL;
 	p->key = k;
@@ -138,6 +150,27 @@ static void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
 			return;
 		}
 	}
+}
+
+/* Routes are found through their prefix: one hash lookup, not two. */
+static struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_key *k)
+{
+	struct rib_route *rt;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next)
+		if (!memcmp(&rt->key, k, sizeof(*k)))
+			return rt;
+	return NULL;
+}
+
+static struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
+{
+	struct rib_prefix_key pk;
+	struct rib_prefix *p;
+
+	prefix_key(k, &pk);
+	p = htab_find(&r->prefixes, &pk);
+	return p ? route_in(p, k) : NULL;
 }
 
 static void route_changed(struct rib *r, struct rib_route *rt)
@@ -210,7 +243,7 @@ void rib_commit(struct rib *r)
 			if (ptree_del(t, p->key.dst, p->key.plen) == 0)
 				change_record(r, p);
 			htab_remove(&r->prefixes, p);
-			free(p);
+			objpool_free(&r->prefix_pool, p);
 			continue;
 		}
 		nh = prefix_answer(r, p);
@@ -372,7 +405,7 @@ void rib_expire(struct rib *r, __u64 now)
 		expiry_pop(r);
 		/* Entries of routes gone or re-announced since are harmless:
 		 * the variants say what is due. */
-		rt = htab_find(&r->routes, &k);
+		rt = route_find(r, &k);
 		if (rt)
 			route_expire(r, rt, now);
 	}
@@ -396,28 +429,29 @@ static void route_free(struct rib *r, struct rib_route *rt)
 	r->fam[family_index(rt->key.family)].routes--;
 	route_changed(r, rt);
 	prefix_unlink(rt->pfx, rt);
-	htab_remove(&r->routes, rt);
-	free(rt);
+	objpool_free(&r->route_pool, rt);
 }
 
 static struct rib_route *route_get(struct rib *r, const struct rib_route_key *k)
 {
-	struct rib_route *rt = htab_find(&r->routes, k);
+	struct rib_prefix *p = prefix_get(r, k);
+	struct rib_route *rt;
 
+	if (!p)
+		return NULL;
+	rt = route_in(p, k);
 	if (rt)
 		return rt;
-	rt = calloc(1, sizeof(*rt));
-	if (!rt)
-		return NULL;
-	rt->key = *k;
-	rt->pfx = prefix_get(r, k);
-	if (!rt->pfx) {
-		free(rt);
+	rt = objpool_zalloc(&r->route_pool);
+	if (!rt) {
+		/* A prefix left without routes goes at the next commit. */
+		prefix_mark(r, p);
 		return NULL;
 	}
-	rt->pfx_next = rt->pfx->routes;
-	rt->pfx->routes = rt;
-	htab_insert(&r->routes, rt);
+	rt->key = *k;
+	rt->pfx = p;
+	rt->pfx_next = p->routes;
+	p->routes = rt;
 	r->fam[family_index(k->family)].routes++;
 	return rt;
 }
@@ -467,9 +501,10 @@ static struct rib_variant *variant_insert(struct rib_route *rt,
 	return v;
 }
 
-static struct rib_variant *variant_new(struct rib_route *rt, struct rib_variant **pos)
+static struct rib_variant *variant_new(struct rib *r, struct rib_route *rt,
+				      struct rib_variant **pos)
 {
-	struct rib_variant *v = calloc(1, sizeof(*v));
+	struct rib_variant *v = objpool_zalloc(&r->variant_pool);
 
 	return v ? variant_insert(rt, pos, v) : NULL;
 }
@@ -484,7 +519,7 @@ void variant_remove(struct rib *r, struct rib_variant *v)
 		nhobj_detach(r, v);
 	variant_no_room(r, v, false);
 	nexthop_put(r, v->nh);
-	free(v);
+	objpool_free(&r->variant_pool, v);
 	route_changed(r, rt);
 	if (!rt->nvar)
 		route_free(r, rt);
@@ -554,7 +589,7 @@ static struct rib_variant *variant_by_ident(struct rib_route *rt, __u64 ident)
 }
 
 /* The IPv4 alias m describes, put where the kernel has it. */
-static struct rib_variant *route_set_v4(struct rib_route *rt,
+static struct rib_variant *route_set_v4(struct rib *r, struct rib_route *rt,
 					const struct rib_route_msg *m,
 					enum rib_route_op op)
 {
@@ -570,15 +605,15 @@ static struct rib_variant *route_set_v4(struct rib_route *rt,
 	}
 	switch (op) {
 	case RIB_ROUTE_DUMPED:
-		return variant_new(rt, pos_after_seen(rt));
+		return variant_new(r, rt, pos_after_seen(rt));
 	case RIB_ROUTE_APPEND:
-		return variant_new(rt, pos_last(rt));
+		return variant_new(r, rt, pos_last(rt));
 	case RIB_ROUTE_REPLACE:
 		if (rt->vars)
 			return rt->vars; /* refilled in place */
-		return variant_new(rt, pos_first(rt));
+		return variant_new(r, rt, pos_first(rt));
 	default:
-		return variant_new(rt, pos_first(rt));
+		return variant_new(r, rt, pos_first(rt));
 	}
 }
 
@@ -619,7 +654,7 @@ static struct rib_variant *route_set_v6(struct rib *r, struct rib_route *rt,
 		if (rt->nvar > 1)
 			r->resync_wanted = true;
 	}
-	return v ?: variant_new(rt, pos_last(rt));
+	return v ?: variant_new(r, rt, pos_last(rt));
 }
 
 /* Is variant v's single path (oif, gw) one of m's paths? */
@@ -666,7 +701,7 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m,
 	if (!rt)
 		return;
 	if (m->key.family == AF_INET)
-		v = route_set_v4(rt, m, op);
+		v = route_set_v4(r, rt, m, op);
 	else
 		v = route_set_v6(r, rt, m, op);
 	if (!v) {
@@ -740,7 +775,7 @@ static bool path_is(const struct rib_nh_key *k, const void *arg)
 
 void rib_route_del(struct rib *r, const struct rib_route_msg *m)
 {
-	struct rib_route *rt = htab_find(&r->routes, &m->key);
+	struct rib_route *rt = route_find(r, &m->key);
 	struct rib_variant *v, *next;
 
 	if (!rt)
@@ -781,10 +816,11 @@ void routes_flush_dev(struct rib *r, int ifindex, int family, bool gone)
 {
 	__u32 dev = ifindex;
 	struct rib_variant *v, *next;
+	struct rib_prefix *p;
 	struct rib_route *rt;
-	size_t b;
+	size_t i;
 
-	htab_for_each(&r->routes, rt, tmp, b) {
+	for_each_route(r, p, rt, i) {
 		bool local = rt->key.table == RT_TABLE_LOCAL;
 
 		if (family && rt->key.family != family)
@@ -810,9 +846,10 @@ void routes_mark_stale(struct rib *r)
 {
 	struct rib_variant *v;
 	struct rib_route *rt;
+	struct rib_prefix *p;
 	size_t i;
 
-	htab_for_each(&r->routes, rt, tmp, i)
+	for_each_route(r, p, rt, i)
 		for (v = rt->vars; v; v = v->next)
 			v->stale = true;
 }
@@ -821,9 +858,10 @@ void routes_sweep_stale(struct rib *r)
 {
 	struct rib_variant *v, *next;
 	struct rib_route *rt;
+	struct rib_prefix *p;
 	size_t i;
 
-	htab_for_each(&r->routes, rt, tmp, i) {
+	for_each_route(r, p, rt, i) {
 		for (v = rt->vars; v; v = next) {
 			next = v->next;
 			if (v->stale)
@@ -836,13 +874,14 @@ void routes_free_all(struct rib *r)
 {
 	struct rib_variant *v, *next;
 	struct rib_route *rt;
+	struct rib_prefix *p;
 	size_t i;
 
-	htab_for_each(&r->routes, rt, tmp, i) {
+	for_each_route(r, p, rt, i) {
 		for (v = rt->vars; v; v = next) {
 			next = v->next;
-			free(v);
+			objpool_free(&r->variant_pool, v);
 		}
-		free(rt);
+		objpool_free(&r->route_pool, rt);
 	}
 }
