@@ -185,19 +185,25 @@ struct rib_variant {
 	__u32 mtu;      /* route MTU (RTAX_MTU) */
 	__u16 paths;
 	__u8 type;      /* RTN_* */
-	bool stale;
-	bool expired;   /* past expires: the kernel decides until it deletes it */
-	bool expiry_seen; /* the kernel itself said it has expired */
-	bool no_room;   /* no nexthop or group index for it: the kernel's */
+	/* Bits, so that a variant takes 88 bytes, not 96. */
+	bool stale : 1;
+	bool expired : 1;   /* past expires: the kernel decides until it deletes it */
+	bool expiry_seen : 1; /* the kernel itself said it has expired */
+	bool no_room : 1;   /* no nexthop or group index for it: the kernel's */
 	struct rib_nexthop *nh;
 };
 
 struct rib_prefix;
 
+/* A route: its prefix is the rest of its key (rib_route_key). */
 struct rib_route {
-	struct rib_route_key key;
-	struct rib_variant *vars;
+	__u32 table;
+	__u32 priority;
+	__u8 tos;
+	__u8 src_plen;
 	__u16 nvar;
+	__u8 src[16];
+	struct rib_variant *vars;
 	struct rib_prefix *pfx;      /* routes of the same prefix */
 	struct rib_route *pfx_next;
 };
@@ -218,9 +224,9 @@ struct rib_prefix_key {
 struct rib_prefix {
 	struct htab_node node;
 	struct rib_prefix_key key;
+	bool dirty; /* in the key's padding: 56 bytes, not 64 */
 	struct rib_route *routes;
 	struct rib_prefix *dirty_next;
-	bool dirty;
 };
 
 /* A prefix whose answer changed: what an in-place update rewrites. */

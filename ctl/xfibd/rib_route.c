@@ -158,9 +158,24 @@ static struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_k
 	struct rib_route *rt;
 
 	for (rt = p->routes; rt; rt = rt->pfx_next)
-		if (!memcmp(&rt->key, k, sizeof(*k)))
+		if (rt->table == k->table && rt->priority == k->priority &&
+		    rt->tos == k->tos && rt->src_plen == k->src_plen &&
+		    !memcmp(rt->src, k->src, 16))
 			return rt;
 	return NULL;
+}
+
+static void route_key_of(const struct rib_route *rt, struct rib_route_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = rt->pfx->key.family;
+	k->plen = rt->pfx->key.plen;
+	memcpy(k->dst, rt->pfx->key.dst, 16);
+	k->tos = rt->tos;
+	k->src_plen = rt->src_plen;
+	memcpy(k->src, rt->src, 16);
+	k->table = rt->table;
+	k->priority = rt->priority;
 }
 
 static struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
@@ -193,9 +208,9 @@ static __u32 prefix_answer(struct rib *r, const struct rib_prefix *p)
 	const struct rib_route *rt, *best = NULL;
 
 	for (rt = p->routes; rt; rt = rt->pfx_next) {
-		if (rt->key.tos || rt->key.src_plen)
+		if (rt->tos || rt->src_plen)
 			return rib_nh_unsupported(r);
-		if (!best || rt->key.priority < best->key.priority)
+		if (!best || rt->priority < best->priority)
 			best = rt;
 	}
 	return rib_route_nh(r, best);
@@ -278,7 +293,7 @@ __u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
 	const struct rib_variant *v = rt->vars;
 	__u32 idx = v->nh->idx;
 
-	if (rt->key.family == AF_INET)
+	if (rt->pfx->key.family == AF_INET)
 		return v->expired ? rib_nh_unsupported(r) : idx;
 	for (; v; v = v->next)
 		if (v->expired || v->nh->idx != idx)
@@ -359,12 +374,12 @@ static void variant_expiry_set(struct rib *r, struct rib_variant *v,
 	v->expires = m->expires_ms > 0 ? now + m->expires_ms : now;
 	v->expiry_seen = m->expires_ms <= 0;
 	if (v->expires > now + EXPIRE_EARLY_MS) {
-		expiry_push(r, v->expires - EXPIRE_EARLY_MS, &v->rt->key);
+		expiry_push(r, v->expires - EXPIRE_EARLY_MS, &m->key);
 		return;
 	}
 	v->expired = true;
 	if (!v->expiry_seen)
-		expiry_push(r, v->expires + EXPIRED_RECHECK_MS, &v->rt->key);
+		expiry_push(r, v->expires + EXPIRED_RECHECK_MS, &m->key);
 }
 
 /* Checks the variants of one route against the clock. */
@@ -372,7 +387,9 @@ static void route_expire(struct rib *r, struct rib_route *rt, __u64 now)
 {
 	struct rib_variant *v;
 	char a[INET6_ADDRSTRLEN];
+	struct rib_route_key k;
 
+	route_key_of(rt, &k);
 	for (v = rt->vars; v; v = v->next) {
 		if (!v->expires)
 			continue;
@@ -380,16 +397,15 @@ static void route_expire(struct rib *r, struct rib_route *rt, __u64 now)
 			v->expired = true;
 			route_changed(r, rt);
 			pr_debug("route %s/%u expires: the kernel forwards to it until it deletes it",
-				 inet_ntop(rt->key.family, rt->key.dst, a, sizeof(a)),
-				 rt->key.plen);
+				 inet_ntop(k.family, k.dst, a, sizeof(a)), k.plen);
 			if (!v->expiry_seen)
 				expiry_push(r, v->expires + EXPIRED_RECHECK_MS,
-					    &rt->key);
+					    &k);
 		} else if (v->expired && !v->expiry_seen &&
 			   v->expires + EXPIRED_RECHECK_MS <= now) {
 			pr_info("route %s/%u still held %u s after it expired: resync",
-				inet_ntop(rt->key.family, rt->key.dst, a, sizeof(a)),
-				rt->key.plen, EXPIRED_RECHECK_MS / 1000);
+				inet_ntop(k.family, k.dst, a, sizeof(a)),
+				k.plen, EXPIRED_RECHECK_MS / 1000);
 			v->expiry_seen = true;
 			r->resync_wanted = true;
 		}
@@ -426,7 +442,7 @@ void variant_no_room(struct rib *r, struct rib_variant *v, bool no_room)
 
 static void route_free(struct rib *r, struct rib_route *rt)
 {
-	r->fam[family_index(rt->key.family)].routes--;
+	r->fam[family_index(rt->pfx->key.family)].routes--;
 	route_changed(r, rt);
 	prefix_unlink(rt->pfx, rt);
 	objpool_free(&r->route_pool, rt);
@@ -448,7 +464,11 @@ static struct rib_route *route_get(struct rib *r, const struct rib_route_key *k)
 		prefix_mark(r, p);
 		return NULL;
 	}
-	rt->key = *k;
+	rt->table = k->table;
+	rt->priority = k->priority;
+	rt->tos = k->tos;
+	rt->src_plen = k->src_plen;
+	memcpy(rt->src, k->src, 16);
 	rt->pfx = p;
 	rt->pfx_next = p->routes;
 	p->routes = rt;
@@ -821,11 +841,11 @@ void routes_flush_dev(struct rib *r, int ifindex, int family, bool gone)
 	size_t i;
 
 	for_each_route(r, p, rt, i) {
-		bool local = rt->key.table == RT_TABLE_LOCAL;
+		bool local = rt->table == RT_TABLE_LOCAL;
 
-		if (family && rt->key.family != family)
+		if (family && p->key.family != family)
 			continue;
-		if (local && !gone && rt->key.family != AF_INET)
+		if (local && !gone && p->key.family != AF_INET)
 			continue;
 		/* Removing the last variant frees rt: next is NULL then. */
 		for (v = rt->vars; v; v = next) {
