@@ -944,6 +944,24 @@ void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info)
 	r->dp.ops->daemon_info(r->dp.ctx, info);
 }
 
+void rib_mem(const struct rib *r, struct rib_mem *m)
+{
+	const struct htab *t[] = { &r->links, &r->neighs, &r->nexthops,
+				   &r->prefixes, &r->groups, &r->nhobjs };
+	size_t i;
+	int f;
+
+	memset(m, 0, sizeof(*m));
+	m->routes = objpool_bytes(&r->route_pool) +
+		    objpool_bytes(&r->variant_pool) +
+		    objpool_bytes(&r->prefix_pool);
+	for (f = 0; f < XFIB_FAMILIES; f++)
+		m->trees += ptree_mem_bytes(&r->tree[f][0]) +
+			    ptree_mem_bytes(&r->tree[f][1]);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		m->buckets += t[i]->nbuckets * sizeof(*t[i]->buckets);
+}
+
 /* ---- setup --------------------------------------------------------- */
 
 int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)

@@ -175,17 +175,23 @@ struct rib_route_key {
 struct rib_variant {
 	struct rib_variant *next;   /* the route's variants, in kernel order */
 	struct rib_route *rt;
-	struct rib_variant *user_next, **user_pprev; /* nhobj->users */
+	/* A route by nexthop object has no gateway of its own, and only
+	 * such a route is one of its object's users (rib_nhobj.c). */
+	union {
+		__u8 gw[16];   /* !nhid */
+		struct {       /* nhid: nhobj->users */
+			struct rib_variant *user_next, **user_pprev;
+		};
+	};
 	__u64 ident;    /* IPv4: hash of the route's own attributes */
 	__u64 expires;  /* CLOCK_MONOTONIC ms when the kernel stops using it;
 			 * 0: never */
 	__s32 oif;
-	__u8 gw[16];
 	__u32 nhid;     /* route by nexthop object */
 	__u32 mtu;      /* route MTU (RTAX_MTU) */
 	__u16 paths;
 	__u8 type;      /* RTN_* */
-	/* Bits, so that a variant takes 88 bytes, not 96. */
+	/* Bits, so that a variant takes 72 bytes, not 80. */
 	bool stale : 1;
 	bool expired : 1;   /* past expires: the kernel decides until it deletes it */
 	bool expiry_seen : 1; /* the kernel itself said it has expired */
@@ -354,6 +360,7 @@ struct rib {
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
 	struct rib_family_state fam[XFIB_FAMILIES];
 	bool resync_wanted;
+	bool routes_stale;   /* a sync marked routes stale: sweep them */
 	__u32 no_room;       /* variants left to the kernel for want of a
 			      * nexthop, neighbour or group index */
 	__u32 no_room_new;   /* ... of which new since the last report */
@@ -448,6 +455,15 @@ bool rib_check(const struct rib *r, char *why, size_t len);
 /* Logs how often a table was full since the last line, at most every 10 s
  * (the first time is logged at once). */
 void rib_report_no_room(struct rib *r);
+
+/* The RIB's own memory, in bytes, by what holds it. */
+struct rib_mem {
+	size_t routes;  /* routes, their variants and prefixes (pools) */
+	size_t trees;   /* the prefix trees */
+	size_t buckets; /* the hash tables' bucket arrays */
+};
+
+void rib_mem(const struct rib *r, struct rib_mem *m);
 
 /* Writes the xfib_daemon map entry: the daemon's own fields from info,
  * the RIB's counts. */

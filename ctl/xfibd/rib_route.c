@@ -585,8 +585,9 @@ static void variant_fill(struct rib *r, struct rib_variant *v,
 		nhobj_detach(r, v);
 	v->ident = m->ident;
 	v->oif = m->oif;
-	memcpy(v->gw, m->gw, 16);
 	v->nhid = m->nhid;
+	if (!v->nhid)
+		memcpy(v->gw, m->gw, 16); /* else nhobj_attach links it */
 	v->mtu = m->mtu;
 	v->paths = m->paths;
 	v->type = m->type;
@@ -869,6 +870,8 @@ void routes_mark_stale(struct rib *r)
 	struct rib_prefix *p;
 	size_t i;
 
+	/* A first sync starts empty: nothing to sweep after it. */
+	r->routes_stale = r->fam[XFIB_V4].routes || r->fam[XFIB_V6].routes;
 	for_each_route(r, p, rt, i)
 		for (v = rt->vars; v; v = v->next)
 			v->stale = true;
@@ -881,6 +884,9 @@ void routes_sweep_stale(struct rib *r)
 	struct rib_prefix *p;
 	size_t i;
 
+	if (!r->routes_stale)
+		return;
+	r->routes_stale = false;
 	for_each_route(r, p, rt, i) {
 		for (v = rt->vars; v; v = next) {
 			next = v->next;

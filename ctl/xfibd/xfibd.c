@@ -5,6 +5,7 @@
  * Stopping it leaves the dataplane forwarding with the last state.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -165,6 +166,7 @@ static int flush(struct daemon *d)
 static int full_sync(struct daemon *d, const char *why)
 {
 	__u64 t0 = now_ms();
+	struct rib_mem mem;
 	int err;
 
 	d->last_resync_ms = t0; /* a failed one is retried a second later */
@@ -189,6 +191,12 @@ static int full_sync(struct daemon *d, const char *why)
 		why, (unsigned long long)(now_ms() - t0), d->rib.links.count,
 		d->rib.fam[XFIB_V4].routes, d->rib.fam[XFIB_V6].routes,
 		d->rib.neighs.count, d->rib.nexthops.count);
+	/* The dump's and the builds' scratch is free now: give it back. */
+	malloc_trim(0);
+	rib_mem(&d->rib, &mem);
+	pr_info("routing memory: %.1f MiB routes, %.1f MiB prefix trees, %.1f MiB hash buckets",
+		mem.routes / 1048576.0, mem.trees / 1048576.0,
+		mem.buckets / 1048576.0);
 	write_daemon_info(d);
 	return 0;
 }
