@@ -20,10 +20,11 @@
 #     the dir24_8 / trie6 inner maps (bpftool map show: bytes_memlock),
 #     the instances' memory and bytes per prefix (xfibctl status), and
 #     xfibd's resident set (VmRSS, VmHWM);
-#  4. cold start: xfibd stopped, then a new one on a fresh pin directory
-#     with the full table in the kernel: dump, build and publish, from
-#     the exec to `xfibctl status` showing every route, and xfibd's own
-#     "sync (start) done in N ms" log line;
+#  4. cold start, COLD_RUNS times (3): xfibd stopped, then a new one on
+#     a fresh pin directory with the full table in the kernel: dump,
+#     build and publish, from the exec to `xfibctl status` showing every
+#     route, xfibd's own "sync (start) done in N ms" log line and its CPU
+#     time (medians); then its private and mapped resident memory;
 #  5. FRR as the source (tests/bench/ctl_frr.sh): on a second router,
 #     BIRD announces FRR4 + FRR6 prefixes over eBGP to FRR's bgpd, and
 #     zebra installs them through a nexthop object; the mirror lag and
@@ -242,38 +243,72 @@ rec maps_total_bytes "$maps_total" bytes all "{\"routes\": $((want4 + want6))}"
 
 # ---- 4. cold start --------------------------------------------------------
 
-kill "$XFIBD_PID"
-wait "$XFIBD_PID" 2>/dev/null || true
-PIN_COLD="$PIN-cold"
-XFIB_PIN_DIRS+=("$PIN_COLD")
-PIN=$PIN_COLD
-COLD_LOG="$XFIB_TMP/xfibd-cold.log"
-t0=$(now_ms)
-nsenter --net="/run/netns/$RTR" -- "$XFIBD" -v --pin-dir "$PIN" >>"$COLD_LOG" 2>&1 &
-XFIBD_PID=$!
-XFIB_PIDS+=("$XFIBD_PID")
-perf_start "$XFIBD_PID"
-while :; do
-	if st=$(rctl status -j 2>/dev/null) &&
-		[ "$(jq '.ipv4.routes' <<<"$st")" -ge "$want4" ] &&
-		[ "$(jq '.ipv6.routes' <<<"$st")" -ge "$want6" ]; then
-		break
-	fi
-	kill -0 "$XFIBD_PID" 2>/dev/null || fail "xfibd exited during the cold start: $(tail -n 5 "$COLD_LOG")"
-	(($(now_ms) - t0 < 300000)) || fail "cold start not done after 300 s"
-	sleep 0.02
+# cold_start I: xfibd stopped, a new one on a fresh pin directory; sets
+# COLD_MS, COLD_SYNC_MS, COLD_CPU_MS (user, system) and the new daemon's
+# private (RssAnon) and mapped (RssFile + RssShmem: the dataplane's maps)
+# resident memory, read once the sync is done.
+cold_start() {
+	local log="$XFIB_TMP/xfibd-cold$1.log" t0 t1 st
+	kill "$XFIBD_PID"
+	wait "$XFIBD_PID" 2>/dev/null || true
+	PIN="$PIN_BASE-cold$1"
+	XFIB_PIN_DIRS+=("$PIN")
+	t0=$(now_ms)
+	nsenter --net="/run/netns/$RTR" -- "$XFIBD" -v --pin-dir "$PIN" >>"$log" 2>&1 &
+	XFIBD_PID=$!
+	XFIB_PIDS+=("$XFIBD_PID")
+	[ "$1" != 1 ] || perf_start "$XFIBD_PID"
+	while :; do
+		if st=$(rctl status -j 2>/dev/null) &&
+			[ "$(jq '.ipv4.routes' <<<"$st")" -ge "$want4" ] &&
+			[ "$(jq '.ipv6.routes' <<<"$st")" -ge "$want6" ]; then
+			break
+		fi
+		kill -0 "$XFIBD_PID" 2>/dev/null || fail "xfibd exited during the cold start: $(tail -n 5 "$log")"
+		(($(now_ms) - t0 < 300000)) || fail "cold start not done after 300 s"
+		sleep 0.02
+	done
+	t1=$(now_ms)
+	[ "$1" != 1 ] || perf_stop ctl-perf-cold.txt
+	COLD_MS=$((t1 - t0))
+	COLD_SYNC_MS=$(sed -n 's/.*sync (start) done in \([0-9]*\) ms.*/\1/p' "$log" | head -n 1)
+	COLD_CPU_MS=$(cpu_ms "$XFIBD_PID")
+	COLD_ANON=$(awk '/^RssAnon/ { print $2 * 1024 }' "/proc/$XFIBD_PID/status")
+	COLD_MAPPED=$(awk '/^RssFile|^RssShmem/ { n += $2 * 1024 } END { print n }' "/proc/$XFIBD_PID/status")
+	COLD_MEM_LINE=$(grep -o 'routing memory: .*' "$log" | head -n 1)
+	COLD_ST=$st
+}
+
+# median of the numbers on stdin
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+PIN_BASE=$PIN
+COLD_RUNS=${COLD_RUNS:-3}
+cold_ms=() cold_sync=() cold_cpu=()
+for i in $(seq "$COLD_RUNS"); do
+	cold_start "$i"
+	log "cold start $i: $COLD_MS ms (xfibd's log: ${COLD_SYNC_MS:-?} ms), CPU $COLD_CPU_MS ms"
+	cold_ms+=("$COLD_MS") cold_sync+=("${COLD_SYNC_MS:-0}") cold_cpu+=("$COLD_CPU_MS")
 done
-t1=$(now_ms)
-perf_stop ctl-perf-cold.txt
-x="{\"routes\": $((want4 + want6))}"
-rec cold_start_ms $((t1 - t0)) ms all "$x"
-sync_ms=$(sed -n 's/.*sync (start) done in \([0-9]*\) ms.*/\1/p' "$COLD_LOG" | head -n 1)
-[ -z "$sync_ms" ] || rec cold_start_sync_log_ms "$sync_ms" ms all \
-	"{\"routes\": $((want4 + want6)), \"note\": \"xfibd's log: dump and first publish\"}"
+routes=$((want4 + want6))
+x="{\"routes\": $routes, \"runs\": $COLD_RUNS, \"all\": [$(IFS=,; echo "${cold_ms[*]}")]}"
+rec cold_start_ms "$(printf '%s\n' "${cold_ms[@]}" | median)" ms all "$x"
+rec cold_start_sync_log_ms "$(printf '%s\n' "${cold_sync[@]}" | median)" ms all \
+	"{\"routes\": $routes, \"note\": \"xfibd's log: dump and first publish, median\"}"
+rec cold_start_cpu_ms "$(printf '%s\n' "${cold_cpu[@]}" | median)" ms all \
+	"{\"routes\": $routes, \"note\": \"xfibd's user + system CPU, the kernel's dump work included, median\"}"
 for fam in 4 6; do
-	b=$(jq ".ipv$fam.build_us" <<<"$st")
-	rec cold_start_build_ms "$((b / 1000))" ms "ipv$fam" "$(jq -c ".ipv$fam | {routes, instance: .algorithm}" <<<"$st")"
+	b=$(jq ".ipv$fam.build_us" <<<"$COLD_ST")
+	rec cold_start_build_ms "$((b / 1000))" ms "ipv$fam" "$(jq -c ".ipv$fam | {routes, instance: .algorithm}" <<<"$COLD_ST")"
 done
+# After a cold start the daemon holds the table and nothing of its
+# history: its private memory is the RIB's; the mapped part is the
+# dataplane's maps, which the kernel holds whether xfibd maps them or not.
+rec xfibd_cold_private_bytes "$COLD_ANON" bytes all "{\"routes\": $routes, \"note\": \"RssAnon after the last cold start; $COLD_MEM_LINE\"}"
+rec xfibd_cold_private_bytes_per_route "$((COLD_ANON / routes))" bytes all "{\"note\": \"RssAnon / routes mirrored\"}"
+rec xfibd_cold_mapped_bytes "$COLD_MAPPED" bytes all "{\"routes\": $routes, \"note\": \"RssFile + RssShmem: the BPF maps mmap()ed\"}"
 
 # ---- 5. FRR as the source ---------------------------------------------------
 
