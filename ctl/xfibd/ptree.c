@@ -221,7 +221,8 @@ static void node_free(struct ptree *t, __u32 i)
 	t->nodes--;
 }
 
-int ptree_set(struct ptree *t, const __u8 *addr, unsigned int plen, __u32 nh)
+static int set(struct ptree *t, const __u8 *addr, unsigned int plen, __u32 nh,
+	       __u32 *old)
 {
 	struct ptree_node *n, *m, *g;
 	__u32 *link = &t->root, i, mi, gi;
@@ -244,6 +245,8 @@ int ptree_set(struct ptree *t, const __u8 *addr, unsigned int plen, __u32 nh)
 			if (n->plen == plen) {
 				int inserted = !n->has_route;
 
+				if (old && !inserted)
+					*old = n->nh;
 				n->nh = nh;
 				n->has_route = 1;
 				t->routes += inserted;
@@ -289,6 +292,17 @@ int ptree_set(struct ptree *t, const __u8 *addr, unsigned int plen, __u32 nh)
 	*link = mi;
 	t->routes++;
 	return 1;
+}
+
+int ptree_set(struct ptree *t, const __u8 *addr, unsigned int plen, __u32 nh)
+{
+	return set(t, addr, plen, nh, NULL);
+}
+
+int ptree_set_old(struct ptree *t, const __u8 *addr, unsigned int plen,
+		  __u32 nh, __u32 *old)
+{
+	return set(t, addr, plen, nh, old);
 }
 
 /*

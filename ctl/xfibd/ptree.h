@@ -52,6 +52,11 @@ void ptree_fini(struct ptree *t);
  */
 int ptree_set(struct ptree *t, const __u8 *addr, unsigned int plen, __u32 nh);
 
+/* As ptree_set; when it returns 0 (an update), *old is the nexthop the
+ * route had: one walk where a get and a set take two. */
+int ptree_set_old(struct ptree *t, const __u8 *addr, unsigned int plen,
+		  __u32 nh, __u32 *old);
+
 /* Removes (addr, plen). Returns 0, -ENOENT if absent, -EINVAL on a bad plen. */
 int ptree_del(struct ptree *t, const __u8 *addr, unsigned int plen);
 

@@ -262,9 +262,7 @@ void rib_commit(struct rib *r)
 			continue;
 		}
 		nh = prefix_answer(r, p);
-		if (ptree_get(t, p->key.dst, p->key.plen, &old) == 0 && old == nh)
-			continue;
-		err = ptree_set(t, p->key.dst, p->key.plen, nh);
+		err = ptree_set_old(t, p->key.dst, p->key.plen, nh, &old);
 		if (err < 0) {
 			/* Out of memory: the tree, and so the dataplane, keeps
 			 * the old answer; a resync retries. */
@@ -272,6 +270,8 @@ void rib_commit(struct rib *r)
 			r->resync_wanted = true;
 			continue;
 		}
+		if (err == 0 && old == nh)
+			continue;
 		change_record(r, p);
 	}
 	r->dirty_prefixes = NULL;

@@ -622,14 +622,29 @@ static void check_small(const struct ptree *t, const struct ref *r,
 }
 
 /* Applies one set/del to tree and reference, checking the return value. */
+/* Applies one set/del to tree and reference, checking the return value;
+ * half the sets by ptree_set_old, checking the old nexthop it reports. */
 static void do_set(struct ptree *t, struct ref *r, u128 a, unsigned int plen,
 		   __u32 nh)
 {
-	int exp = ref_set(r, a, plen, nh), got = pt_set(t, r->f, a, plen, nh);
+	const struct rpfx *was = ref_get(r, a, plen);
+	__u32 was_nh = was ? was->nh : 0, old = ~0u;
+	bool by_old = rnd_below(2);
+	int exp = ref_set(r, a, plen, nh), got;
 
+	if (by_old) {
+		n_ops++;
+		got = ptree_set_old(t, arg_addr(r->f, a, plen), plen, nh, &old);
+	} else {
+		got = pt_set(t, r->f, a, plen, nh);
+	}
 	CHECK(got == exp, "%s set %s/%u nh %u returns %d, expected %d",
 	      r->f->name, FA(r->f->bits, pfx_first(r->f->bits, a, plen)), plen,
 	      nh, got, exp);
+	if (by_old && got == 0)
+		CHECK(old == was_nh, "%s set %s/%u: old nh %u, expected %u",
+		      r->f->name, FA(r->f->bits, pfx_first(r->f->bits, a, plen)),
+		      plen, old, was_nh);
 }
 
 static void do_del(struct ptree *t, struct ref *r, u128 a, unsigned int plen)
