@@ -92,9 +92,10 @@ $(CTL_LIB_A): $(CTL_LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# -pthread: dumps are read on a second thread (ctl/xfibd/nl_reader.c).
 $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -pthread
 
 # json-c builds xfibctl's JSON output; only xfibctl links it.
 $(BUILD)/xfibctl: $(XFIBCTL_OBJS) $(CTL_LIB_A)
@@ -140,7 +141,8 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
-FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_policy.c \
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_reader.c \
+             ctl/xfibd/nl_policy.c \
              ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
              ctl/xfibd/htab.c ctl/xfibd/objpool.c ctl/xfibd/ptree.c ctl/lib/log.c
@@ -153,7 +155,7 @@ $(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)
 		-fno-sanitize-recover=all -Wall -Wextra -Werror \
 		-Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Iinclude \
 		-Ictl/lib -Ictl/xfibd -I$(BUILD) $(DEPFLAGS) -MF $@.d $(FUZZ_SRCS) \
-		-o $@ -lmnl -lbpf -lxdp
+		-o $@ -lmnl -lbpf -lxdp -pthread
 
 $(BUILD)/fuzz/nlcapture: tests/fuzz/nlcapture.c
 	$(call msg,CC,$@)
@@ -183,7 +185,7 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_torture net/test_restart net/test_kill9 \
                 net/test_route_alias net/test_shared_subnet \
                 net/test_route_expiry net/test_verify_linkdown \
-                net/test_nexthop_scale net/test_replay
+                net/test_nexthop_scale net/test_replay net/test_dump_large
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \

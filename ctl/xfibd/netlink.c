@@ -22,6 +22,7 @@
 #include "log.h"
 #include "netlink.h"
 #include "nl_policy.h"
+#include "nl_reader.h"
 #include "rib.h"
 
 #ifndef NETLINK_EXT_ACK
@@ -768,35 +769,18 @@ void nl_feed(struct nl *nl, const void *buf, size_t len)
 /* ---- dumps --------------------------------------------------------------- */
 
 /*
- * The kernel flags the parts of a dump NLM_F_DUMP_INTR when what it dumps
- * changed since the dump began (links, addresses, netconf). libmnl's
- * mnl_cb_run() stops at the first flagged message with EINTR, so the
- * dump failed halfway and left its remaining parts on the socket, where
- * the next dump read them as replies with the wrong sequence number
- * (EPROTO), and so on: resyncs failed from then on. The flagged messages
- * are valid, only perhaps not consistent with each other: note the flag
- * for nl_dump_all() to dump again, and clear it so the dump is read to
- * its end.
+ * The parts are read on a second thread (nl_reader.c) and parsed here,
+ * in order, into the RIB, which only this thread touches. After the
+ * first error the rest of the dump is still read, unparsed: nothing of
+ * it is left on the socket to derail the next dump.
  */
-static void dump_intr_take(struct nl *nl, void *buf, int len)
-{
-	struct nlmsghdr *nlh = buf;
-
-	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
-			nl->dump_intr = true;
-			nlh->nlmsg_flags &= ~NLM_F_DUMP_INTR;
-		}
-	}
-}
-
 static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
 	unsigned int seq = ++nl->seq;
+	int ret = MNL_CB_OK, err = 0;
+	struct nl_part *p;
 	void *hdr;
-	ssize_t n;
-	int ret;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
@@ -806,19 +790,26 @@ static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 	*(__u8 *)hdr = family;
 	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
+	nl_reader_start(nl->reader, nl->req, seq);
 	nl->dumping = true;
-	do {
-		n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
-		if (n < 0) {
-			ret = -errno;
-			nl->dumping = false;
-			return ret;
+	while ((p = nl_reader_next(nl->reader))) {
+		if (ret > MNL_CB_STOP && p->len < 0) {
+			ret = MNL_CB_ERROR;
+			err = p->len;
+		} else if (ret > MNL_CB_STOP) {
+			/* Noted for nl_dump_all() to dump again. */
+			if (p->intr)
+				nl->dump_intr = true;
+			ret = mnl_cb_run(p->buf, p->len, seq, nl->req_portid,
+					 nl_msg_cb, nl);
+			if (ret < 0)
+				err = -errno;
 		}
-		dump_intr_take(nl, nl->buf, n);
-		ret = mnl_cb_run(nl->buf, n, seq, nl->req_portid, nl_msg_cb, nl);
-	} while (ret > MNL_CB_STOP);
+		nl_reader_release(nl->reader);
+	}
+	nl_reader_join(nl->reader);
 	nl->dumping = false;
-	return ret < 0 ? -errno : 0;
+	return ret < 0 ? err : 0;
 }
 
 static int nl_dump_rules(struct nl *nl, int family, bool *ok)
@@ -887,6 +878,7 @@ static void nl_drain_events(struct nl *nl)
 
 int nl_dump_all(struct nl *nl)
 {
+	__u64 t0 = mono_ms();
 	int tries, err = 0;
 
 	nl_drain_events(nl);
@@ -908,8 +900,11 @@ int nl_dump_all(struct nl *nl)
 		err = err ?: nl_check_rules(nl);
 		if (err)
 			return err;
-		if (!nl->dump_intr)
+		if (!nl->dump_intr) {
+			pr_debug("netlink dumps read in %llu ms",
+				 (unsigned long long)(mono_ms() - t0));
 			return 0;
+		}
 		/* The kernel changed its tables while dumping them: what we
 		 * read may be inconsistent. Read everything again. */
 		pr_info("netlink dump interrupted by a change, retrying");
@@ -1040,9 +1035,10 @@ int nl_open(struct nl *nl, struct rib *rib, int rcvbuf)
 	nl->rib = rib;
 	nl->seq = time(NULL);
 	nl->buf = malloc(NL_BUF_SIZE);
+	nl->reader = nl_reader_new();
 	nl->req = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	nl->ev = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (!nl->buf || !nl->req || !nl->ev)
+	if (!nl->buf || !nl->reader || !nl->req || !nl->ev)
 		goto err;
 	if (mnl_socket_bind(nl->req, 0, MNL_SOCKET_AUTOPID) < 0 ||
 	    mnl_socket_bind(nl->ev, 0, MNL_SOCKET_AUTOPID) < 0)
@@ -1075,6 +1071,7 @@ void nl_close(struct nl *nl)
 		mnl_socket_close(nl->req);
 	if (nl->ev)
 		mnl_socket_close(nl->ev);
+	nl_reader_free(nl->reader);
 	free(nl->buf);
 	free(nl->stale);
 	free(nl->refresh);

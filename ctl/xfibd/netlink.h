@@ -13,6 +13,7 @@
 
 struct rib;
 struct mnl_socket;
+struct nl_reader;
 
 struct nl {
 	struct mnl_socket *req;
@@ -26,6 +27,7 @@ struct nl {
 	bool rules_ok;
 	struct rib *rib;
 	char *buf;
+	struct nl_reader *reader; /* reads dumps on a second thread */
 	__u64 overruns;
 	/* Messages dropped for breaking the attribute policy (nl_policy.c),
 	 * and the rate limit of their log lines. */
