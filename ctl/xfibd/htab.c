@@ -73,6 +73,13 @@ void *htab_find(const struct htab *t, const void *key)
 	return NULL;
 }
 
+void htab_prefetch(const struct htab *t, const void *key)
+{
+	uint32_t h = hash_bytes(key, t->key_len);
+
+	__builtin_prefetch(&t->buckets[h & (t->nbuckets - 1)]);
+}
+
 static int htab_grow(struct htab *t)
 {
 	size_t nb = t->nbuckets * 2, i;

@@ -29,6 +29,8 @@ struct htab {
 int htab_init(struct htab *t, size_t node_off, size_t key_off, size_t key_len);
 void htab_free(struct htab *t);
 void *htab_find(const struct htab *t, const void *key);
+/* Starts loading key's bucket into the cache, for a find soon after. */
+void htab_prefetch(const struct htab *t, const void *key);
 /* Inserts entry; the caller makes sure its key is not present. */
 int htab_insert(struct htab *t, void *entry);
 void htab_remove(struct htab *t, void *entry);

@@ -774,6 +774,39 @@ void nl_feed(struct nl *nl, const void *buf, size_t len)
  * first error the rest of the dump is still read, unparsed: nothing of
  * it is left on the socket to derail the next dump.
  */
+/*
+ * A dump's buffer holds a few hundred routes: start loading the hash
+ * buckets that will find them before the first is parsed, so that their
+ * cache misses overlap instead of coming one per route.
+ */
+static void dump_prefetch_routes(struct nl *nl, const void *buf, int len)
+{
+	const struct nlmsghdr *nlh = buf;
+
+	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+		const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+		const struct nlattr *a;
+		struct rib_route_key k;
+
+		if (nlh->nlmsg_type != RTM_NEWROUTE ||
+		    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*rtm)))
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.family = rtm->rtm_family;
+		k.plen = rtm->rtm_dst_len;
+		k.table = rtm->rtm_table;
+		mnl_attr_for_each(a, nlh, sizeof(*rtm)) {
+			size_t n = mnl_attr_get_payload_len(a);
+
+			if (mnl_attr_get_type(a) == RTA_DST && n <= sizeof(k.dst))
+				memcpy(k.dst, mnl_attr_get_payload(a), n);
+			else if (mnl_attr_get_type(a) == RTA_TABLE && n == 4)
+				k.table = mnl_attr_get_u32(a);
+		}
+		rib_route_prefetch(nl->rib, &k);
+	}
+}
+
 static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
@@ -800,6 +833,8 @@ static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 			/* Noted for nl_dump_all() to dump again. */
 			if (p->intr)
 				nl->dump_intr = true;
+			if (type == RTM_GETROUTE)
+				dump_prefetch_routes(nl, p->buf, p->len);
 			ret = mnl_cb_run(p->buf, p->len, seq, nl->req_portid,
 					 nl_msg_cb, nl);
 			if (ret < 0)

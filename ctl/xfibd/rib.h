@@ -420,6 +420,8 @@ enum rib_route_op {
 void rib_route_set(struct rib *r, const struct rib_route_msg *m,
 		   enum rib_route_op op);
 void rib_route_del(struct rib *r, const struct rib_route_msg *m);
+/* A route of this key is about to be set: start loading what finds it. */
+void rib_route_prefetch(struct rib *r, const struct rib_route_key *k);
 void rib_nhobj_set(struct rib *r, const struct rib_nhobj_msg *m);
 void rib_nhobj_del(struct rib *r, __u32 id);
 

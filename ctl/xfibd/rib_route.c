@@ -178,6 +178,14 @@ static void route_key_of(const struct rib_route *rt, struct rib_route_key *k)
 	k->priority = rt->priority;
 }
 
+void rib_route_prefetch(struct rib *r, const struct rib_route_key *k)
+{
+	struct rib_prefix_key pk;
+
+	prefix_key(k, &pk);
+	htab_prefetch(&r->prefixes, &pk);
+}
+
 static struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
 {
 	struct rib_prefix_key pk;
