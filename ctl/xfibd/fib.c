@@ -343,10 +343,15 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 			/* Pool exhausted and it cannot grow in place (at the
 			 * slot's limit, or no memory for chunks): rebuild
 			 * with a larger one and swap. */
-			ff->grow_groups = ff->cur.ngroups * 2;
-			pr_info("%s: %s group pool full (%u): rebuilding with %u",
-				fam_name(fam), xfib_algo_name(want->id), ff->cur.ngroups,
-				ff->grow_groups);
+			if (map_backed(want)) {
+				ff->grow_groups = ff->cur.ngroups * 2;
+				pr_info("%s: %s group pool full (%u): rebuilding with %u",
+					fam_name(fam), xfib_algo_name(want->id),
+					ff->cur.ngroups, ff->grow_groups);
+			} else {
+				pr_info("%s: %s: no room to update in place: rebuilding",
+					fam_name(fam), xfib_algo_name(want->id));
+			}
 		}
 	}
 	err = build(f, fam, want);
@@ -517,7 +522,7 @@ void fib_fini(struct fib *f)
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_inst *in = &f->fam[fam].cur;
 
-		if (map_backed(in->algo))
+		if (map_backed(in->algo) || in->priv)
 			in->algo->destroy(f, in);
 	}
 	tbl8_spare_fini(&f->tbl8_spare);
