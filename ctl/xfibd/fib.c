@@ -342,7 +342,8 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 				goto done;
 			/* Pool exhausted and it cannot grow in place (at the
 			 * slot's limit, or no memory for chunks): rebuild
-			 * with a larger one and swap. */
+			 * with a larger one and swap. poptrie6: no free run
+			 * long enough; the rebuild compacts. */
 			if (map_backed(want)) {
 				ff->grow_groups = ff->cur.ngroups * 2;
 				pr_info("%s: %s group pool full (%u): rebuilding with %u",
