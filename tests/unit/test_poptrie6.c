@@ -28,6 +28,20 @@
  *  - batches of changes built alternately into both slots, as the daemon
  *    does: each answers correctly, matches a fresh build into zeroed
  *    tables entry for entry, and leaves the other slot as it was;
+ *  - updates in place (poptrie6_update.c): random batches of deletions,
+ *    next hop replacements and additions (now and then a short prefix
+ *    across many direct entries), handed over as the daemon does (each
+ *    changed prefix's span with its current answers), for small nested
+ *    tables (naive match too), Internet-shaped and clustered ones: after
+ *    each batch the slot answers every range boundary and random
+ *    addresses as the reference and as a fresh build; every node and leaf
+ *    is free, reachable or retired, once; the direct table as it was at
+ *    the last reclaim still answers as then over the tables as they are
+ *    now (retired space is not reused before pt6_reclaim, also across two
+ *    batches); a slot without room fails a batch with -ENOSPC, answering
+ *    each address as before or after meanwhile, and a build into the
+ *    other slot takes the batch; time per batch in place against a full
+ *    build at 250k prefixes (printed);
  *  - errors: nodes or leaves beyond the capacity (-ENOSPC), a nexthop with
  *    the leaf bit (-ERANGE), unsorted or not starting at 0 (-EINVAL).
  *
