@@ -119,8 +119,9 @@ static int pt6_fib_build(struct fib *f, int fam, struct fib_inst *in,
 /*
  * The changed spans into the published slot (poptrie6_update.c). Every
  * failure is -ENOSPC to fib.c, which then rebuilds into the other slot:
- * no free run long enough is what a rebuild fixes (it compacts), and
- * anything else (no memory, a nexthop the format cannot hold) the
+ * no free run long enough is what a rebuild fixes (it compacts), a
+ * batch that would rewrite most of a large table is faster built whole
+ * (-E2BIG), and anything else (no memory, a nexthop the format cannot hold) the
  * rebuild meets again, reports and retries with backoff.
  */
 static int pt6_fib_update(struct fib_inst *in, const struct fib_range *r,

@@ -121,8 +121,12 @@ void pt6_state_fini(struct pt6_state *st);
  * direct entry is rewritten at most once, and every store leaves the
  * slot consistent. -ENOSPC: no free run is long enough (the free space is
  * short or fragmented): the caller rebuilds into the other slot, which
- * compacts. -ERANGE, -ENOMEM. Entries rewritten before an error stay.
+ * compacts. -E2BIG, before anything is written: in a table of
+ * PT6_REWRITE_MIN_NODES nodes or more, the subtrees to rewrite hold more
+ * than half of them, and a full build is faster. -ERANGE, -ENOMEM.
+ * Entries rewritten before an error stay.
  */
+#define PT6_REWRITE_MIN_NODES 65536
 int pt6_update(struct pt6_state *st, struct pt6_change *c, size_t n);
 bool pt6_has_retired(const struct pt6_state *st);
 /* After a grace period: the retired runs are free. */

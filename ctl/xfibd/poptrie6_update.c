@@ -446,6 +446,25 @@ static size_t chg_normalize(struct pt6_change *c, size_t n)
 	return m;
 }
 
+/* Nodes of the subtrees the changes c (normalized) would rewrite. */
+static size_t rewrite_nodes(const struct pt6_state *st,
+			    const struct pt6_change *c, size_t n)
+{
+	__u32 next = 0, d, lo, hi;
+	size_t i, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		lo = (__u32)(c[i].first >> PT6_CHUNK_BITS);
+		hi = (__u32)(c[i].last >> PT6_CHUNK_BITS);
+		for (d = lo < next ? next : lo; d <= hi; d++)
+			if (!(st->s.direct[d] & XFIB_PT6_LEAF))
+				sum += st->s.ext[d].nodes;
+		if (hi + 1 > next)
+			next = hi + 1;
+	}
+	return sum;
+}
+
 int pt6_update(struct pt6_state *st, struct pt6_change *c, size_t n)
 {
 	__u32 next = 0, d, lo, hi;
@@ -453,6 +472,11 @@ int pt6_update(struct pt6_state *st, struct pt6_change *c, size_t n)
 	int err;
 
 	n = chg_normalize(c, n);
+	/* Each subtree is read back, built and copied: more than half of a
+	 * large table costs more than one build of it all. */
+	if (st->use.nodes >= PT6_REWRITE_MIN_NODES &&
+	    2 * rewrite_nodes(st, c, n) > st->use.nodes)
+		return -E2BIG;
 	for (i = 0; i < n; i++) {
 		lo = (__u32)(c[i].first >> PT6_CHUNK_BITS);
 		hi = (__u32)(c[i].last >> PT6_CHUNK_BITS);
