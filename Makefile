@@ -111,7 +111,7 @@ $(BUILD) $(BUILD)/tests:
 # its netfilter check and XFRM counting, and xfibctl's UTF-8 repair, built
 # again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/poptrie6.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
+                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/poptrie6.c ctl/xfibd/poptrie6_update.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
                    ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c \
                    ctl/xfibd/rib_port.c ctl/xfibd/htab.c)

@@ -342,11 +342,18 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 				goto done;
 			/* Pool exhausted and it cannot grow in place (at the
 			 * slot's limit, or no memory for chunks): rebuild
-			 * with a larger one and swap. */
-			ff->grow_groups = ff->cur.ngroups * 2;
-			pr_info("%s: %s group pool full (%u): rebuilding with %u",
-				fam_name(fam), xfib_algo_name(want->id), ff->cur.ngroups,
-				ff->grow_groups);
+			 * with a larger one and swap. poptrie6: no free run
+			 * long enough (the rebuild compacts), or a batch that
+			 * rewrites most of the table (a build is faster). */
+			if (map_backed(want)) {
+				ff->grow_groups = ff->cur.ngroups * 2;
+				pr_info("%s: %s group pool full (%u): rebuilding with %u",
+					fam_name(fam), xfib_algo_name(want->id),
+					ff->cur.ngroups, ff->grow_groups);
+			} else {
+				pr_info("%s: %s: rebuilding instead of updating in place",
+					fam_name(fam), xfib_algo_name(want->id));
+			}
 		}
 	}
 	err = build(f, fam, want);
@@ -517,7 +524,7 @@ void fib_fini(struct fib *f)
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_inst *in = &f->fam[fam].cur;
 
-		if (map_backed(in->algo))
+		if (map_backed(in->algo) || in->priv)
 			in->algo->destroy(f, in);
 	}
 	tbl8_spare_fini(&f->tbl8_spare);

@@ -90,6 +90,7 @@ struct fib_inst {
 	__u32 ngroups;
 	struct dir24 dir;
 	struct trie6 trie;
+	void *priv;      /* poptrie6: its in-place state (fib_poptrie6.c) */
 };
 
 struct fib_family {

@@ -3,12 +3,14 @@
  * poptrie6 as a lookup algorithm of fib.c: the tables of poptrie6.c in
  * one of the two slots of the xfib_pt6_direct / xfib_pt6_nodes /
  * xfib_pt6_leaves arrays (mmap()ed here), searched by
- * include/xfib/lookup_poptrie6.h. Every batch of changes rebuilds the
- * standby slot (one depth-first pass over the ranges) and publishes it
- * with the family's active word, as dxr and bsearch do: a packet sees
- * the old table or the new one, never a mix, and the old slot is written
- * again only by the next build, after fib.c's swap has waited out the
- * readers of the one before.
+ * include/xfib/lookup_poptrie6.h. A build fills the standby slot (one
+ * depth-first pass over the ranges) and publishes it with the family's
+ * active word, as dxr and bsearch do. Batches of changes then go in
+ * place (poptrie6_update.c): each direct entry a change touches gets a
+ * new subtree in free space, published by one store of the entry, and
+ * the old subtree is free again after fib.c's grace period (reclaim).
+ * When no free run is long enough, fib.c rebuilds into the other slot
+ * and swaps, which compacts the table.
  *
  * Preference, from make bench-lookup on this machine (65536 random keys
  * inside the table's prefixes, BPF / native ns per lookup, medians of 5;
@@ -38,6 +40,7 @@
  *   35 + 11 * log2(n + 1), at most 250
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -87,14 +90,19 @@ static int pt6_fib_build(struct fib *f, int fam, struct fib_inst *in,
 		.leaf_cap = XFIB_PT6_SLOT_LEAVES,
 	};
 	struct xfib_bs6_range *t;
-	struct pt6_usage use;
+	struct pt6_state *st;
 	int err;
 
+	st = calloc(1, sizeof(*st));
 	t = malloc((n ? n : 1) * sizeof(*t));
-	if (!t)
+	if (!st || !t) {
+		free(st);
+		free(t);
 		return -ENOMEM;
+	}
+	in->priv = st; /* destroy() frees it, also after a failed build */
 	fib_to_bs6(r, n, t);
-	err = pt6_build(t, n, &s, &use);
+	err = pt6_state_build(st, &s, t, n);
 	free(t);
 	if (err == -ENOSPC)
 		pt6_nofit_ranges = n;
@@ -104,13 +112,62 @@ static int pt6_fib_build(struct fib *f, int fam, struct fib_inst *in,
 		pt6_nofit_ranges = 0;
 	in->nranges = n;
 	in->capacity = PT6_RANGES_MAX;
-	in->mem_bytes = pt6_bytes(&use);
+	in->mem_bytes = pt6_bytes(&st->use);
 	return 0;
 }
 
-/* The slots are fixed maps mapped by fib_pt6_map(): nothing to release. */
+/*
+ * The changed spans into the published slot (poptrie6_update.c). Every
+ * failure is -ENOSPC to fib.c, which then rebuilds into the other slot:
+ * no free run long enough is what a rebuild fixes (it compacts), a
+ * batch that would rewrite most of a large table is faster built whole
+ * (-E2BIG), and anything else (no memory, a nexthop the format cannot hold) the
+ * rebuild meets again, reports and retries with backoff.
+ */
+static int pt6_fib_update(struct fib_inst *in, const struct fib_range *r,
+			  size_t n)
+{
+	struct pt6_state *st = in->priv;
+	struct pt6_change *c;
+	long long ranges;
+	size_t i;
+	int err;
+
+	if (!st)
+		return -ENOSPC;
+	c = malloc((n ? n : 1) * sizeof(*c));
+	if (!c)
+		return -ENOSPC;
+	for (i = 0; i < n; i++)
+		c[i] = (struct pt6_change){ r[i].first, r[i].last, r[i].nh };
+	err = pt6_update(st, c, n);
+	free(c);
+	in->mem_bytes = pt6_bytes(&st->use);
+	ranges = (long long)in->nranges + st->ranges_delta;
+	in->nranges = ranges > 1 ? (__u32)ranges : 1;
+	st->ranges_delta = 0;
+	return err ? -ENOSPC : 0;
+}
+
+static void pt6_fib_reclaim(struct fib_inst *in)
+{
+	if (in->priv)
+		pt6_reclaim(in->priv);
+}
+
+static bool pt6_fib_has_retired(struct fib_inst *in)
+{
+	return in->priv && pt6_has_retired(in->priv);
+}
+
+/* The slots are fixed maps mapped by fib_pt6_map(): only the state goes. */
 static void pt6_destroy(struct fib *f, struct fib_inst *in)
 {
+	if (!in->priv)
+		return;
+	pt6_state_fini(in->priv);
+	free(in->priv);
+	in->priv = NULL;
 }
 
 int fib_pt6_map(struct fib *f)
@@ -149,5 +206,8 @@ const struct fib_algo fib_algo_poptrie6 = {
 	.id = XFIB_ALGO_POPTRIE6,
 	.preference = pt6_preference,
 	.build = pt6_fib_build,
+	.update = pt6_fib_update,
+	.reclaim = pt6_fib_reclaim,
+	.has_retired = pt6_fib_has_retired,
 	.destroy = pt6_destroy,
 };

@@ -215,10 +215,49 @@ static int pt6_check(const struct xfib_bs6_range *r, size_t n)
 	return 0;
 }
 
+static void pt6_caps(struct pt6_bld *b, const struct pt6_slot *s)
+{
+	b->node_cap = s->node_cap < XFIB_PT6_SLOT_NODES ? s->node_cap :
+							  XFIB_PT6_SLOT_NODES;
+	b->leaf_cap = s->leaf_cap < XFIB_PT6_SLOT_LEAVES ? s->leaf_cap :
+							   XFIB_PT6_SLOT_LEAVES;
+}
+
+/* Direct entry c into *entry and its subtree, from range *i on. */
+static int pt6_entry(struct pt6_bld *b, size_t *i, __u32 c, __u32 *entry)
+{
+	const unsigned int chunk = 128 - XFIB_PT6_TOP_BITS;
+	u128 a = (u128)c << chunk;
+
+	*i = range_at(b, *i, a);
+	if (range_covers(b, *i, a + (((u128)1 << chunk) - 1))) {
+		if (b->r[*i].nh & XFIB_PT6_LEAF)
+			return -ERANGE;
+		*entry = XFIB_PT6_LEAF | b->r[*i].nh;
+		return 0;
+	}
+	if (b->use.nodes >= b->node_cap)
+		return -ENOSPC;
+	*entry = b->use.nodes++;
+	return pt6_node(b, *entry, XFIB_PT6_TOP_BITS, a, *i);
+}
+
+int pt6_build_entry(const struct xfib_bs6_range *r, size_t n, __u32 c,
+		    struct pt6_slot *s, struct pt6_usage *use, __u32 *entry)
+{
+	struct pt6_bld b = { .r = r, .n = n, .s = s };
+	size_t i = 0;
+	int err;
+
+	pt6_caps(&b, s);
+	err = pt6_entry(&b, &i, c, entry);
+	*use = b.use;
+	return err;
+}
+
 int pt6_build(const struct xfib_bs6_range *r, size_t n, struct pt6_slot *s,
 	      struct pt6_usage *use)
 {
-	const unsigned int chunk = 128 - XFIB_PT6_TOP_BITS;
 	struct pt6_bld b = { .r = r, .n = n, .s = s };
 	size_t i = 0;
 	__u32 c;
@@ -227,24 +266,19 @@ int pt6_build(const struct xfib_bs6_range *r, size_t n, struct pt6_slot *s,
 	err = pt6_check(r, n);
 	if (err)
 		return err;
-	b.node_cap = s->node_cap < XFIB_PT6_SLOT_NODES ? s->node_cap :
-							  XFIB_PT6_SLOT_NODES;
-	b.leaf_cap = s->leaf_cap < XFIB_PT6_SLOT_LEAVES ? s->leaf_cap :
-							   XFIB_PT6_SLOT_LEAVES;
+	pt6_caps(&b, s);
 	for (c = 0; c < XFIB_PT6_TOP; c++) {
-		u128 a = (u128)c << chunk;
+		struct pt6_usage u0 = b.use;
 
-		i = range_at(&b, i, a);
-		if (range_covers(&b, i, a + (((u128)1 << chunk) - 1))) {
-			s->direct[c] = XFIB_PT6_LEAF | r[i].nh;
-			continue;
-		}
-		if (b.use.nodes >= b.node_cap)
-			return -ENOSPC;
-		s->direct[c] = b.use.nodes++;
-		err = pt6_node(&b, s->direct[c], XFIB_PT6_TOP_BITS, a, i);
+		err = pt6_entry(&b, &i, c, &s->direct[c]);
 		if (err)
 			return err;
+		if (s->ext)
+			s->ext[c] = (struct pt6_ext){
+				.leaf = u0.leaves,
+				.nodes = b.use.nodes - u0.nodes,
+				.leaves = b.use.leaves - u0.leaves,
+			};
 	}
 	*use = b.use;
 	return 0;

@@ -6,8 +6,8 @@
 #  - the operator forces dir24_8, dxr/trie6, poptrie6 and back, repeatedly,
 #    while pings flow and routes churn: no echo to an unchanged route is
 #    lost, every one is XDP-forwarded, and the kernel forwards none;
-#  - in-place updates of dir24_8/trie6 reflect route add/del, and so do
-#    dxr's and poptrie6's rebuilds;
+#  - in-place updates of dir24_8/trie6/poptrie6 reflect route add/del
+#    (without a new generation), and so do dxr's rebuilds;
 #  - automatic selection moves to dir24_8/trie6 once the table grows past
 #    the crossing point, after the evaluation interval, and back once it
 #    shrinks.
@@ -113,12 +113,16 @@ n0=$(counter pass_no_route)
 nping "$GEN" -4 -q -c 2 -i 0.05 198.19.1.1 >/dev/null 2>&1 || true
 (($(counter pass_no_route) - n0 >= 2)) || fail "deleted route still in dxr"
 
-# ---- poptrie6: every change rebuilds the standby slot ----------------------
+# ---- poptrie6: changes in place, no new generation ------------------------
 rctl algo ipv6 poptrie6 >/dev/null
+wait_until 5 algo_is 6 poptrie6 || fail "ipv6 not on poptrie6 after 5 s: $(algo_of 6)"
 gen6=$(rctl status -j | jq '.ipv6.generation')
+upd6=$(rctl status -j | jq '.ipv6.updates')
 ip -n "$RTR" -6 route add 2001:db8:f1::/48 via "$SNK6"
 wait_xdp_ping 6 2001:db8:f1::1 1000 >/dev/null || fail "route add not forwarded by poptrie6 within 1 s"
-(($(rctl status -j | jq '.ipv6.generation') > gen6)) || fail "poptrie6 did not publish a new slot"
+[ "$(rctl status -j | jq '.ipv6.generation')" = "$gen6" ] ||
+	fail "poptrie6 rebuilt for a route add instead of updating in place"
+(($(rctl status -j | jq '.ipv6.updates') > upd6)) || fail "no poptrie6 in-place update counted"
 # counted_by6 COUNTER: an echo request to 2001:db8:f1::1 moves COUNTER.
 counted_by6() {
 	local c0

@@ -28,6 +28,20 @@
  *  - batches of changes built alternately into both slots, as the daemon
  *    does: each answers correctly, matches a fresh build into zeroed
  *    tables entry for entry, and leaves the other slot as it was;
+ *  - updates in place (poptrie6_update.c): random batches of deletions,
+ *    next hop replacements and additions (now and then a short prefix
+ *    across many direct entries), handed over as the daemon does (each
+ *    changed prefix's span with its current answers), for small nested
+ *    tables (naive match too), Internet-shaped and clustered ones: after
+ *    each batch the slot answers every range boundary and random
+ *    addresses as the reference and as a fresh build; every node and leaf
+ *    is free, reachable or retired, once; the direct table as it was at
+ *    the last reclaim still answers as then over the tables as they are
+ *    now (retired space is not reused before pt6_reclaim, also across two
+ *    batches); a slot without room fails a batch with -ENOSPC, answering
+ *    each address as before or after meanwhile, and a build into the
+ *    other slot takes the batch; time per batch in place against a full
+ *    build at 250k prefixes (printed);
  *  - errors: nodes or leaves beyond the capacity (-ENOSPC), a nexthop with
  *    the leaf bit (-ERANGE), unsorted or not starting at 0 (-EINVAL).
  *
@@ -529,6 +543,405 @@ static void test_batches(struct inst *in, struct inst *fresh)
 	set_free(&s);
 }
 
+/* ---- updates in place (poptrie6_update.c) ----------------------------- */
+
+struct span {
+	u128 first, last;
+};
+
+/* A batch: the spans of the prefixes it changed. */
+struct batch {
+	struct span *v;
+	size_t n, cap;
+};
+
+static void batch_mark(struct batch *b, const struct npfx *p)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->v = xrealloc(b->v, b->cap * sizeof(*b->v));
+	}
+	b->v[b->n++] = (struct span){ p->first, p->last };
+}
+
+/* Prefixes of /24 or longer beside or inside the ones there: each inside
+ * one direct entry (ordinary route churn). */
+static void gen_near(struct set *s, size_t n)
+{
+	while (s->n < n) {
+		const struct npfx *q = &s->np[rnd_below(s->n)];
+		unsigned int len = len_v6();
+
+		len = len < 24 ? 48 : len;
+		set_add(s, pfx_near(128, q->first, q->plen, len, rnd_below(2)),
+			len, rnd_nh(1, 200));
+	}
+}
+
+/* A random prefix to change: with ordinary, one of /18 or longer. */
+static size_t pick(const struct set *s, bool ordinary)
+{
+	size_t i = rnd_below(s->n), tries = 0;
+
+	while (ordinary && s->np[i].plen < XFIB_PT6_TOP_BITS && tries++ < 100)
+		i = rnd_below(s->n);
+	return i;
+}
+
+/*
+ * Random deletions, next hop replacements and additions (gen's), then
+ * compiled. Unless ordinary, now and then a short prefix too, whose span
+ * crosses many direct entries; ordinary batches change only prefixes
+ * inside one entry, additions from gen_near.
+ */
+static void batch_draw(struct set *s, struct batch *b, size_t size,
+		       void (*gen)(struct set *, size_t), bool ordinary)
+{
+	size_t k, del = rnd_below(size + 1), rep = rnd_below(size / 2 + 1);
+	size_t add = rnd_below(size + 1);
+
+	if (ordinary) {
+		del = rep = add = size / 3;
+		add += size - 3 * del;
+		gen = gen_near;
+	}
+	b->n = 0;
+	for (k = 0; k < del && s->n > 1; k++) {
+		size_t victim = pick(s, ordinary);
+
+		batch_mark(b, &s->np[victim]);
+		s->np[victim] = s->np[--s->n];
+	}
+	for (k = 0; k < rep && s->n; k++) {
+		size_t i = pick(s, ordinary);
+
+		s->np[i].nh = rnd_nh(1, 200);
+		batch_mark(b, &s->np[i]);
+	}
+	k = s->n;
+	gen(s, s->n + add);
+	if (!ordinary && !rnd_below(3))
+		set_add(s, rnd_addr(128), rnd_below(4) ? 4 + rnd_below(13) : 0,
+			rnd_nh(1, 200));
+	for (; k < s->n; k++)
+		batch_mark(b, &s->np[k]);
+	set_compile(s);
+}
+
+/* The changes the daemon hands over: each changed prefix's span with its
+ * current answers, one span after the other. */
+static struct pt6_change *batch_changes(const struct set *s,
+					const struct batch *b, size_t *n)
+{
+	struct pt6_change *c = NULL;
+	size_t i, j, cap = 0;
+
+	*n = 0;
+	for (i = 0; i < b->n; i++) {
+		size_t lo = 0, hi = s->nr;
+
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (r_start(s, mid) <= b->v[i].first)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		for (j = lo; j < s->nr && r_start(s, j) <= b->v[i].last; j++) {
+			u128 f = r_start(s, j), l = j + 1 < s->nr ?
+					r_start(s, j + 1) - 1 : ~(u128)0;
+
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				c = xrealloc(c, cap * sizeof(*c));
+			}
+			c[(*n)++] = (struct pt6_change){
+				f < b->v[i].first ? b->v[i].first : f,
+				l > b->v[i].last ? b->v[i].last : l, s->r[j].nh,
+			};
+		}
+	}
+	return c;
+}
+
+static int st_build(struct inst *in, unsigned int slot, struct pt6_state *st,
+		    const struct set *s, size_t node_cap)
+{
+	struct pt6_slot sl = {
+		.direct = in->direct.p[slot],
+		.nodes = in->nodes.p[slot], .node_cap = node_cap,
+		.leaves = in->leaves.p[slot], .leaf_cap = in->leaves.cap,
+	};
+	int err = pt6_state_build(st, &sl, s->r, s->nr);
+
+	in->direct.used[slot] = XFIB_PT6_TOP;
+	in->nodes.used[slot] = st->node_top;
+	in->leaves.used[slot] = st->leaf_top;
+	return err;
+}
+
+static int st_update(struct inst *in, unsigned int slot, struct pt6_state *st,
+		     const struct set *s, const struct batch *b)
+{
+	size_t n;
+	struct pt6_change *c = batch_changes(s, b, &n);
+	int err = pt6_update(st, c, n);
+
+	free(c);
+	in->nodes.used[slot] = st->node_top;
+	in->leaves.used[slot] = st->leaf_top;
+	return err;
+}
+
+/* Every entry is free, reachable or retired, and only one of them. */
+static void st_count(const struct pt6_state *st)
+{
+	size_t caps[2] = { st->s.node_cap, st->s.leaf_cap };
+	size_t used[2] = { st->use.nodes, st->use.leaves }, i, ret;
+	int t;
+
+	for (t = 0; t < 2; t++) {
+		for (i = 0, ret = 0; i < st->retired[t].n; i++)
+			ret += st->retired[t].v[i].len;
+		CHECK(pt6_free_entries(st, t) + used[t] + ret == caps[t],
+		      "table %d: %zu free + %zu used + %zu retired != %zu", t,
+		      pt6_free_entries(st, t), used[t], ret, caps[t]);
+	}
+}
+
+/* The slot answers as the reference and as a fresh build of s does. */
+static void same_as_fresh(const struct inst *in, struct inst *fresh,
+			  unsigned int slot, const struct set *s)
+{
+	size_t i;
+	int err = build(fresh, slot, s->r, s->nr, NULL);
+
+	CHECK(!err, "fresh build: %d", err);
+	for (i = 0; i < s->nr; i++) {
+		u128 a = r_start(s, i);
+
+		CHECK(lookup(in, slot, a) == lookup(fresh, slot, a) &&
+		      lookup(in, slot, a - 1) == lookup(fresh, slot, a - 1),
+		      "%s: differs from a fresh build", FA(128, a));
+	}
+	for (i = 0; i < 2000; i++) {
+		u128 a = rnd_addr(128);
+
+		CHECK(lookup(in, slot, a) == lookup(fresh, slot, a),
+		      "%s: differs from a fresh build", FA(128, a));
+	}
+}
+
+/* What a packet that read the direct table at the last reclaim sees:
+ * that direct table over the nodes and leaves as they are now. */
+struct then {
+	__u32 *direct;
+	struct set ref; /* its ranges only */
+};
+
+static void then_take(struct then *t, const struct inst *in,
+		      unsigned int slot, const struct set *s)
+{
+	free(t->direct);
+	free(t->ref.r);
+	t->direct = xmalloc(XFIB_PT6_TOP * 4);
+	memcpy(t->direct, in->direct.p[slot], XFIB_PT6_TOP * 4);
+	t->ref.r = xmalloc(s->nr * sizeof(*s->r));
+	memcpy(t->ref.r, s->r, s->nr * sizeof(*s->r));
+	t->ref.nr = s->nr;
+}
+
+static void then_check(const struct then *t, const struct inst *in,
+		       unsigned int slot)
+{
+	struct inst view = *in;
+
+	view.direct.p[slot] = t->direct;
+	check_slot(&view, slot, &t->ref, false, 2000);
+}
+
+/*
+ * Batches applied in place into one slot: after each, the slot answers
+ * as the reference (the naive match too for small tables) and as a fresh
+ * build, every entry is free, used or retired, and the tables as they
+ * were at the last reclaim still answer as then through the old direct
+ * table: retired space is not written before pt6_reclaim. A reclaim
+ * follows every other batch, so retired space waits across batches too.
+ */
+static void test_inplace(struct inst *in, struct inst *fresh, const char *name,
+			 void (*gen)(struct set *, size_t), size_t n,
+			 size_t size, unsigned int batches, bool naive)
+{
+	struct pt6_state st;
+	struct then then = { 0 };
+	struct batch b = { 0 };
+	struct set s = { 0 };
+	unsigned int k, slot = 1;
+	int err;
+
+	cur_test = name;
+	gen(&s, n);
+	set_compile(&s);
+	err = st_build(in, slot, &st, &s, in->nodes.cap);
+	CHECK(!err, "state build: %d", err);
+	then_take(&then, in, slot, &s);
+	for (k = 0; k < batches; k++) {
+		batch_draw(&s, &b, size, gen, false);
+		err = st_update(in, slot, &st, &s, &b);
+		CHECK(!err, "batch %u: update: %d", k, err);
+		check_slot(in, slot, &s, naive, 500);
+		same_as_fresh(in, fresh, slot, &s);
+		st_count(&st);
+		then_check(&then, in, slot);
+		if (k & 1) {
+			pt6_reclaim(&st);
+			CHECK(!pt6_has_retired(&st), "retired after reclaim");
+			st_count(&st);
+			then_take(&then, in, slot, &s);
+		}
+	}
+	CHECK(st.entries_written, "no entry was rewritten");
+	printf("  %s: %u batches of up to %zu changes: %llu entries rewritten, "
+	       "%zu of %zu nodes free\n", name, batches, 2 * size + size / 2,
+	       (unsigned long long)st.entries_written, pt6_free_entries(&st, 0),
+	       st.s.node_cap);
+	pt6_state_fini(&st);
+	free(then.direct);
+	free(then.ref.r);
+	free(b.v);
+	set_free(&s);
+}
+
+/*
+ * No room: a slot built with a few spare nodes fails a batch that needs
+ * more with -ENOSPC, answering meanwhile every address as before or as
+ * after; a build into the other slot then holds the batch.
+ */
+static void test_inplace_full(struct inst *in)
+{
+	struct pt6_state st;
+	struct batch b = { 0 };
+	struct set s = { 0 };
+	struct then then = { 0 };
+	size_t i, spare = 16;
+	int err;
+
+	cur_test = "in place, no room";
+	gen_internet(&s, 5000);
+	set_compile(&s);
+	err = st_build(in, 0, &st, &s, in->nodes.cap);
+	CHECK(!err, "build: %d", err);
+	spare += st.use.nodes;
+	pt6_state_fini(&st);
+	err = st_build(in, 0, &st, &s, spare);
+	CHECK(!err, "build with %zu nodes: %d", spare, err);
+	then_take(&then, in, 0, &s);
+	b.n = 0;
+	i = s.n;
+	gen_internet(&s, s.n + 3000);
+	for (; i < s.n; i++)
+		batch_mark(&b, &s.np[i]);
+	set_compile(&s);
+	err = st_update(in, 0, &st, &s, &b);
+	CHECK(err == -ENOSPC, "update beyond the free space: %d", err);
+	st_count(&st);
+	for (i = 0; i < s.nr + then.ref.nr; i++) {
+		u128 a = i < s.nr ? r_start(&s, i) : r_start(&then.ref, i - s.nr);
+		__u32 got = lookup(in, 0, a);
+
+		CHECK(got == ref_lpm(&s, a) || got == ref_lpm(&then.ref, a),
+		      "%s: %u is neither the old nor the new answer", FA(128, a),
+		      got);
+	}
+	pt6_state_fini(&st);
+	err = st_build(in, 1, &st, &s, in->nodes.cap);
+	CHECK(!err, "rebuild into the other slot: %d", err);
+	check_slot(in, 1, &s, false, 5000);
+	pt6_state_fini(&st);
+	free(then.direct);
+	free(then.ref.r);
+	free(b.v);
+	set_free(&s);
+}
+
+/*
+ * Time per batch in place against a full build, at scale (printed). A
+ * batch without room (-ENOSPC: subtrees of clustered tables take runs of
+ * tens of thousands of nodes, and the free space fragments) or one that
+ * would rewrite most of the table (-E2BIG, nothing written) is followed
+ * by a full build, as the daemon does; those are counted. A change of
+ * the default route is -E2BIG.
+ */
+static void test_inplace_time(struct inst *in, const char *name,
+			      void (*gen)(struct set *, size_t), size_t n)
+{
+	static const size_t sizes[] = { 1, 10, 100, 1000 };
+	struct pt6_state st;
+	struct batch b = { 0 };
+	struct set s = { 0 };
+	double t0, t1, tb;
+	unsigned int k, j, full = 0;
+	__u64 written = 0;
+	int err;
+
+	cur_test = name;
+	while (s.n < n) {
+		gen(&s, n);
+		set_compile(&s);
+	}
+	t0 = now();
+	err = st_build(in, 0, &st, &s, in->nodes.cap);
+	tb = now() - t0;
+	CHECK(!err, "build: %d", err);
+	printf("  %s, %zu prefixes: full build %.1f ms; per batch of n changes:",
+	       name, s.n, tb * 1e3);
+	for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++) {
+		double sum = 0;
+
+		for (k = 0; k < 5; k++) {
+			batch_draw(&s, &b, sizes[j], gen, true);
+			t0 = now();
+			err = st_update(in, 0, &st, &s, &b);
+			t1 = now();
+			CHECK(!err || err == -ENOSPC || err == -E2BIG,
+			      "update: %d", err);
+			CHECK(err != -E2BIG || (st.entries_written == written &&
+						!pt6_has_retired(&st)),
+			      "-E2BIG after writing");
+			written = st.entries_written;
+			pt6_reclaim(&st);
+			sum += t1 - t0;
+			if (!err)
+				continue;
+			full++;
+			pt6_state_fini(&st);
+			t0 = now();
+			err = st_build(in, 0, &st, &s, in->nodes.cap);
+			sum += now() - t0;
+			CHECK(!err, "build after %s: %d", "-ENOSPC or -E2BIG", err);
+			written = 0;
+		}
+		printf(" %zu: %.2f ms", sizes[j], sum / 5 * 1e3);
+	}
+	printf("; %u of them built again instead (time included)\n", full);
+	/* A change of the default route spans every direct entry. */
+	b.n = 0;
+	set_add(&s, 0, 0, 201);
+	batch_mark(&b, &s.np[s.n - 1]);
+	set_compile(&s);
+	err = st_update(in, 0, &st, &s, &b);
+	CHECK(err == -E2BIG, "a batch across the whole table: %d", err);
+	CHECK(st.entries_written == written, "-E2BIG after writing");
+	pt6_state_fini(&st);
+	err = st_build(in, 0, &st, &s, in->nodes.cap);
+	CHECK(!err, "build: %d", err);
+	check_slot(in, 0, &s, false, 100000);
+	pt6_state_fini(&st);
+	free(b.v);
+	set_free(&s);
+}
+
 static void test_errors(void)
 {
 	struct xfib_bs6_range r[3] = { { 0 } };
@@ -572,6 +985,14 @@ int main(int argc, char **argv)
 	test_random_small(&in);
 	test_errors();
 	test_batches(&in, &fresh);
+	test_inplace(&in, &fresh, "in place, small", gen_small, 60, 8, 60, true);
+	test_inplace(&in, &fresh, "in place, internet-shaped", gen_internet,
+		     20000, 200, 16, false);
+	test_inplace(&in, &fresh, "in place, clustered", gen_clustered, 20000,
+		     200, 16, false);
+	test_inplace_full(&in);
+	test_inplace_time(&in, "in place, internet-shaped", gen_internet, 250000);
+	test_inplace_time(&in, "in place, clustered", gen_clustered, 250000);
 	test_big(&in, "internet-shaped", gen_internet, 250000);
 	test_big(&in, "clustered", gen_clustered, 250000);
 	inst_fini(&in);
