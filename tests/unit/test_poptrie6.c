@@ -9,8 +9,7 @@
  * program does, and every read must fall inside what the build of that
  * slot wrote: a read past it fails the test.
  *
- * Checks:
- *  - popcount64 against the compiler's builtin;
+ * Checks: popcount64 against the compiler's builtin;
  *  - the naive longest match (a scan of the prefixes) on random
  *    addresses, inside the prefixes and anywhere, and on the first and
  *    last address of every prefix and the ones just outside it, for small
@@ -42,11 +41,10 @@
  *    each address as before or after meanwhile, and a build into the
  *    other slot takes the batch; time per batch in place against a full
  *    build at 250k prefixes (printed);
- *  - errors: nodes or leaves beyond the capacity (-ENOSPC), a nexthop with
- *    the leaf bit (-ERANGE), unsorted or not starting at 0 (-EINVAL).
+ *  - errors: nodes or leaves beyond the capacity (-ENOSPC), a nexthop
+ *    with the leaf bit (-ERANGE), unsorted or not from 0 (-EINVAL).
  *
- * Usage: unit_test_poptrie6 [seed]. The seed is printed first; passing it
- * back replays the same tables.
+ * Usage: unit_test_poptrie6 [seed] (printed first: it replays the tables).
  */
 #include <errno.h>
 
