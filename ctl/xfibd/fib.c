@@ -338,14 +338,21 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 			goto done;
 		if (want->update) {
 			err = update_in_place(f, fam);
-			if (err != -ENOSPC)
+			if (!err)
 				goto done;
 			/* Pool exhausted and it cannot grow in place (at the
 			 * slot's limit, or no memory for chunks): rebuild
 			 * with a larger one and swap. poptrie6: no free run
 			 * long enough (the rebuild compacts), or a batch that
 			 * rewrites most of the table (a build is faster). */
-			if (map_backed(want)) {
+			if (err != -ENOSPC) {
+				/* Anything else (out of memory): the changes
+				 * may be half written, and dropping them
+				 * would leave the table stale. Rebuild. */
+				pr_warn("%s: %s: updating in place: %s: rebuilding",
+					fam_name(fam), xfib_algo_name(want->id),
+					strerror(-err));
+			} else if (map_backed(want)) {
 				ff->grow_groups = ff->cur.ngroups * 2;
 				pr_info("%s: %s group pool full (%u): rebuilding with %u",
 					fam_name(fam), xfib_algo_name(want->id),
