@@ -7,9 +7,8 @@
 
 /*
  * Keys are fixed-size structs: mixed 8 bytes at a time (a multiply and a
- * shift per word), with a final avalanche. Byte-at-a-time FNV-1a over a
- * 44-byte route key was a chain of 44 dependent multiplies, a tenth of
- * a cold start's hashing.
+ * shift per word), with a final avalanche. Byte-at-a-time FNV-1a made a
+ * 44-byte route key a chain of 44 dependent multiplies.
  */
 static uint32_t hash_bytes(const void *key, size_t len)
 {
