@@ -761,3 +761,19 @@ kicmp6() {
 	# shellcheck disable=SC2016
 	in_ns "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6
 }
+
+# routes56 add|del FROM TO: IPv6 /56s number FROM to TO - 1 of
+# 2001:db8:4000::/34, via $SNK6 on the router, in one ip -batch. No
+# traffic goes to them: they size the router's table.
+routes56() {
+	awk -v op="$1" -v from="$2" -v to="$3" -v gw="$SNK6" 'BEGIN {
+		for (i = from; i < to; i++) {
+			p = sprintf("2001:db8:%x:%x00::/56", 16384 + int(i / 256), i % 256)
+			if (op == "add")
+				print "route add " p " via " gw
+			else
+				print "route del " p
+		}
+	}' >"$XFIB_TMP/batch56"
+	ip -n "$RTR" -6 -batch "$XFIB_TMP/batch56"
+}

@@ -23,19 +23,6 @@ for ns in "$SNK" "$SNK2"; do
 	ip -n "$ns" addr add "$D6/128" dev lo nodad
 done
 
-# /56s of 2001:db8:4000::/34, by index: no traffic goes to them.
-routes() { # routes add|del FROM TO
-	awk -v op="$1" -v from="$2" -v to="$3" -v gw="$SNK6" 'BEGIN {
-		for (i = from; i < to; i++) {
-			p = sprintf("2001:db8:%x:%x00::/56", 16384 + int(i / 256), i % 256)
-			if (op == "add")
-				print "route add " p " via " gw
-			else
-				print "route del " p
-		}
-	}' >"$XFIB_TMP/batch"
-	ip -n "$RTR" -6 -batch "$XFIB_TMP/batch"
-}
 unreachable_now() {
 	local out
 	out=$(nping "$GEN" -6 -c 1 -W 0.3 "$D6" 2>&1) && return 1
@@ -46,7 +33,7 @@ field() { jq ".ipv6.$1" <<<"$2"; }
 rctl algo ipv6 poptrie6 >/dev/null || fail "forcing poptrie6 failed"
 wait_until 10 status_is '.ipv6.algorithm == "poptrie6"' ||
 	fail "ipv6 not on poptrie6: $(rctl status -j | jq -c .ipv6)"
-routes add 0 3000
+routes56 add 0 3000
 wait_prefixes_match 30
 st0=$(rctl status -j)
 log "poptrie6 with $(field routes "$st0") prefixes: generation $(field generation "$st0"), swaps $(field swaps "$st0"), updates $(field updates "$st0")"
@@ -62,8 +49,8 @@ ms=$(wait_xdp_ping 6 "$D6" "$LIMIT_MS" "$SNK2") ||
 	fail "after route replace, $D6 not XDP-forwarded to sink2 within $LIMIT_MS ms ($(stats_line))"
 log "route replace: XDP-forwarded to sink2 after $ms ms"
 
-routes add 3000 3500
-routes del 1000 2000
+routes56 add 3000 3500
+routes56 del 1000 2000
 wait_prefixes_match 30
 verify_clean "after batches of /56s"
 

@@ -17,19 +17,6 @@ xfib_init
 algo6() { rctl status -j | jq -r '.ipv6.algorithm'; }
 prefixes6() { rctl status -j | jq '.ipv6.routes'; }
 
-# /56s of 2001:db8:4000::/34, by index: no traffic goes to them.
-routes() { # routes add|del FROM TO
-	awk -v op="$1" -v from="$2" -v to="$3" -v gw="$SNK6" 'BEGIN {
-		for (i = from; i < to; i++) {
-			p = sprintf("2001:db8:%x:%x00::/56", 16384 + int(i / 256), i % 256)
-			if (op == "add")
-				print "route add " p " via " gw
-			else
-				print "route del " p
-		}
-	}' >"$XFIB_TMP/batch"
-	ip -n "$RTR" -6 -batch "$XFIB_TMP/batch"
-}
 # wait_prefixes N: the dataplane holds N IPv6 prefixes (base included).
 wait_prefixes() {
 	wait_until 60 status_is ".ipv6.routes == $1" ||
@@ -51,8 +38,8 @@ stays() {
 # nudge: 100 more changes, so an evaluation surely ran at this size.
 nudge() {
 	local n=$1
-	routes add 1000000 1000050
-	routes del 1000000 1000050
+	routes56 add 1000000 1000050
+	routes56 del 1000000 1000050
 	wait_prefixes "$n"
 }
 
@@ -63,29 +50,29 @@ attach_all
 base=$(prefixes6)
 log "base table: $base IPv6 prefixes"
 
-routes add 0 $((400 - base))
+routes56 add 0 $((400 - base))
 wait_prefixes 400
 nudge 400
 stays bsearch6 2
 log "400 prefixes: bsearch6"
 
-routes add $((400 - base)) $((800 - base))
+routes56 add $((400 - base)) $((800 - base))
 wait_prefixes 800
 expect_algo poptrie6 5
 log "800 prefixes: poptrie6"
 
-routes del $((550 - base)) $((800 - base))
+routes56 del $((550 - base)) $((800 - base))
 wait_prefixes 550
 nudge 550
 stays poptrie6 2
 log "back to 550 prefixes: still poptrie6, no flapping"
 
-routes del $((300 - base)) $((550 - base))
+routes56 del $((300 - base)) $((550 - base))
 wait_prefixes 300
 expect_algo bsearch6 5
 log "300 prefixes: bsearch6"
 
-routes add $((300 - base)) $((20000 - base))
+routes56 add $((300 - base)) $((20000 - base))
 wait_prefixes 20000
 rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 failed"
 expect_algo trie6 5
@@ -94,7 +81,7 @@ rctl algo ipv6 auto >/dev/null || fail "back to automatic selection failed"
 expect_algo poptrie6 5
 log "20k prefixes: poptrie6 over trie6 ($(rctl status -j | jq -c '.ipv6.preferences'))"
 
-routes add $((20000 - base)) $((150000 - base))
+routes56 add $((20000 - base)) $((150000 - base))
 wait_prefixes 150000
 nudge 150000
 stays poptrie6 2
