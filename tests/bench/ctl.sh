@@ -23,8 +23,9 @@
 #  4. cold start, COLD_RUNS times (3): xfibd stopped, then a new one on
 #     a fresh pin directory with the full table in the kernel: dump,
 #     build and publish, from the exec to `xfibctl status` showing every
-#     route, xfibd's own "sync (start) done in N ms" log line and its CPU
-#     time (medians); then its private and mapped resident memory;
+#     route, xfibd's own "sync (start) done in N ms" and "netlink dumps
+#     read in N ms" log lines and its CPU time (medians); then its
+#     private and mapped resident memory;
 #  5. FRR as the source (tests/bench/ctl_frr.sh): on a second router,
 #     BIRD announces FRR4 + FRR6 prefixes over eBGP to FRR's bgpd, and
 #     zebra installs them through a nexthop object; the mirror lag and
@@ -272,6 +273,7 @@ cold_start() {
 	[ "$1" != 1 ] || perf_stop ctl-perf-cold.txt
 	COLD_MS=$((t1 - t0))
 	COLD_SYNC_MS=$(sed -n 's/.*sync (start) done in \([0-9]*\) ms.*/\1/p' "$log" | head -n 1)
+	COLD_DUMP_MS=$(sed -n 's/.*netlink dumps read in \([0-9]*\) ms.*/\1/p' "$log" | head -n 1)
 	COLD_CPU_MS=$(cpu_ms "$XFIBD_PID")
 	COLD_ANON=$(awk '/^RssAnon/ { print $2 * 1024 }' "/proc/$XFIBD_PID/status")
 	COLD_MAPPED=$(awk '/^RssFile|^RssShmem/ { n += $2 * 1024 } END { print n }' "/proc/$XFIBD_PID/status")
@@ -286,17 +288,20 @@ median() {
 
 PIN_BASE=$PIN
 COLD_RUNS=${COLD_RUNS:-3}
-cold_ms=() cold_sync=() cold_cpu=()
+cold_ms=() cold_sync=() cold_cpu=() cold_dump=()
 for i in $(seq "$COLD_RUNS"); do
 	cold_start "$i"
 	log "cold start $i: $COLD_MS ms (xfibd's log: ${COLD_SYNC_MS:-?} ms), CPU $COLD_CPU_MS ms"
 	cold_ms+=("$COLD_MS") cold_sync+=("${COLD_SYNC_MS:-0}") cold_cpu+=("$COLD_CPU_MS")
+	cold_dump+=("${COLD_DUMP_MS:-0}")
 done
 routes=$((want4 + want6))
 x="{\"routes\": $routes, \"runs\": $COLD_RUNS, \"all\": [$(IFS=,; echo "${cold_ms[*]}")]}"
 rec cold_start_ms "$(printf '%s\n' "${cold_ms[@]}" | median)" ms all "$x"
 rec cold_start_sync_log_ms "$(printf '%s\n' "${cold_sync[@]}" | median)" ms all \
 	"{\"routes\": $routes, \"note\": \"xfibd's log: dump and first publish, median\"}"
+rec cold_start_dump_ms "$(printf '%s\n' "${cold_dump[@]}" | median)" ms all \
+	"{\"routes\": $routes, \"note\": \"xfibd's log: the dumps read and parsed into the RIB, median\"}"
 rec cold_start_cpu_ms "$(printf '%s\n' "${cold_cpu[@]}" | median)" ms all \
 	"{\"routes\": $routes, \"note\": \"xfibd's user + system CPU, the kernel's dump work included, median\"}"
 for fam in 4 6; do
