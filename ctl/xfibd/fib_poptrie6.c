@@ -121,8 +121,8 @@ static int pt6_fib_build(struct fib *f, int fam, struct fib_inst *in,
  * failure is -ENOSPC to fib.c, which then rebuilds into the other slot:
  * no free run long enough is what a rebuild fixes (it compacts), a
  * batch that would rewrite most of a large table is faster built whole
- * (-E2BIG), and anything else (no memory, a nexthop the format cannot hold) the
- * rebuild meets again, reports and retries with backoff.
+ * (-E2BIG), and anything else (no memory, a nexthop the format cannot
+ * hold) the rebuild meets again, reports and retries with backoff.
  */
 static int pt6_fib_update(struct fib_inst *in, const struct fib_range *r,
 			  size_t n)
