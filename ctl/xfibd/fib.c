@@ -379,8 +379,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	ff->retry_at_ms = 0;
 	ff->rebuild = false;
 done:
-	rs->nchg = 0;
-	rs->chg_overflow = false;
+	rib_changes_done(f->rib, fam);
 	rs->dirty = false;
 	write_info(f, fam);
 	return err;

@@ -947,14 +947,17 @@ void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info)
 void rib_mem(const struct rib *r, struct rib_mem *m)
 {
 	const struct htab *t[] = { &r->links, &r->neighs, &r->nexthops,
-				   &r->prefixes, &r->groups, &r->nhobjs };
+				   &r->prefixes[XFIB_V4], &r->prefixes[XFIB_V6],
+				   &r->groups, &r->nhobjs };
 	size_t i;
 	int f;
 
 	memset(m, 0, sizeof(*m));
 	m->routes = objpool_bytes(&r->route_pool) +
+		    objpool_bytes(&r->route_src_pool) +
 		    objpool_bytes(&r->variant_pool) +
-		    objpool_bytes(&r->prefix_pool);
+		    objpool_bytes(&r->prefix_pool[XFIB_V4]) +
+		    objpool_bytes(&r->prefix_pool[XFIB_V6]);
 	for (f = 0; f < XFIB_FAMILIES; f++)
 		m->trees += ptree_mem_bytes(&r->tree[f][0]) +
 			    ptree_mem_bytes(&r->tree[f][1]);
@@ -980,8 +983,11 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	/* Assumed until the first rule dump says otherwise (before any publish). */
 	r->fam[XFIB_V4].rules_ok = r->fam[XFIB_V6].rules_ok = true;
 	objpool_init(&r->route_pool, sizeof(struct rib_route));
+	objpool_init(&r->route_src_pool, sizeof(struct rib_route) + 16);
 	objpool_init(&r->variant_pool, sizeof(struct rib_variant));
-	objpool_init(&r->prefix_pool, sizeof(struct rib_prefix));
+	for (i = 0; i < XFIB_FAMILIES; i++)
+		objpool_init(&r->prefix_pool[i],
+			     offsetof(struct rib_prefix, key) + prefix_key_len(i));
 	err = htab_init(&r->links, offsetof(struct rib_link, node),
 			offsetof(struct rib_link, ifindex), sizeof(int));
 	err = err ?: htab_init(&r->neighs, offsetof(struct rib_neigh, node),
@@ -990,9 +996,11 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	err = err ?: htab_init(&r->nexthops, offsetof(struct rib_nexthop, node),
 			       offsetof(struct rib_nexthop, key),
 			       sizeof(struct rib_nh_key));
-	err = err ?: htab_init(&r->prefixes, offsetof(struct rib_prefix, node),
-			       offsetof(struct rib_prefix, key),
-			       sizeof(struct rib_prefix_key));
+	for (i = 0; i < XFIB_FAMILIES; i++)
+		err = err ?: htab_init(&r->prefixes[i],
+				       offsetof(struct rib_prefix, node),
+				       offsetof(struct rib_prefix, key),
+				       prefix_key_len(i));
 	err = err ?: htab_init(&r->groups, offsetof(struct rib_group, node),
 			       offsetof(struct rib_group, key),
 			       sizeof(struct rib_group_key));
@@ -1053,11 +1061,14 @@ void rib_fini(struct rib *r)
 		free(l->addr4);
 		free(l);
 	}
-	htab_for_each(&r->prefixes, p, t5, i)
-		objpool_free(&r->prefix_pool, p);
+	for (f = 0; f < XFIB_FAMILIES; f++)
+		htab_for_each(&r->prefixes[f], p, t5, i)
+			objpool_free(&r->prefix_pool[f], p);
 	objpool_fini(&r->route_pool);
+	objpool_fini(&r->route_src_pool);
 	objpool_fini(&r->variant_pool);
-	objpool_fini(&r->prefix_pool);
+	objpool_fini(&r->prefix_pool[XFIB_V4]);
+	objpool_fini(&r->prefix_pool[XFIB_V6]);
 	for (f = 0; f < XFIB_FAMILIES; f++) {
 		ptree_fini(&r->tree[f][0]);
 		ptree_fini(&r->tree[f][1]);
@@ -1065,7 +1076,9 @@ void rib_fini(struct rib *r)
 	}
 	htab_free(&r->nhobjs);
 	htab_free(&r->groups);
-	htab_free(&r->prefixes);
+	free(r->dirty);
+	htab_free(&r->prefixes[XFIB_V4]);
+	htab_free(&r->prefixes[XFIB_V6]);
 	htab_free(&r->nexthops);
 	htab_free(&r->neighs);
 	htab_free(&r->links);

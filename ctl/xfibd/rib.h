@@ -183,15 +183,18 @@ struct rib_variant {
 			struct rib_variant *user_next, **user_pprev;
 		};
 	};
-	__u64 ident;    /* IPv4: hash of the route's own attributes */
-	__u64 expires;  /* CLOCK_MONOTONIC ms when the kernel stops using it;
-			 * 0: never */
+	union {
+		__u64 ident;   /* IPv4: hash of the route's own attributes */
+		__u64 expires; /* IPv6: CLOCK_MONOTONIC ms when the kernel
+				* stops using it; 0: never. IPv4 routes have
+				* no lifetime: the kernel ignores it. */
+	};
 	__s32 oif;
 	__u32 nhid;     /* route by nexthop object */
 	__u32 mtu;      /* route MTU (RTAX_MTU) */
 	__u16 paths;
 	__u8 type;      /* RTN_* */
-	/* Bits, so that a variant takes 72 bytes, not 80. */
+	/* Bits, so that a variant takes 64 bytes, not 72. */
 	bool stale : 1;
 	bool expired : 1;   /* past expires: the kernel decides until it deletes it */
 	bool expiry_seen : 1; /* the kernel itself said it has expired */
@@ -201,17 +204,21 @@ struct rib_variant {
 
 struct rib_prefix;
 
-/* A route: its prefix is the rest of its key (rib_route_key). */
+/*
+ * A route: its prefix is the rest of its key (rib_route_key). Only a
+ * source-specific IPv6 route has src, from its own pool: the others take
+ * 40 bytes, not 56.
+ */
 struct rib_route {
+	struct rib_variant *vars;
+	struct rib_prefix *pfx;      /* routes of the same prefix */
+	struct rib_route *pfx_next;
 	__u32 table;
 	__u32 priority;
 	__u8 tos;
 	__u8 src_plen;
 	__u16 nvar;
-	__u8 src[16];
-	struct rib_variant *vars;
-	struct rib_prefix *pfx;      /* routes of the same prefix */
-	struct rib_route *pfx_next;
+	__u8 src[];                  /* 16 bytes if src_plen */
 };
 
 /*
@@ -223,16 +230,19 @@ struct rib_prefix_key {
 	__u8 family;
 	__u8 local; /* 1: the kernel's local table, consulted first */
 	__u8 plen;
-	__u8 pad;
-	__u8 dst[16];
+	__u8 dst[16]; /* IPv4: only the first 4 exist (rib_prefix) */
 };
 
+/*
+ * Its key comes last, so that an IPv4 prefix is allocated without the 12
+ * address bytes it does not use: 32 bytes, not 48. Each family has its
+ * own hash table and pool, keyed by that family's part of the key.
+ */
 struct rib_prefix {
 	struct htab_node node;
-	struct rib_prefix_key key;
-	bool dirty; /* in the key's padding: 56 bytes, not 64 */
 	struct rib_route *routes;
-	struct rib_prefix *dirty_next;
+	bool dirty; /* in rib.dirty */
+	struct rib_prefix_key key;
 };
 
 /* A prefix whose answer changed: what an in-place update rewrites. */
@@ -289,7 +299,7 @@ struct rib_family_state {
 	__u32 routes;
 	__u32 changes;
 	/* Prefixes whose answer changed since the lookup structure last
-	 * consumed them (rib_commit appends, fib.c empties). */
+	 * consumed them (rib_commit appends, rib_changes_done empties). */
 	struct rib_change *chg;
 	size_t nchg, chg_cap;
 	bool chg_overflow; /* too many to track: rebuild instead */
@@ -340,10 +350,16 @@ void rib_dp_bpf_close(struct rib_dp *dp);
 struct rib {
 	struct rib_dp dp;
 	__u32 table;
-	struct htab links, neighs, nexthops, prefixes, groups, nhobjs;
+	struct htab links, neighs, nexthops, groups, nhobjs;
+	struct htab prefixes[XFIB_FAMILIES];
 	/* Where routes, their variants and prefixes live (objpool.h). */
-	struct objpool route_pool, variant_pool, prefix_pool;
-	struct rib_prefix *dirty_prefixes;
+	struct objpool route_pool, route_src_pool, variant_pool;
+	struct objpool prefix_pool[XFIB_FAMILIES];
+	/* Prefixes whose routes changed since the last commit. A list that
+	 * cannot grow sets dirty_all: the commit looks at every prefix. */
+	struct rib_prefix **dirty;
+	size_t ndirty, dirty_cap;
+	bool dirty_all;
 	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
 	struct ptree tree[XFIB_FAMILIES][2];
 	struct xfib_nexthop *nh_map;  /* dp.nh, dp.neigh, dp.grp */
@@ -435,6 +451,9 @@ __u64 rib_now_ms(void);
 /* Brings the prefix trees up to date with the routes changed since the
  * last call, recording which prefixes' answers changed. */
 void rib_commit(struct rib *r);
+/* The family's changes are consumed: forgets them. A list grown large (a
+ * table load) is freed, not kept at its peak for the next batch. */
+void rib_changes_done(struct rib *r, int fam);
 /* True while route changes are not yet in the lookup structures. */
 bool rib_pending(const struct rib *r);
 

@@ -8,6 +8,7 @@
 #ifndef XFIB_RIB_PRIV_H
 #define XFIB_RIB_PRIV_H
 
+#include <stddef.h>
 #include <sys/socket.h>
 
 #include "rib.h"
@@ -15,6 +16,18 @@
 static inline int family_index(int family)
 {
 	return family == AF_INET6 ? XFIB_V6 : XFIB_V4;
+}
+
+/* Bytes of an address of the family at index fam. */
+static inline size_t family_addr_len(int fam)
+{
+	return fam == XFIB_V6 ? 16 : 4;
+}
+
+/* The hashed part of a prefix's key (rib_prefix_key, rib_prefix). */
+static inline size_t prefix_key_len(int fam)
+{
+	return offsetof(struct rib_prefix_key, dst) + family_addr_len(fam);
 }
 
 /* ---- rib.c ------------------------------------------------------------ */

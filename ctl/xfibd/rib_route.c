@@ -87,9 +87,19 @@ static void route_nh_key(const struct rib_route_msg *m, struct rib_nh_key *k)
 	}
 }
 
+/* What a route costs (x86-64): the layouts above are chosen for these. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct rib_variant) == 64,
+	       "a variant takes 64 bytes");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct rib_route) == 40,
+	       "a route without a source prefix takes 40 bytes");
+_Static_assert(sizeof(void *) != 8 ||
+	       offsetof(struct rib_prefix, key.dst) + 4 <= 32,
+	       "an IPv4 prefix takes 32 bytes");
+
 /* Every route, through its prefix; rt may be freed in the body. */
 #define for_each_route(r, p, rt, i)                                           \
-	htab_for_each(&(r)->prefixes, p, _ptmp, i)                             \
+	for (int _fam = 0; _fam < XFIB_FAMILIES; _fam++)                       \
+	htab_for_each(&(r)->prefixes[_fam], p, _ptmp, i)                       \
 		for (struct rib_route *_rtnext =                               \
 			     ((rt) = (p)->routes) ? (rt)->pfx_next : NULL;     \
 		     (rt); (rt) = _rtnext, _rtnext = (rt) ? (rt)->pfx_next : NULL)
@@ -107,11 +117,23 @@ static void prefix_mark(struct rib *r, struct rib_prefix *p)
 
 	f->dirty = true;
 	f->changes++;
-	if (!p->dirty) {
-		p->dirty = true;
-		p->dirty_next = r->dirty_prefixes;
-		r->dirty_prefixes = p;
+	if (p->dirty)
+		return;
+	p->dirty = true;
+	if (r->dirty_all)
+		return;
+	if (r->ndirty == r->dirty_cap) {
+		size_t cap = r->dirty_cap ? r->dirty_cap * 2 : 256;
+		struct rib_prefix **d = realloc(r->dirty, cap * sizeof(*d));
+
+		if (!d) {
+			r->dirty_all = true;
+			return;
+		}
+		r->dirty = d;
+		r->dirty_cap = cap;
 	}
+	r->dirty[r->ndirty++] = p;
 }
 
 static void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k)
@@ -125,19 +147,28 @@ static void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k)
 
 static struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
 {
+	int fam = family_index(rk->family);
 	struct rib_prefix_key k;
 	struct rib_prefix *p;
 
 	prefix_key(rk, &k);
-	p = htab_find(&r->prefixes, &k);
+	p = htab_find(&r->prefixes[fam], &k);
 	if (p)
 		return p;
-	p = objpool_zalloc(&r->prefix_pool);
+	p = objpool_zalloc(&r->prefix_pool[fam]);
 	if (!p)
 		return NULL;
-	p->key = k;
-	htab_insert(&r->prefixes, p);
+	memcpy(&p->key, &k, prefix_key_len(fam)); /* an IPv4 one is shorter */
+	htab_insert(&r->prefixes[fam], p);
 	return p;
+}
+
+static void prefix_free(struct rib *r, struct rib_prefix *p)
+{
+	int fam = family_index(p->key.family);
+
+	htab_remove(&r->prefixes[fam], p);
+	objpool_free(&r->prefix_pool[fam], p);
 }
 
 static void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
@@ -160,7 +191,7 @@ static struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_k
 	for (rt = p->routes; rt; rt = rt->pfx_next)
 		if (rt->table == k->table && rt->priority == k->priority &&
 		    rt->tos == k->tos && rt->src_plen == k->src_plen &&
-		    !memcmp(rt->src, k->src, 16))
+		    (!k->src_plen || !memcmp(rt->src, k->src, 16)))
 			return rt;
 	return NULL;
 }
@@ -170,10 +201,12 @@ static void route_key_of(const struct rib_route *rt, struct rib_route_key *k)
 	memset(k, 0, sizeof(*k));
 	k->family = rt->pfx->key.family;
 	k->plen = rt->pfx->key.plen;
-	memcpy(k->dst, rt->pfx->key.dst, 16);
+	memcpy(k->dst, rt->pfx->key.dst,
+	       family_addr_len(family_index(k->family)));
 	k->tos = rt->tos;
 	k->src_plen = rt->src_plen;
-	memcpy(k->src, rt->src, 16);
+	if (rt->src_plen)
+		memcpy(k->src, rt->src, 16);
 	k->table = rt->table;
 	k->priority = rt->priority;
 }
@@ -183,7 +216,7 @@ void rib_route_prefetch(struct rib *r, const struct rib_route_key *k)
 	struct rib_prefix_key pk;
 
 	prefix_key(k, &pk);
-	htab_prefetch(&r->prefixes, &pk);
+	htab_prefetch(&r->prefixes[family_index(k->family)], &pk);
 }
 
 static struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
@@ -192,7 +225,7 @@ static struct rib_route *route_find(struct rib *r, const struct rib_route_key *k
 	struct rib_prefix *p;
 
 	prefix_key(k, &pk);
-	p = htab_find(&r->prefixes, &pk);
+	p = htab_find(&r->prefixes[family_index(k->family)], &pk);
 	return p ? route_in(p, k) : NULL;
 }
 
@@ -244,50 +277,87 @@ static void change_record(struct rib *r, const struct rib_prefix *p)
 		f->chg_cap = cap;
 	}
 	c = &f->chg[f->nchg++];
-	memcpy(c->dst, p->key.dst, 16);
+	memset(c->dst, 0, sizeof(c->dst));
+	memcpy(c->dst, p->key.dst,
+	       family_addr_len(family_index(p->key.family)));
 	c->plen = p->key.plen;
 	c->local = p->key.local;
 }
 
+/* A list of changes or dirty prefixes this long is freed once consumed: at
+ * a full table's first sync it holds every prefix, and would otherwise stay
+ * allocated at that size (18 + 8 bytes per prefix). */
+#define LIST_KEEP 4096
+
+void rib_changes_done(struct rib *r, int fam)
+{
+	struct rib_family_state *f = &r->fam[fam];
+
+	f->nchg = 0;
+	f->chg_overflow = false;
+	if (f->chg_cap > LIST_KEEP) {
+		free(f->chg);
+		f->chg = NULL;
+		f->chg_cap = 0;
+	}
+}
+
+/* Brings the prefix tree up to date with p's routes; p may go. */
+static void prefix_commit(struct rib *r, struct rib_prefix *p)
+{
+	struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
+	__u32 nh, old;
+	int err;
+
+	p->dirty = false;
+	if (!p->routes) {
+		if (ptree_del(t, p->key.dst, p->key.plen) == 0)
+			change_record(r, p);
+		prefix_free(r, p);
+		return;
+	}
+	nh = prefix_answer(r, p);
+	err = ptree_set_old(t, p->key.dst, p->key.plen, nh, &old);
+	if (err < 0) {
+		/* Out of memory: the tree, and so the dataplane, keeps the
+		 * old answer; a resync retries. */
+		pr_warn("prefix tree: %s", strerror(-err));
+		r->resync_wanted = true;
+		return;
+	}
+	if (err == 0 && old == nh)
+		return;
+	change_record(r, p);
+}
+
 void rib_commit(struct rib *r)
 {
-	struct rib_prefix *p, *next;
+	struct rib_prefix *p;
+	size_t i;
 
 	rib_report_no_room(r);
-	for (p = r->dirty_prefixes; p; p = next) {
-		struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
-		__u32 nh, old;
-		int err;
-
-		next = p->dirty_next;
-		p->dirty = false;
-		p->dirty_next = NULL;
-		if (!p->routes) {
-			if (ptree_del(t, p->key.dst, p->key.plen) == 0)
-				change_record(r, p);
-			htab_remove(&r->prefixes, p);
-			objpool_free(&r->prefix_pool, p);
-			continue;
-		}
-		nh = prefix_answer(r, p);
-		err = ptree_set_old(t, p->key.dst, p->key.plen, nh, &old);
-		if (err < 0) {
-			/* Out of memory: the tree, and so the dataplane, keeps
-			 * the old answer; a resync retries. */
-			pr_warn("prefix tree: %s", strerror(-err));
-			r->resync_wanted = true;
-			continue;
-		}
-		if (err == 0 && old == nh)
-			continue;
-		change_record(r, p);
+	if (r->dirty_all) {
+		for (int fam = 0; fam < XFIB_FAMILIES; fam++)
+			htab_for_each(&r->prefixes[fam], p, tmp, i)
+				if (p->dirty)
+					prefix_commit(r, p);
+	} else {
+		for (i = 0; i < r->ndirty; i++)
+			prefix_commit(r, r->dirty[i]);
 	}
-	r->dirty_prefixes = NULL;
+	r->ndirty = 0;
+	r->dirty_all = false;
+	if (r->dirty_cap > LIST_KEEP) {
+		free(r->dirty);
+		r->dirty = NULL;
+		r->dirty_cap = 0;
+	}
 }
 
 bool rib_pending(const struct rib *r)
 {
-	return r->dirty_prefixes || r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty;
+	return r->ndirty || r->dirty_all || r->fam[XFIB_V4].dirty ||
+	       r->fam[XFIB_V6].dirty;
 }
 
 /*
@@ -448,12 +518,17 @@ void variant_no_room(struct rib *r, struct rib_variant *v, bool no_room)
 		r->no_room--;
 }
 
+static struct objpool *route_pool(struct rib *r, __u8 src_plen)
+{
+	return src_plen ? &r->route_src_pool : &r->route_pool;
+}
+
 static void route_free(struct rib *r, struct rib_route *rt)
 {
 	r->fam[family_index(rt->pfx->key.family)].routes--;
 	route_changed(r, rt);
 	prefix_unlink(rt->pfx, rt);
-	objpool_free(&r->route_pool, rt);
+	objpool_free(route_pool(r, rt->src_plen), rt);
 }
 
 static struct rib_route *route_get(struct rib *r, const struct rib_route_key *k)
@@ -466,7 +541,7 @@ static struct rib_route *route_get(struct rib *r, const struct rib_route_key *k)
 	rt = route_in(p, k);
 	if (rt)
 		return rt;
-	rt = objpool_zalloc(&r->route_pool);
+	rt = objpool_zalloc(route_pool(r, k->src_plen));
 	if (!rt) {
 		/* A prefix left without routes goes at the next commit. */
 		prefix_mark(r, p);
@@ -476,7 +551,8 @@ static struct rib_route *route_get(struct rib *r, const struct rib_route_key *k)
 	rt->priority = k->priority;
 	rt->tos = k->tos;
 	rt->src_plen = k->src_plen;
-	memcpy(rt->src, k->src, 16);
+	if (k->src_plen)
+		memcpy(rt->src, k->src, 16);
 	rt->pfx = p;
 	rt->pfx_next = p->routes;
 	p->routes = rt;
@@ -591,7 +667,6 @@ static void variant_fill(struct rib *r, struct rib_variant *v,
 
 	if (v->nhid)
 		nhobj_detach(r, v);
-	v->ident = m->ident;
 	v->oif = m->oif;
 	v->nhid = m->nhid;
 	if (!v->nhid)
@@ -603,7 +678,10 @@ static void variant_fill(struct rib *r, struct rib_variant *v,
 	/* Before the old one is let go: the same nexthop stays allocated. */
 	v->nh = route_nexthop(r, m, v);
 	nexthop_put(r, old);
-	variant_expiry_set(r, v, m);
+	if (m->key.family == AF_INET)
+		v->ident = m->ident;
+	else
+		variant_expiry_set(r, v, m);
 	route_changed(r, v->rt);
 }
 
@@ -916,6 +994,6 @@ void routes_free_all(struct rib *r)
 			next = v->next;
 			objpool_free(&r->variant_pool, v);
 		}
-		objpool_free(&r->route_pool, rt);
+		objpool_free(route_pool(r, rt->src_plen), rt);
 	}
 }
