@@ -336,11 +336,17 @@ bench-fwd: deps
 .PHONY: bench-lookup
 
 # lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
-# The algorithm names come from libxfib (ctl/lib/algo_names.c).
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
+# The algorithm names come from libxfib (ctl/lib/algo_names.c); the
+# counting pass (lookupreads.c) includes the lookup headers again, with
+# its own accessors, in its own object.
+$(BENCH_DIR)/lookupreads.o: tests/bench/lookupreads.c | $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BUILD)/ctl/lib/pin.o \
-		$(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
+	$(Q)$(CC) $(CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
+		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
 
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench

@@ -43,6 +43,14 @@
 # programs by name; its native loop falls back to dplookup for an
 # algorithm it has no inlined loop for).
 #
+# Memory reads: for each xfib algorithm, an untimed pass over the same
+# keys and maps (tests/bench/lookupreads.c) counts the table reads per
+# lookup (mean and max; the address of each depends on what the reads
+# before it returned), the distinct 64-byte cache lines per lookup, and
+# the distinct lines the whole key set touches (its working set), logged
+# next to the L2 and L3 sizes of the CPU (cpu0's, from sysfs). Its
+# answers must add up to the native loop's: the run fails if not.
+#
 # Memory: each instance's bytes (xfibctl status) per generated prefix and
 # per route it holds (the router's own routes too), and xfibd's resident
 # set (VmRSS) per route at each size.
@@ -125,6 +133,29 @@ STEPS="$XFIB_TMP/steps.jsonl"
 : >"$SAMPLES"
 : >"$STEPS"
 
+# cache_size LEVEL: bytes of cpu0's data or unified cache of that level
+# (0 if sysfs lists none).
+cache_size() {
+	local d sz
+	for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+		[ "$(cat "$d/level" 2>/dev/null)" = "$1" ] || continue
+		case $(cat "$d/type") in Data | Unified) ;; *) continue ;; esac
+		sz=$(cat "$d/size")
+		case $sz in
+		*K) echo $((${sz%K} * 1024)) ;;
+		*M) echo $((${sz%M} * 1048576)) ;;
+		*) echo "$sz" ;;
+		esac
+		return
+	done
+	echo 0
+}
+L2=$(cache_size 2)
+L3=$(cache_size 3)
+# jq: a byte count in KiB or MiB.
+JQ_SIZE='def size: if . >= 1048576 then "\(. / 1048576 * 10 | round / 10) MiB"
+	else "\(. / 1024 * 10 | round / 10) KiB" end;'
+
 # ---- router and table ---------------------------------------------------
 
 topo_create 0
@@ -190,12 +221,24 @@ measure() {
 		ranges_or_groups: $st.ranges, build_us: $st.build_us,
 		xfibd_rss: $rss} + (if .baseline then {} else
 		{bytes_per_prefix: ($st.memory / $n), bytes_per_route: ($st.memory / $st.routes)} end)' <<<"$out" |
-		tee -a "$SAMPLES" | jq -r '"IPv\(.family[3:]) \(.algorithm) \(.routes) routes (\(.table)), \(.keys) keys: "
+		tee -a "$SAMPLES" | jq -r "$JQ_SIZE"'"IPv\(.family[3:]) \(.algorithm) \(.routes) routes (\(.table)), \(.keys) keys: "
 			+ "kernel \(.bpf_ns_median * 100 | round / 100) ns, latency \(.lat_bpf_ns_median * 100 | round / 100) ns, "
 			+ (if .native_ns_median then "native \(.native_ns_median * 100 | round / 100) / \(.lat_native_ns_median * 100 | round / 100) ns, " else "" end)
 			+ (if .bytes_per_prefix then "\(.bytes_per_prefix | round) B/prefix, " else "" end)
-			+ "hits \(.hit_pct)%, sums \(if .check and .lat_check then "agree" else "DIFFER" end)"' |
+			+ "hits \(.hit_pct)%, sums \(if .check and .lat_check then "agree" else "DIFFER" end)",
+			(select(.reads_per_lookup) |
+			 "IPv\(.family[3:]) \(.algorithm) \(.routes) routes (\(.table)), \(.keys) keys: "
+			 + "reads \(.reads_per_lookup * 100 | round / 100) (max \(.reads_max)), "
+			 + "\(.lines_per_lookup * 100 | round / 100) lines/lookup, "
+			 + "working set \(.working_set_bytes | size) (L2 \($l2 | size), L3 \($l3 | size)), "
+			 + "answers \(if .reads_check then "agree" else "DIFFER" end)")' \
+			--argjson l2 "$L2" --argjson l3 "$L3" |
 		while read -r l; do log "$l"; done
+	# The counting pass looked up something else than the timed loops:
+	# its figures describe other lookups.
+	if jq -r 'select(has("reads_check")) | .reads_check' <<<"$out" | grep -qx false; then
+		fail "IPv$fam $algo $n routes: the counting pass's answers differ from the native loop's"
+	fi
 }
 
 # measure_family FAMILY ROUTES [TABLE [PREFIXES]]: every algorithm that
@@ -292,7 +335,7 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 	--argjson ncpu "$(nproc)" --arg scale "$SCALE" --argjson cpu "$CPU" \
 	--arg cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
 	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson base4 "$BASE4" \
-	--argjson base6 "$BASE6" --arg keys4 "$KEYS4" '
+	--argjson base6 "$BASE6" --arg keys4 "$KEYS4" --argjson l2 "$L2" --argjson l3 "$L3" '
 	def median: sort | if length == 0 then null
 		elif length % 2 == 1 then .[length / 2 | floor]
 		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
@@ -303,7 +346,7 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 	def nat(r; v): if r.native_ns_median then v else null end;
 	{benchmark: "lookup", date: $date, kernel: $kernel, cpu_model: $cpu_model,
 	 cpus: $ncpu, cpu: $cpu, scale: $scale, ipv4_key_source: $keys4,
-	 router_routes: {ipv4: $base4, ipv6: $base6},
+	 router_routes: {ipv4: $base4, ipv6: $base6}, cache_bytes: {l2: $l2, l3: $l3},
 	 note: "ratio_to_native = value / the native value of the same metric: for ns_per_lookup above 1 means the BPF program is slower, for mlookups_per_s below 1",
 	 steps: $steps,
 	 summary: $sum,
@@ -321,6 +364,13 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 		   ratio_to_native: 1},
 		  {metric: "native_latency_ns_per_lookup", value: ($r.lat_native_ns_median | r4), unit: "ns",
 		   ratio_to_native: 1}),
+		 (select($r.reads_per_lookup) |
+		  {metric: "reads_per_lookup", value: ($r.reads_per_lookup | r4), unit: "reads",
+		   max: $r.reads_max},
+		  {metric: "lines_per_lookup", value: ($r.lines_per_lookup | r4), unit: "64-byte lines"},
+		  {metric: "working_set_bytes", value: $r.working_set_bytes, unit: "bytes",
+		   l2_bytes: $l2, l3_bytes: $l3}
+		  | . + {answers_agree: $r.reads_check}),
 		 (select($r.bytes_per_prefix and $r.keys == "random") |
 		  {metric: "instance_bytes", value: $r.memory, unit: "bytes"},
 		  {metric: "bytes_per_prefix", value: ($r.bytes_per_prefix | r4), unit: "bytes"},
@@ -344,20 +394,27 @@ echo "BPF: BPF_PROG_TEST_RUN, $(jq -r '.summary[0].lookups_per_run // 256' "$OUT
 echo "medians of $REPS repetitions; keys: random = $NKEYS (IPv4 $KEYS4, IPv6 inside table prefixes), hot = $NHOT;"
 echo "tput = throughput mode (independent lookups), lat = latency mode (each key waits for the previous result)"
 echo
-printf '%-4s %-10s %-5s %8s %-6s | %8s %8s | %8s %8s | %7s | %8s | %6s %s\n' \
-	fam algorithm table routes keys "BPF tput" "BPF lat" "nat tput" "nat lat" "BPF/nat" "B/prefix" "hits" check
+printf '%-4s %-10s %-5s %8s %-6s | %8s %8s | %8s %8s | %7s | %8s | %5s %5s %8s | %6s %s\n' \
+	fam algorithm table routes keys "BPF tput" "BPF lat" "nat tput" "nat lat" "BPF/nat" "B/prefix" \
+	reads lines "WS KiB" "hits" check
 jq -r '.summary[] | [.family, .algorithm, (.table // "generated")[0:5], .routes, .keys,
 	.bpf_ns_median, .lat_bpf_ns_median, (.native_ns_median // "-"), (.lat_native_ns_median // "-"),
-	(.bytes_per_prefix // "-"), .hit_pct, (.check and .lat_check)] | @tsv' "$OUT" |
-	while IFS=$'\t' read -r f a t n k bn bl nn nl bp hit ok; do
+	(.bytes_per_prefix // "-"), (.reads_per_lookup // "-"), (.lines_per_lookup // "-"),
+	(if .working_set_bytes then .working_set_bytes / 1024 else "-" end),
+	.hit_pct, (.check and .lat_check)] | @tsv' "$OUT" |
+	while IFS=$'\t' read -r f a t n k bn bl nn nl bp rd ln ws hit ok; do
 		if [ "$nn" = - ]; then
-			printf '%-4s %-10s %-5s %8s %-6s | %8.2f %8.2f | %8s %8s | %7s | %8s | %5.1f%% %s\n' \
-				"v${f#ipv}" "$a" "$t" "$n" "$k" "$bn" "$bl" - - - - "$hit" baseline
+			printf '%-4s %-10s %-5s %8s %-6s | %8.2f %8.2f | %8s %8s | %7s | %8s | %5s %5s %8s | %5.1f%% %s\n' \
+				"v${f#ipv}" "$a" "$t" "$n" "$k" "$bn" "$bl" - - - - - - - "$hit" baseline
 			continue
 		fi
-		printf '%-4s %-10s %-5s %8s %-6s | %8.2f %8.2f | %8.2f %8.2f | %6.2fx | %8.1f | %5.1f%% %s\n' \
+		if [ "$rd" != - ]; then
+			rd=$(printf %.2f "$rd") ln=$(printf %.2f "$ln") ws=$(printf %.1f "$ws")
+		fi
+		printf '%-4s %-10s %-5s %8s %-6s | %8.2f %8.2f | %8.2f %8.2f | %6.2fx | %8.1f | %5s %5s %8s | %5.1f%% %s\n' \
 			"v${f#ipv}" "$a" "$t" "$n" "$k" "$bn" "$bl" "$nn" "$nl" \
-			"$(jq -n "$bn / $nn")" "$bp" "$hit" "$([ "$ok" = true ] && echo ok || echo 'SUMS DIFFER')"
+			"$(jq -n "$bn / $nn")" "$bp" "$rd" "$ln" "$ws" "$hit" \
+			"$([ "$ok" = true ] && echo ok || echo 'SUMS DIFFER')"
 	done
 echo
 echo "xfibd resident memory (VmRSS) per step:"
@@ -368,5 +425,7 @@ jq -r '.steps[] | "  \(.family) \(.routes) prefixes (\(.table)): \(.auto) (measu
 echo
 echo "ns per lookup in each mode; BPF/nat = throughput ns, BPF over native (above 1: the BPF program is slower);"
 echo "B/prefix = the instance's memory per generated prefix;"
+echo "reads, lines = table reads and distinct 64-byte cache lines per lookup, WS = the distinct lines the"
+echo "key set touches (counting pass, untimed; L2 $((L2 / 1024)) KiB, L3 $((L3 / 1024)) KiB on cpu0);"
 echo "hits = keys with a route; check = both paths summed the same nexthops over one pass."
 echo "Records: $OUT"

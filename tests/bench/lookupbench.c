@@ -50,6 +50,14 @@
  * kernel's time is reported, and instead of a sum check the share of keys
  * that found a route, to compare with the instance's hit rate.
  *
+ * For the published instance, an untimed counting pass
+ * (tests/bench/lookupreads.c) runs the same lookup headers over the same
+ * keys and mmap()ed maps, with accessors that count: reads_per_lookup
+ * (mean) and reads_max (accessor calls), lines_per_lookup (distinct
+ * 64-byte cache lines per lookup) and working_set_bytes (the distinct
+ * lines of the whole key set); reads_check says whether its answers
+ * added up to the native loop's over the same lookups.
+ *
  * Each result also gives the measured program's size after the verifier
  * (instructions, JITed bytes) and the calls left in it: the helper calls
  * show which map lookups the verifier could not inline.
@@ -75,6 +83,7 @@
 #include "dplookup.c"
 #include "algo_names.h"
 #include "lookup.skel.h"
+#include "lookupreads.h"
 
 #define REPS_MAX 99
 
@@ -444,7 +453,56 @@ struct result {
 	long runs[2];
 	int ok[2];
 	double hit_pct;
+	struct lr_stats reads; /* the counting pass (lookups 0: none) */
+	bool reads_ok;         /* its sum is the native loop's */
 };
+
+/*
+ * The counting pass (tests/bench/lookupreads.c), untimed, over the
+ * lookups of a check pass: n from position 0. Its answers must add up to
+ * sum, the native throughput loop's over the same lookups. -EAGAIN if
+ * the instance changed meanwhile.
+ */
+static int count_reads(struct bench *b, __u64 n, __u64 sum,
+		       struct result *res)
+{
+	const struct lookup_bpf__bss *bss = b->skel->bss;
+	const __u8 *keys = b->fam == XFIB_V4 ? (const __u8 *)bss->keys4 :
+					       (const __u8 *)bss->keys6;
+	__u64 want;
+	int err;
+
+	memcpy(&want, &b->d.act, sizeof(want));
+	err = lr_count(&b->d, keys, b->mask, n, &res->reads);
+	if (err == -ENOTSUP)
+		return 0; /* no header for it: no counts */
+	if (err)
+		return err;
+	if (live_word(b) != want)
+		return -EAGAIN;
+	res->reads_ok = res->reads.sum == sum;
+	if (!res->reads_ok)
+		err_msg("%s: the counting pass's sum differs from the native loop's: %llu vs %llu",
+			algo_name(b->algo), (unsigned long long)res->reads.sum,
+			(unsigned long long)sum);
+	return 0;
+}
+
+/* The counting pass's figures, in the JSON object of a key set. */
+static void print_reads(const struct result *res)
+{
+	const struct lr_stats *r = &res->reads;
+
+	if (!r->lookups)
+		return;
+	printf(",\"reads_per_lookup\":%.4f,\"reads_max\":%u,"
+	       "\"lines_per_lookup\":%.4f,\"working_set_lines\":%llu,"
+	       "\"working_set_bytes\":%llu,\"reads_check\":%s",
+	       (double)r->reads / r->lookups, r->reads_max,
+	       (double)r->lines / r->lookups, (unsigned long long)r->ws_lines,
+	       (unsigned long long)r->ws_lines * LR_LINE_BYTES,
+	       res->reads_ok ? "true" : "false");
+}
 
 static void print_result(const struct bench *b, const struct opts *o,
 			 const char *name, unsigned int n,
@@ -481,6 +539,7 @@ static void print_result(const struct bench *b, const struct opts *o,
 		print_list(res->ns[m][1], nat ? o->reps : 0);
 		printf("]");
 	}
+	print_reads(res);
 	print_prog_shape(b->prog_fd);
 	printf("}\n");
 	fflush(stdout);
@@ -522,6 +581,10 @@ static int measure(struct bench *b, const struct opts *o, const char *name,
 	/* A baseline's hit rate: its own count over the throughput pass. */
 	if (!nat)
 		res.hit_pct = 100.0 * b->acc / ((double)pass * b->k);
+	/* b->acc: the native throughput sum of that pass. */
+	err = nat ? count_reads(b, (__u64)pass * b->k, b->acc, &res) : 0;
+	if (err)
+		return err;
 	for (m = 0; m < 2; m++) {
 		res.runs[m] = calibrate(b, o, m, nat);
 		if (res.runs[m] < 0)

@@ -106,6 +106,16 @@ def lookup_records(lk):
                     out.append(dict(c, path="native", metric="mlookups_per_s",
                                     value=rnd(1000 / nn), unit="Mlookups/s",
                                     speedup=nsp))
+        if r.get("reads_per_lookup") is not None:
+            c = dict(common, path="native", speedup={})
+            out.append(dict(c, metric="reads_per_lookup",
+                            value=rnd(r["reads_per_lookup"]), unit="reads",
+                            max=r["reads_max"]))
+            out.append(dict(c, metric="lines_per_lookup",
+                            value=rnd(r["lines_per_lookup"]),
+                            unit="64-byte lines"))
+            out.append(dict(c, metric="working_set_bytes",
+                            value=r["working_set_bytes"], unit="bytes"))
         if r.get("bytes_per_prefix") is not None and r["keys"] == "random":
             for m, v in (("instance_bytes", r["memory"]),
                          ("bytes_per_prefix", rnd(r["bytes_per_prefix"])),
@@ -195,6 +205,24 @@ def auto_algo(lk, family, routes):
     return min(steps, key=lambda s: abs(s["routes"] - routes))["auto"]
 
 
+def flt(v):
+    return None if v is None else float(v)
+
+
+def size(b):
+    return "%s MiB" % fmt(b / 1048576, 1) if b >= 1048576 else \
+        "%s KiB" % fmt(b / 1024, 1)
+
+
+def caches(lk):
+    """The CPU's L2 and L3 sizes the lookup run recorded, as a clause."""
+    c = lk.get("cache_bytes") or {}
+    if not c.get("l2") and not c.get("l3"):
+        return ""
+    return "; this CPU's L2 is %s, its L3 %s (cpu0, sysfs)" % (
+        size(c.get("l2") or 0), size(c.get("l3") or 0))
+
+
 def lookup_section(lk):
     rows = []
     for r in lk["summary"]:
@@ -211,14 +239,20 @@ def lookup_section(lk):
                      ns / nat if nat else None,
                      x("lpm_trie", "", ns), x("lpm_trie", "lat_", lat),
                      x("fib_lookup", "", ns), x("fib_lookup", "lat_", lat),
-                     r.get("bytes_per_prefix"), r["hit_pct"]))
+                     r.get("bytes_per_prefix"), flt(r.get("reads_per_lookup")),
+                     r.get("reads_max"), flt(r.get("lines_per_lookup")),
+                     r["working_set_bytes"] / 1024
+                     if r.get("working_set_bytes") is not None else None,
+                     r["hit_pct"]))
     rows.sort(key=lambda x: (x[0], x[1] != "generated", x[2], x[3] != "random",
                              x[4] in LOOKUP_BASELINES, x[4]))
     return table(["family", "table", "routes", "keys", "algorithm",
                   "BPF ns (tput)", "BPF ns (lat)", "native ns (tput)",
                   "native ns (lat)", "BPF/native (tput)", "x LPM_TRIE (tput)",
                   "x LPM_TRIE (lat)", "x fib_lookup (tput)",
-                  "x fib_lookup (lat)", "B/prefix", "hits %"], rows)
+                  "x fib_lookup (lat)", "B/prefix", "reads/lookup",
+                  "max reads", "lines/lookup", "working set KiB",
+                  "hits %"], rows)
 
 
 def memory_section(lk, ct):
@@ -674,8 +708,17 @@ def main():
                "(tests/bench/gen-bench-table.py clustered6: a few hundred "
                "/20-/32 allocations, runs of /48s, /64s and /128s next to "
                "each other), as many prefixes as the largest size. "
-               "B/prefix = the instance's memory per prefix of the table."
-               % (lk["summary"][0].get("lookups_per_run", 256)), "",
+               "B/prefix = the instance's memory per prefix of the table. "
+               "reads/lookup (mean), max reads, lines/lookup (mean) and "
+               "working set: an untimed pass of the native lookup code "
+               "over the same keys and maps counts the table reads of "
+               "each lookup (each address depends on what the reads "
+               "before it returned), the distinct 64-byte cache lines "
+               "they touch, and the distinct lines the whole key set "
+               "touches (its answers are checked against the timed "
+               "loop's)%s."
+               % (lk["summary"][0].get("lookups_per_run", 256),
+                  caches(lk)), "",
                lookup_section(lk), ""]
         md += ["Automatic selection: " + "; ".join(
             "%s %d prefixes: %s" % (s["family"], s["routes"], s["auto"])
