@@ -96,7 +96,8 @@
 # ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
 # shared core (perf record -C GEN_CPU, flat, by symbol) while the
 # generator runs SECS seconds through fibfwd and through xfib with the
-# last algorithm measured, per family, into
+# first algorithm that fits (the one the program cost is measured with),
+# per family, into
 # build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TIME_LOADS
 # (9; small: 1) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
@@ -551,11 +552,17 @@ algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 # perf_gen FILE FAMILY: perf report of the generator's CPU (which also
 # runs the router and the sinks) while the generator runs SECS seconds.
 perf_gen() {
-	local f=$1 fam=$2 data="$XFIB_TMP/perf.data" pid
+	local f=$1 fam=$2 data="$XFIB_TMP/perf.data" pid i
+	rm -f "$data"
 	perf record -q -C "$GEN_CPU" -o "$data" 2>"$XFIB_TMP/perf.err" &
 	pid=$!
 	XFIB_PIDS+=("$pid")
-	sleep 0.2
+	# perf writes the file's header once its events are open: the run
+	# starts then, not after a guess at how long perf takes to start.
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$data" ] || ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.05
+	done
 	gen "$fam" --duration "$SECS" >/dev/null
 	kill -INT "$pid"
 	wait "$pid" 2>/dev/null || true
@@ -565,7 +572,12 @@ perf_gen() {
 	perf report -q -i "$data" --stdio --comms "fwdbench,ksoftirqd/$GEN_CPU" \
 		--percentage relative --sort sym --percent-limit 0.5 2>/dev/null |
 		sed '/^$/d' | head -n 40 >"$f"
-	log "profile: $f"
+	# A profile without the generator's program did not see the run.
+	if grep -q '_gen$' "$f"; then
+		log "profile: $f"
+	else
+		log "profile: $f: the generator's program is not in it ($(tr '\n' ' ' <"$XFIB_TMP/perf.err"))"
+	fi
 }
 
 # profile_table TABLE FITS...: PERF=1 profiles (see the header).
@@ -580,11 +592,15 @@ profile_table() {
 		gen "$fam" --packets "$WARMUP" >/dev/null
 		perf_gen "$dir/fwd-perf-$table-fibfwd-ipv$fam.txt" "$fam"
 	done
+	# The algorithm the program cost is measured with (time_variants):
+	# the first that fits (bsearch at 10 routes, dir24_8 and poptrie6 at
+	# full table, as selection chooses them).
 	for fam in 4 6; do
 		algo=""
-		for fa in "$@"; do [ "${fa%%:*}" != "$fam" ] || algo=${fa#*:}; done
+		for fa in "$@"; do [ "${fa%%:*}" != "$fam" ] || [ -n "$algo" ] || algo=${fa#*:}; done
 		[ -n "$algo" ] && force_algo "$fam" "$algo" || continue
 		use_xfib "$fam"
+		gen "$fam" --packets "$WARMUP" >/dev/null
 		perf_gen "$dir/fwd-perf-$table-xfib_$algo-ipv$fam.txt" "$fam"
 	done
 }
