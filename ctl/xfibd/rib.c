@@ -1061,24 +1061,21 @@ void rib_fini(struct rib *r)
 		free(l->addr4);
 		free(l);
 	}
-	for (f = 0; f < XFIB_FAMILIES; f++)
-		htab_for_each(&r->prefixes[f], p, t5, i)
-			objpool_free(&r->prefix_pool[f], p);
 	objpool_fini(&r->route_pool);
 	objpool_fini(&r->route_src_pool);
 	objpool_fini(&r->variant_pool);
-	objpool_fini(&r->prefix_pool[XFIB_V4]);
-	objpool_fini(&r->prefix_pool[XFIB_V6]);
 	for (f = 0; f < XFIB_FAMILIES; f++) {
+		htab_for_each(&r->prefixes[f], p, t5, i)
+			objpool_free(&r->prefix_pool[f], p);
+		objpool_fini(&r->prefix_pool[f]);
+		htab_free(&r->prefixes[f]);
 		ptree_fini(&r->tree[f][0]);
 		ptree_fini(&r->tree[f][1]);
 		free(r->fam[f].chg);
 	}
+	free(r->dirty);
 	htab_free(&r->nhobjs);
 	htab_free(&r->groups);
-	free(r->dirty);
-	htab_free(&r->prefixes[XFIB_V4]);
-	htab_free(&r->prefixes[XFIB_V6]);
 	htab_free(&r->nexthops);
 	htab_free(&r->neighs);
 	htab_free(&r->links);
