@@ -145,6 +145,7 @@ FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_reader.c
              ctl/xfibd/nl_policy.c \
              ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
+             ctl/xfibd/rib_local4.c \
              ctl/xfibd/htab.c ctl/xfibd/objpool.c ctl/xfibd/ptree.c ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 
@@ -301,7 +302,8 @@ $(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c | $(BENCH_SKELS) $(BENCH_DIR)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
 
 # Builds of the forwarder for fwd.sh's cost measurements: without the
-# per-port counters, without the trace hook (bpf/xfib_fwd.bpf.c).
+# per-port counters, without the trace hook, looking every IPv4 source up
+# (bpf/xfib_fwd.bpf.c).
 $(BENCH_DIR)/xfib_fwd_noport.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_PORT_STATS $(DEPFLAGS) -c $< -o $@
@@ -310,12 +312,17 @@ $(BENCH_DIR)/xfib_fwd_notrace.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_TRACE $(DEPFLAGS) -c $< -o $@
 
+$(BENCH_DIR)/xfib_fwd_srcalways.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_SOURCE_ALWAYS $(DEPFLAGS) -c $< -o $@
+
 $(BENCH_DIR)/fwdvariant: tests/bench/fwdvariant.c | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< -o $@ -lbpf -lelf -lz
 
 FWD_VARIANTS := $(BENCH_DIR)/fwdvariant $(BENCH_DIR)/xfib_fwd_noport.bpf.o \
-                $(BENCH_DIR)/xfib_fwd_notrace.bpf.o
+                $(BENCH_DIR)/xfib_fwd_notrace.bpf.o \
+                $(BENCH_DIR)/xfib_fwd_srcalways.bpf.o
 
 # ctfill: conntrack entries for the generator's flows (the gate case).
 $(BENCH_DIR)/ctfill: tests/bench/ctfill.c $(CTL_LIB_A) | $(BENCH_DIR)

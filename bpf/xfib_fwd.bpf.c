@@ -18,8 +18,10 @@
  *                   (include/xfib/decide.h)
  *   route4/route6   the IP header, the port's settings, address classes,
  *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
- *                   looks the source up: a local source, and rp_filter
- *                   (xfib_source_check4 in include/xfib/decide.h)
+ *                   looks the source up where that can matter (rp_filter,
+ *                   or a source xfib_local4 says may be local): a local
+ *                   source, and rp_filter (xfib_source_wanted4,
+ *                   xfib_source_check4 in include/xfib/decide.h)
  *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
  *                   multipath member, nexthop kind, egress port, MTU,
  *                   neighbour, attached port
@@ -268,6 +270,14 @@ xfib_env_xfrm(struct xfib_env *env, __u32 fam)
 	return bpf_map_lookup_elem(&xfib_xfrm, &fam);
 }
 
+/* One inlined array read; the word is read once. */
+static __always_inline __u64 xfib_env_local4(struct xfib_env *env, __u32 w)
+{
+	const __u64 *v = bpf_map_lookup_elem(&xfib_local4, &w);
+
+	return v ? *(const volatile __u64 *)v : ~0ull;
+}
+
 /* bpf_loop() passes i < XFIB_GROUP_BUCKETS; the mask tells the verifier,
  * which does not follow the copy of i the compiler compares. The map
  * accessors above need no environment. */
@@ -403,10 +413,11 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
  *
  * A global function, so the verifier checks it once rather than on every
  * path of the destination's lookup that reaches it: inlined, it nearly
- * doubled the instructions the verifier processes. Every IPv4 packet
- * pays the source's lookup (for local sources); only on ports with
- * rp_filter on does the check read more of the route back: its port,
- * and the members of a multipath route.
+ * doubled the instructions the verifier processes. On ports with
+ * rp_filter on, every IPv4 packet pays the source's lookup, and the check
+ * reads more of the route back: its port, and the members of a multipath
+ * route. On the others only a packet whose source may be local
+ * (maybe_local_source4) comes here.
  */
 __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
 				    __u32 in_flags)
@@ -426,7 +437,8 @@ __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
  * IPv4: a header ip_rcv would accept, without options; forwarding on at
  * the ingress port; no special address; TTL left to decrement. Then the
  * lookup, of the destination and of the source (a local source, the
- * port's rp_filter), in one instance. Fills pkt->l3len, and q for the chain after the lookup.
+ * port's rp_filter), in one instance; the source's only where it can
+ * matter. Fills pkt->l3len, and q for the chain after the lookup.
  */
 static __always_inline __u32 route4(struct xfib_pkt *pkt,
 				    const struct xfib_iface *in,
@@ -464,6 +476,12 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 	r = lookup4(&act, bpf_ntohl(iph->daddr), nh_idx);
 	if (r != XFIB_NEXT)
 		return r;
+#ifndef XFIB_BENCH_SOURCE_ALWAYS
+	/* XFIB_BENCH_SOURCE_ALWAYS (make bench-fwd only) looks every source
+	 * up, to measure what this saves. */
+	if (!xfib_source_wanted4(NULL, bpf_ntohl(iph->saddr), in->flags))
+		return XFIB_NEXT;
+#endif
 	return xfib_check_source4(*(__u64 *)&act, bpf_ntohl(iph->saddr),
 				  q->in_ifindex, in->flags);
 }

@@ -22,6 +22,15 @@
 #include "pin.h"
 #include "xfib/tbl8_pool.h"
 
+/* An IPv4 address in network order, as a host-order word. */
+static __u32 addr4_host(const __u8 *a)
+{
+	__u32 a4;
+
+	memcpy(&a4, a, 4);
+	return ntohl(a4);
+}
+
 static void *dpl_tbl_at(void *tbl, __u32 idx)
 {
 	struct dpl_tbl *t = tbl;
@@ -341,8 +350,7 @@ __u32 dpl_lookup(struct dpl *d, const __u8 *addr)
 	if (!d->ready)
 		return XFIB_NH_IDX_NONE;
 	if (d->fam == XFIB_V4) {
-		memcpy(&a4, addr, 4);
-		a4 = ntohl(a4);
+		a4 = addr4_host(addr);
 		if (d->act.algo == XFIB_ALGO_DIR24_8)
 			return xfib_dir24_lookup(&d->t24, &d->t8, a4);
 		if (d->act.algo == XFIB_ALGO_DXR)
@@ -398,13 +406,10 @@ void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh)
 
 bool dpl_special(int fam, const __u8 *addr)
 {
-	__u32 a4;
 	__u64 hi, lo;
 
-	if (fam == XFIB_V4) {
-		memcpy(&a4, addr, 4);
-		return xfib_ipv4_special(ntohl(a4));
-	}
+	if (fam == XFIB_V4)
+		return xfib_ipv4_special(addr4_host(addr));
 	memcpy(&hi, addr, 8);
 	memcpy(&lo, addr + 8, 8);
 	return xfib_ipv6_special(be64toh(hi), be64toh(lo));
@@ -496,6 +501,21 @@ static const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
 	return &env->xfrm;
 }
 
+static __u64 xfib_env_local4(struct xfib_env *env, __u32 w)
+{
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_local4);
+	__u64 v;
+
+	return bpf_map_lookup_elem(fd, &w, &v) ? ~0ull : v;
+}
+
+bool dpl_local4_marks(const struct dpl *d, const __u8 *addr)
+{
+	struct xfib_env env = { .d = d };
+
+	return xfib_source_wanted4(&env, addr4_host(addr), 0);
+}
+
 /*
  * The egress port and the neighbour of r's nexthop as the dataplane's maps
  * hold them, for display: also where the decision stopped before reading
@@ -570,7 +590,9 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 	}
 	/* The source's checks stop the packet before the chain after the
 	 * lookup, which runs anyway to show where the route leads. */
-	if (r->have_src && r->fam == XFIB_V4)
+	if (r->have_src && r->fam == XFIB_V4 &&
+	    xfib_source_wanted4(&env, addr4_host(r->src),
+				r->have_in ? r->in.flags : 0))
 		first = xfib_source_check4(&env, r->src_nh_idx, r->iif,
 					   r->have_in ? r->in.flags : 0);
 	if (r->nh.kind == XFIB_NH_GROUP) {

@@ -96,6 +96,11 @@ void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh);
  */
 bool dpl_special(int fam, const __u8 *addr);
 
+/* Whether the forwarder looks IPv4 source addr (network order) up on a
+ * port without rp_filter: xfib_local4 says it may be local
+ * (xfib_source_wanted4). A local address must be. */
+bool dpl_local4_marks(const struct dpl *d, const __u8 *addr);
+
 /* Everything the dataplane decides for one destination. */
 struct dpl_result {
 	int fam;

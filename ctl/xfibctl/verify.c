@@ -639,6 +639,16 @@ static bool handed_over_egress_down(const struct dpl *d,
 	return !(ifc.flags & XFIB_IF_UP);
 }
 
+/* A local IPv4 address the forwarder would not look up as a source on a
+ * port without rp_filter (xfib_local4): it would forward packets the
+ * kernel drops as martians. */
+static bool local_unmarked(const struct dpl *d, int fam,
+			   const struct xfib_nexthop *nh, const __u8 *addr)
+{
+	return fam == XFIB_V4 && nh->kind == XFIB_NH_LOCAL &&
+	       !dpl_local4_marks(d, addr);
+}
+
 /*
  * What the dataplane does with a packet to addr against what the kernel
  * would: forwarding out of the same port to the same next hop, or
@@ -660,6 +670,8 @@ static enum verify_outcome compare_one(const struct dpl *d, int fam,
 
 	if (o == VERIFY_MISMATCH && handed_over_egress_down(d, nh))
 		return VERIFY_DEFERRED;
+	if (o == VERIFY_MATCH && local_unmarked(d, fam, nh, addr))
+		return VERIFY_MISMATCH;
 	return o;
 }
 
@@ -850,6 +862,7 @@ static int check_batch(struct run *r, int fam, bool final)
 			m->nh_idx = b->nh_idx[i];
 			m->nh = b->nh[i];
 			m->kernel = q[i];
+			m->source_unmarked = local_unmarked(&r->d[fam], fam, &m->nh, m->addr);
 		}
 	}
 	b->n = 0;

@@ -85,6 +85,9 @@ struct verify_mismatch {
 	__u32 nh_idx;
 	struct xfib_nexthop nh; /* xfib's answer */
 	struct xv_query kernel; /* the kernel's */
+	/* Both say local, but xfib_local4 does not mark the address: the
+	 * forwarder would not look it up as a source (IPv4). */
+	bool source_unmarked;
 };
 
 struct verify_family {

@@ -310,6 +310,9 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	struct fib_family *ff = &f->fam[fam];
 	struct rib_family_state *rs = &f->rib->fam[fam];
 	const struct fib_algo *want;
+	/* The dataplane has every committed change: none, or the instance
+	 * is (again) the RIB's. Not while a failed build's retry waits. */
+	bool current = false;
 	int err = 0;
 
 	if (rs->nchg || rs->chg_overflow) {
@@ -320,6 +323,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	if (!rs->rules_ok) {
 		ff->changes_since_eval = 0; /* nothing to select meanwhile */
 		err = publish_none(f, fam, XFIB_FALLBACK_RULES);
+		current = true;
 		goto done;
 	}
 	if (ff->retry_at_ms && now < ff->retry_at_ms) {
@@ -330,16 +334,21 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	want = select_algo(f, fam, now);
 	if (!want) {
 		err = publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
+		current = true;
 		goto done;
 	}
 	if (want == ff->cur.algo && !ff->rebuild && !rs->chg_overflow &&
 	    ff->fallback == XFIB_FALLBACK_NONE) {
-		if (!rs->nchg)
+		if (!rs->nchg) {
+			current = true;
 			goto done;
+		}
 		if (want->update) {
 			err = update_in_place(f, fam);
-			if (!err)
+			if (!err) {
+				current = true;
 				goto done;
+			}
 			/* Pool exhausted and it cannot grow in place (at the
 			 * slot's limit, or no memory for chunks): rebuild
 			 * with a larger one and swap. poptrie6: no free run
@@ -364,6 +373,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 		}
 	}
 	err = build(f, fam, want);
+	current = true;
 	if (err == -ENOSPC && !map_backed(want)) {
 		err = publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
 		goto done;
@@ -379,6 +389,8 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	ff->retry_at_ms = 0;
 	ff->rebuild = false;
 done:
+	if (fam == XFIB_V4 && current && !err)
+		rib_local4_settle(f->rib);
 	rib_changes_done(f->rib, fam);
 	rs->dirty = false;
 	write_info(f, fam);

@@ -1024,6 +1024,9 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	    !r->neigh_retired || !r->grp_free || !r->grp_retired || !r->ports)
 		return -ENOMEM;
 	port_init(r);
+	err = local4_init(r);
+	if (err)
+		return err;
 	/* Stacks pop from the top: push high indexes first. */
 	for (i = XFIB_NEXTHOP_MAX - 1; i >= XFIB_NH_IDX_FIRST_FREE; i--)
 		r->nh_free[r->nh_nfree++] = i;
@@ -1087,4 +1090,5 @@ void rib_fini(struct rib *r)
 	free(r->grp_retired);
 	free(r->ports);
 	free(r->exp);
+	local4_fini(r);
 }

@@ -241,7 +241,8 @@ struct rib_prefix_key {
 struct rib_prefix {
 	struct htab_node node;
 	struct rib_route *routes;
-	bool dirty; /* in rib.dirty */
+	bool dirty : 1;        /* in rib.dirty */
+	bool answer_local : 1; /* IPv4: counted in rib.local4_count */
 	struct rib_prefix_key key;
 };
 
@@ -333,6 +334,7 @@ struct rib_dp {
 	struct xfib_neigh *neigh;
 	struct xfib_nh_group *grp;
 	struct xfib_port *port;
+	__u64 *local4; /* XFIB_LOCAL4_WORDS (rib_local4.c) */
 };
 
 /* The writer's side of a port's xfib_ifaces entry (rib_port.c). */
@@ -395,6 +397,12 @@ struct rib {
 	__u64 epoch;
 	struct rib_port *ports; /* XFIB_PORT_MAX, by ifindex */
 	bool ports_pending;     /* a port's change waits for a grace period */
+	/* xfib_local4 (rib_local4.c): per bit, the committed IPv4 prefixes
+	 * whose answer is local and that set it; and, one bit per word of
+	 * dp.local4, the words that may have bits to clear at the next
+	 * settle. */
+	__u32 *local4_count;
+	__u64 *local4_stale;
 };
 
 /* dp: where the RIB writes what packets read (copied; the caller closes
@@ -454,6 +462,9 @@ void rib_commit(struct rib *r);
 /* The family's changes are consumed: forgets them. A list grown large (a
  * table load) is freed, not kept at its peak for the next batch. */
 void rib_changes_done(struct rib *r, int fam);
+/* The IPv4 lookup structures have every change committed so far: clears
+ * the xfib_local4 bits no local answer needs any more (rib_local4.c). */
+void rib_local4_settle(struct rib *r);
 /* True while route changes are not yet in the lookup structures. */
 bool rib_pending(const struct rib *r);
 

@@ -3,8 +3,9 @@
  * The RIB's invariants, checked by the netlink fuzzer after every input:
  * every index the RIB hands out is accounted for exactly once (live, free
  * or waiting for a grace period), every live entry says in the arrays
- * what the RIB says it is, every reference points at a live entry, and
- * xfib_ifaces holds the links' ports.
+ * what the RIB says it is, every reference points at a live entry,
+ * xfib_ifaces holds the links' ports, and xfib_local4 covers every local
+ * IPv4 answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,7 +193,7 @@ bool rib_check(const struct rib *r, char *why, size_t len)
 							       XFIB_NEIGH_MAX);
 	bool ok = seen && check_neighbours(r, seen, why, len) &&
 		  check_nexthops(r, seen, why, len) && check_groups(r, why, len) &&
-		  check_ports(r, why, len);
+		  check_ports(r, why, len) && local4_check(r, why, len);
 
 	if (!seen)
 		snprintf(why, len, "out of memory");

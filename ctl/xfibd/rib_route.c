@@ -306,6 +306,7 @@ void rib_changes_done(struct rib *r, int fam)
 static void prefix_commit(struct rib *r, struct rib_prefix *p)
 {
 	struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
+	bool v4 = family_index(p->key.family) == XFIB_V4;
 	__u32 nh, old;
 	int err;
 
@@ -313,6 +314,8 @@ static void prefix_commit(struct rib *r, struct rib_prefix *p)
 	if (!p->routes) {
 		if (ptree_del(t, p->key.dst, p->key.plen) == 0)
 			change_record(r, p);
+		if (v4)
+			local4_commit(r, p, false);
 		prefix_free(r, p);
 		return;
 	}
@@ -327,6 +330,8 @@ static void prefix_commit(struct rib *r, struct rib_prefix *p)
 	}
 	if (err == 0 && old == nh)
 		return;
+	if (v4)
+		local4_commit(r, p, r->nh_map[nh].kind == XFIB_NH_LOCAL);
 	change_record(r, p);
 }
 

@@ -176,7 +176,7 @@ if [ "$GATE" = 1 ]; then
 	cp "$CTFILL" "$XFIB_TMP/bin/"
 	CTFILL="$XFIB_TMP/bin/ctfill"
 fi
-for v in noport notrace; do
+for v in noport notrace srcalways; do
 	[ ! -f "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" ] ||
 		cp "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" "$XFIB_TMP/bin/"
 done
@@ -631,7 +631,10 @@ PY
 # time_variants TABLE FITS...: the program's own cost per packet
 # (BPF_PROG_TEST_RUN on a frame to forward, in the router's namespace,
 # against its live maps): xfib's build, without per-port counters, without
-# the trace hook, and xfib's build while a trace runs. Each of TIME_LOADS
+# the trace hook, for IPv4 looking every source up (the router's ports
+# have no rp_filter, and the generator's source is no local one: xfib's
+# build skips that lookup, xfib_source_wanted4), and xfib's build while a
+# trace runs. Each of TIME_LOADS
 # loads of the objects (fresh JIT images, placed anew) gives one figure
 # per build and the differences between them; the median over the loads
 # is reported, with the range, so that no one placement decides. Lines
@@ -645,7 +648,7 @@ COSTS="$XFIB_TMP/costs.tsv"
 if [ "$SCALE" = small ]; then TIME_LOADS=${TIME_LOADS:-1}; else TIME_LOADS=${TIME_LOADS:-9}; fi
 [[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
-	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw"
+	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" src
 	shift
 	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
 	for fam in 4 6; do
@@ -655,12 +658,14 @@ time_variants() {
 		# Attached, so that the frame is forwarded (XDP_REDIRECT, 4).
 		use_xfib "$fam"
 		frame=$(frame_hex "$fam")
+		src=""
+		[ "$fam" != 4 ] || [ ! -f "$b/xfib_fwd_srcalways.bpf.o" ] || src="$b/xfib_fwd_srcalways.bpf.o"
 		: >"$raw"
 		# One CPU for every run, not the generator's (idle now anyway).
 		for ((i = 1; i <= TIME_LOADS; i++)); do
 			in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
 				--ifindex "$ifi" --frame "$frame" "$b/xfib_fwd_full.bpf.o" \
-				"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o" |
+				"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o" $src |
 				sed "s/^/$i /" >>"$raw" || fail "fwdvariant --time"
 		done
 		trace_start
@@ -688,11 +693,15 @@ time_variants() {
 					notrace[i] = ns[i, "notrace"]; trace[i] = ns[i, "trace"]
 					dp[i] = full[i] - noport[i]; dpp[i] = dp[i] * 100 / noport[i]
 					dt[i] = full[i] - notrace[i]; dtp[i] = dt[i] * 100 / notrace[i]
+					ds[i] = ns[i, "srcalways"] - full[i]; dsp[i] = ds[i] * 100 / full[i]
 				}
 				mf = med(full, loads); mt = med(trace, loads)
-				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%+.2f%%, %s%% over the loads), idle trace hook %+.2f ns (%+.2f%%, %s%%), active trace %+.2f ns (%+.2f%%)\n",
+				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%+.2f%%, %s%% over the loads), idle trace hook %+.2f ns (%+.2f%%, %s%%), active trace %+.2f ns (%+.2f%%)",
 					t, f, a, mf, v["full"], med(dp, loads), med(dpp, loads), span(dpp, loads),
 					med(dt, loads), med(dtp, loads), span(dtp, loads), mt - mf, (mt - mf) * 100 / mf
+				if ("srcalways" in v)
+					printf "; every source looked up %+.2f ns (%+.2f%%, %s%%)", med(ds, loads), med(dsp, loads), span(dsp, loads)
+				printf "\n"
 				printf "%s\t%s\t%s\t%.3f\t%.3f\n", t, f, a, med(dp, loads), med(dt, loads) >>costs
 			}' costs="$COSTS" "$raw" >>"$TIMING"
 	done
@@ -959,7 +968,8 @@ if [ -n "$VARIANTS" ]; then
 	echo
 	echo "Program cost per packet (BPF_PROG_TEST_RUN on CPU $TIME_CPU, a frame xfib forwards, verdict 4 = XDP_REDIRECT): per load of"
 	echo "the builds, the mean of the middle 11 of 21 alternating rounds of 20000 single-packet runs; medians over $TIME_LOADS loads,"
-	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s):"
+	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s; every source"
+	echo "looked up: IPv4, the build without xfib_source_wanted4's skip, the cost of a second lookup on a port without rp_filter):"
 	cat "$TIMING" 2>/dev/null || true
 	echo
 	echo "The same added time against the time per forwarded packet (1 / xfib-full's median rate above): the share of"

@@ -96,6 +96,46 @@ static void *zeroed(size_t len)
 #define NEIGH_LEN (XFIB_NEIGH_MAX * sizeof(struct xfib_neigh))
 #define GRP_LEN (XFIB_GROUP_MAX * sizeof(struct xfib_nh_group))
 #define PORT_LEN (XFIB_PORT_MAX * sizeof(struct xfib_port))
+#define LOCAL4_LEN (XFIB_LOCAL4_WORDS * sizeof(__u64))
+
+/* Where the messages past the middle of buf begin (as nl_feed() steps
+ * through them): an input is fed in two commits, so that the second can
+ * undo what the first committed. */
+static size_t second_half(const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	size_t off = 0, step;
+
+	while (off < len / 2 && len - off >= sizeof(*nlh) &&
+	       nlh->nlmsg_len >= sizeof(*nlh) && nlh->nlmsg_len <= len - off) {
+		step = NLMSG_ALIGN(nlh->nlmsg_len);
+		if (step >= len - off)
+			return len;
+		off += step;
+		nlh = (const void *)((const char *)buf + off);
+	}
+	return off;
+}
+
+/* The RIB's invariants after a commit and after the lookup structures
+ * would have taken it (rib_local4_settle); aborts if one is broken. */
+static void commit_check(struct rib *r)
+{
+	char why[160];
+
+	rib_commit(r);
+	if (rib_reclaim(r))
+		abort();
+	if (!rib_check(r, why, sizeof(why))) {
+		fprintf(stderr, "fuzz_netlink: invariant broken: %s\n", why);
+		abort();
+	}
+	rib_local4_settle(r);
+	if (!rib_check(r, why, sizeof(why))) {
+		fprintf(stderr, "fuzz_netlink: invariant broken after settling: %s\n", why);
+		abort();
+	}
+}
 
 /* Every RIB neighbour has its host-map entry, and every entry its
  * neighbour, with the same index. */
@@ -143,7 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rib_dp dp = { .ops = &mem_ops, .ctx = &m };
 	struct rib r;
 	struct nl nl;
-	char why[160];
+	size_t half;
 	void *buf;
 
 	memset(&m, 0, sizeof(m));
@@ -151,20 +191,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dp.neigh = zeroed(NEIGH_LEN);
 	dp.grp = zeroed(GRP_LEN);
 	dp.port = zeroed(PORT_LEN);
+	dp.local4 = zeroed(LOCAL4_LEN);
 	/* The parser reads netlink messages aligned, as recv() gives them. */
 	buf = malloc(size ? size : 1);
 	memcpy(buf, data, size);
 	if (rib_init(&r, &dp, RT_TABLE_MAIN))
 		abort();
 	nl_init_offline(&nl, &r);
-	nl_feed(&nl, buf, size);
-	rib_commit(&r);
-	if (rib_reclaim(&r))
-		abort();
-	if (!rib_check(&r, why, sizeof(why))) {
-		fprintf(stderr, "fuzz_netlink: invariant broken: %s\n", why);
-		abort();
-	}
+	half = second_half(buf, size);
+	nl_feed(&nl, buf, half);
+	commit_check(&r);
+	nl_feed(&nl, (char *)buf + half, size - half);
+	commit_check(&r);
 	check_hosts(&r, &m);
 	if (strict && nl.parse_errors) {
 		fprintf(stderr, "fuzz_netlink: %llu malformed messages in a strict run\n",
@@ -178,5 +216,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	munmap(dp.neigh, NEIGH_LEN);
 	munmap(dp.grp, GRP_LEN);
 	munmap(dp.port, PORT_LEN);
+	munmap(dp.local4, LOCAL4_LEN);
 	return 0;
 }
