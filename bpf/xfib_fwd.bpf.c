@@ -19,7 +19,8 @@
  *   route4/route6   the IP header, the port's settings, address classes,
  *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
  *                   looks the source up where that can matter (rp_filter,
- *                   or a source xfib_local4 says may be local): a local
+ *                   or a source xfib_nonlocal4 does not rule out as
+ *                   local): a local
  *                   source, and rp_filter (xfib_source_wanted4,
  *                   xfib_source_check4 in include/xfib/decide.h)
  *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
@@ -271,11 +272,11 @@ xfib_env_xfrm(struct xfib_env *env, __u32 fam)
 }
 
 /* One inlined array read; the word is read once. */
-static __always_inline __u64 xfib_env_local4(struct xfib_env *env, __u32 w)
+static __always_inline __u64 xfib_env_nonlocal4(struct xfib_env *env, __u32 w)
 {
-	const __u64 *v = bpf_map_lookup_elem(&xfib_local4, &w);
+	const __u64 *v = bpf_map_lookup_elem(&xfib_nonlocal4, &w);
 
-	return v ? *(const volatile __u64 *)v : ~0ull;
+	return v ? *(const volatile __u64 *)v : 0;
 }
 
 /* bpf_loop() passes i < XFIB_GROUP_BUCKETS; the mask tells the verifier,

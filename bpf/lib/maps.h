@@ -289,11 +289,11 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XFIB_LOCAL4_WORDS);
+	__uint(max_entries, XFIB_NONLOCAL4_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} xfib_local4 SEC(".maps");
+} xfib_nonlocal4 SEC(".maps");
 
 /* Per family: IPsec policies or states the kernel would apply to
  * forwarded packets (include/xfib/xfrm.h), written by xfibd. */

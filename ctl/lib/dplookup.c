@@ -501,15 +501,15 @@ static const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
 	return &env->xfrm;
 }
 
-static __u64 xfib_env_local4(struct xfib_env *env, __u32 w)
+static __u64 xfib_env_nonlocal4(struct xfib_env *env, __u32 w)
 {
-	int fd = bpf_map__fd(env->d->skel->maps.xfib_local4);
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_nonlocal4);
 	__u64 v;
 
-	return bpf_map_lookup_elem(fd, &w, &v) ? ~0ull : v;
+	return bpf_map_lookup_elem(fd, &w, &v) ? 0 : v;
 }
 
-bool dpl_local4_marks(const struct dpl *d, const __u8 *addr)
+bool dpl_source_wanted4(const struct dpl *d, const __u8 *addr)
 {
 	struct xfib_env env = { .d = d };
 

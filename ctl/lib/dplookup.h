@@ -97,9 +97,9 @@ void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh);
 bool dpl_special(int fam, const __u8 *addr);
 
 /* Whether the forwarder looks IPv4 source addr (network order) up on a
- * port without rp_filter: xfib_local4 says it may be local
- * (xfib_source_wanted4). A local address must be. */
-bool dpl_local4_marks(const struct dpl *d, const __u8 *addr);
+ * port without rp_filter: xfib_nonlocal4 does not rule it out as local
+ * (xfib_source_wanted4). A local address must be looked up. */
+bool dpl_source_wanted4(const struct dpl *d, const __u8 *addr);
 
 /* Everything the dataplane decides for one destination. */
 struct dpl_result {

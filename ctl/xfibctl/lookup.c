@@ -504,7 +504,7 @@ static json_object *verify_json(const struct verify_report *rep)
 		js_set(e, "xfib", nexthop_json(&m->nh, m->nh_idx));
 		js_set(e, "kernel", kfib_json(af, m->addr, &m->kernel));
 		if (m->source_unmarked)
-			js_set(e, "source", js_str("not marked local in xfib_local4"));
+			js_set(e, "source", js_str("ruled out as local by xfib_nonlocal4"));
 		json_object_array_add(mis, e);
 	}
 	js_set(o, "mismatches", mis);
@@ -527,7 +527,7 @@ static void verify_text(const struct verify_report *rep, unsigned long total,
 		printf("mismatch: %s %s: xfib %s, kernel %s%s\n", fam_name(m->fam),
 		       addr_str(af, m->addr, a, sizeof(a)), x, k,
 		       m->source_unmarked ?
-			       "; as a source, not marked local in xfib_local4" : "");
+			       "; as a source, ruled out as local by xfib_nonlocal4" : "");
 	}
 	if (bad > rep->nmis)
 		printf("... and %lu more mismatches\n", bad - rep->nmis);

@@ -640,13 +640,13 @@ static bool handed_over_egress_down(const struct dpl *d,
 }
 
 /* A local IPv4 address the forwarder would not look up as a source on a
- * port without rp_filter (xfib_local4): it would forward packets the
+ * port without rp_filter (xfib_nonlocal4): it would forward packets the
  * kernel drops as martians. */
 static bool local_unmarked(const struct dpl *d, int fam,
 			   const struct xfib_nexthop *nh, const __u8 *addr)
 {
 	return fam == XFIB_V4 && nh->kind == XFIB_NH_LOCAL &&
-	       !dpl_local4_marks(d, addr);
+	       !dpl_source_wanted4(d, addr);
 }
 
 /*

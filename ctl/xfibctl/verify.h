@@ -85,8 +85,8 @@ struct verify_mismatch {
 	__u32 nh_idx;
 	struct xfib_nexthop nh; /* xfib's answer */
 	struct xv_query kernel; /* the kernel's */
-	/* Both say local, but xfib_local4 does not mark the address: the
-	 * forwarder would not look it up as a source (IPv4). */
+	/* Both say local, but xfib_nonlocal4 rules the address out as a
+	 * local source: the forwarder would not look it up (IPv4). */
 	bool source_unmarked;
 };
 

@@ -334,7 +334,7 @@ struct rib_dp {
 	struct xfib_neigh *neigh;
 	struct xfib_nh_group *grp;
 	struct xfib_port *port;
-	__u64 *local4; /* XFIB_LOCAL4_WORDS (rib_local4.c) */
+	__u64 *nonlocal4; /* XFIB_NONLOCAL4_WORDS (rib_local4.c) */
 };
 
 /* The writer's side of a port's xfib_ifaces entry (rib_port.c). */
@@ -397,9 +397,9 @@ struct rib {
 	__u64 epoch;
 	struct rib_port *ports; /* XFIB_PORT_MAX, by ifindex */
 	bool ports_pending;     /* a port's change waits for a grace period */
-	/* xfib_local4 (rib_local4.c): per bit, the committed IPv4 prefixes
-	 * whose answer is local and that set it; and, one bit per word of
-	 * dp.local4, the words that may have bits to clear at the next
+	/* xfib_nonlocal4 (rib_local4.c): per bit, the committed IPv4 prefixes
+	 * whose answer is local and that fall under it; and, one bit per word
+	 * of dp.nonlocal4, the words that may have bits to set at the next
 	 * settle. */
 	__u32 *local4_count;
 	__u64 *local4_stale;
@@ -462,8 +462,9 @@ void rib_commit(struct rib *r);
 /* The family's changes are consumed: forgets them. A list grown large (a
  * table load) is freed, not kept at its peak for the next batch. */
 void rib_changes_done(struct rib *r, int fam);
-/* The IPv4 lookup structures have every change committed so far: clears
- * the xfib_local4 bits no local answer needs any more (rib_local4.c). */
+/* The IPv4 lookup structures have every change committed so far: sets
+ * the xfib_nonlocal4 bits no local answer holds clear any more
+ * (rib_local4.c). */
 void rib_local4_settle(struct rib *r);
 /* True while route changes are not yet in the lookup structures. */
 bool rib_pending(const struct rib *r);

@@ -4,8 +4,8 @@
  * every index the RIB hands out is accounted for exactly once (live, free
  * or waiting for a grace period), every live entry says in the arrays
  * what the RIB says it is, every reference points at a live entry,
- * xfib_ifaces holds the links' ports, and xfib_local4 covers every local
- * IPv4 answer.
+ * xfib_ifaces holds the links' ports, and xfib_nonlocal4 rules out no
+ * local IPv4 answer.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 
 struct rib_dp_bpf {
 	struct xfib_fwd_bpf *skel;
-	size_t nh_len, neigh_len, grp_len, port_len, local4_len;
+	size_t nh_len, neigh_len, grp_len, port_len, nonlocal4_len;
 	int rcu_inner_fd; /* the value rcu_sync's updates store */
 };
 
@@ -80,10 +80,10 @@ int rib_dp_bpf_open(struct rib_dp *dp, struct xfib_fwd_bpf *skel)
 	dp->neigh = xfib_map_mmap(skel->maps.xfib_neighs, true, &b->neigh_len);
 	dp->grp = xfib_map_mmap(skel->maps.xfib_nh_groups, true, &b->grp_len);
 	dp->port = xfib_map_mmap(skel->maps.xfib_ifaces, true, &b->port_len);
-	dp->local4 = xfib_map_mmap(skel->maps.xfib_local4, true, &b->local4_len);
+	dp->nonlocal4 = xfib_map_mmap(skel->maps.xfib_nonlocal4, true, &b->nonlocal4_len);
 	b->rcu_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_rcu_inner",
 					 sizeof(__u32), sizeof(__u32), 1, NULL);
-	if (dp->nh && dp->neigh && dp->grp && dp->port && dp->local4 &&
+	if (dp->nh && dp->neigh && dp->grp && dp->port && dp->nonlocal4 &&
 	    b->rcu_inner_fd >= 0)
 		return 0;
 	err = -errno;
@@ -105,8 +105,8 @@ void rib_dp_bpf_close(struct rib_dp *dp)
 		munmap(dp->grp, b->grp_len);
 	if (dp->port)
 		munmap(dp->port, b->port_len);
-	if (dp->local4)
-		munmap(dp->local4, b->local4_len);
+	if (dp->nonlocal4)
+		munmap(dp->nonlocal4, b->nonlocal4_len);
 	if (b->rcu_inner_fd >= 0)
 		close(b->rcu_inner_fd);
 	free(b);

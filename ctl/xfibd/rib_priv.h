@@ -94,7 +94,7 @@ int local4_init(struct rib *r);
 void local4_fini(struct rib *r);
 /* IPv4 prefix p's committed answer is local, or not (or p goes). */
 void local4_commit(struct rib *r, struct rib_prefix *p, bool local);
-/* The counts and xfib_local4 against the committed answers (rib_check). */
+/* The counts and xfib_nonlocal4 against the committed answers (rib_check). */
 bool local4_check(const struct rib *r, char *why, size_t len);
 
 /* ---- rib_nhobj.c ------------------------------------------------------ */

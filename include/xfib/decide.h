@@ -75,8 +75,8 @@ XFIB_INLINE int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex);
 /* xfib_xfrm: the family's (XFIB_V4, XFIB_V6) IPsec state. */
 XFIB_INLINE const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
 							__u32 fam);
-/* xfib_local4: word w (bits 64w..64w+63); all ones if it cannot be read. */
-XFIB_INLINE __u64 xfib_env_local4(struct xfib_env *env, __u32 w);
+/* xfib_nonlocal4: word w (bits 64w..64w+63); 0 if it cannot be read. */
+XFIB_INLINE __u64 xfib_env_nonlocal4(struct xfib_env *env, __u32 w);
 
 /* What the chain needs to know about the packet (each caller's own, not
  * a map value: no fixed layout needed). */
@@ -236,6 +236,30 @@ XFIB_INLINE __u32 xfib_rpf_group(struct xfib_env *env,
 	return loose ? XFIB_NEXT : XFIB_PASS_RP_FILTER;
 }
 
+/* Bit b of xfib_nonlocal4. */
+XFIB_INLINE int xfib_nonlocal4_bit(struct xfib_env *env, __u32 b)
+{
+	return (xfib_env_nonlocal4(env, b / 64) >> (b % 64)) & 1;
+}
+
+/*
+ * Whether xfib_source_check4() has anything to find for IPv4 source saddr
+ * (host order) received on a port with flags in_flags. Without rp_filter
+ * only a local source stops the packet, and xfib_nonlocal4 says where none
+ * can be (include/xfib/maps.h): there the source needs no lookup, as the
+ * kernel's fib_validate_source() makes none without rp_filter. That lookup
+ * is a second longest-prefix match per packet, a large share of the
+ * program's time.
+ */
+XFIB_INLINE int xfib_source_wanted4(struct xfib_env *env, __u32 saddr,
+				    __u8 in_flags)
+{
+	if (in_flags & XFIB_IF_RPF)
+		return 1;
+	return !xfib_nonlocal4_bit(env, XFIB_NONLOCAL4_BLOCK_BIT(saddr)) ||
+	       !xfib_nonlocal4_bit(env, XFIB_NONLOCAL4_SLOT_BIT(saddr));
+}
+
 /*
  * The kernel's checks of an IPv4 source (fib_validate_source(),
  * __fib_validate_source() in net/ipv4/fib_frontend.c), given the nexthop
@@ -266,30 +290,6 @@ XFIB_INLINE __u32 xfib_rpf_group(struct xfib_env *env,
  * are not modelled: with any, the daemon publishes no instance and every
  * packet goes to the kernel (XFIB_FALLBACK_RULES).
  */
-/* Bit b of xfib_local4. */
-XFIB_INLINE int xfib_local4_bit(struct xfib_env *env, __u32 b)
-{
-	return (xfib_env_local4(env, b / 64) >> (b % 64)) & 1;
-}
-
-/*
- * Whether xfib_source_check4() has anything to find for IPv4 source saddr
- * (host order) received on a port with flags in_flags. Without rp_filter
- * only a local source stops the packet, and xfib_local4 says where one may
- * be (include/xfib/maps.h): elsewhere the source needs no lookup, as the
- * kernel's fib_validate_source() makes none without rp_filter. That lookup
- * is a second longest-prefix match per packet, a large share of the
- * program's time.
- */
-XFIB_INLINE int xfib_source_wanted4(struct xfib_env *env, __u32 saddr,
-				    __u8 in_flags)
-{
-	if (in_flags & XFIB_IF_RPF)
-		return 1;
-	return xfib_local4_bit(env, XFIB_LOCAL4_BLOCK_BIT(saddr)) ||
-	       xfib_local4_bit(env, XFIB_LOCAL4_SLOT_BIT(saddr));
-}
-
 XFIB_INLINE __u32 xfib_source_check4(struct xfib_env *env, __u32 src_nh_idx,
 				     __u32 in_ifindex, __u8 in_flags)
 {

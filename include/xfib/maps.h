@@ -40,31 +40,31 @@
 #define XFIB_PORT_MAX 1024
 
 /*
- * Where an IPv4 source may be one of the router's own (xfib_local4), for
- * the prefixes whose answer is local (the addresses and broadcasts of the
- * local table, its custom local routes, local routes of the mirrored
+ * Where an IPv4 source cannot be one of the router's own (xfib_nonlocal4),
+ * from the prefixes whose answer is local (the addresses and broadcasts of
+ * the local table, its custom local routes, local routes of the mirrored
  * table), in two bitmaps:
- *  - one bit per /16, set where a local prefix shorter than /32 covers any
- *    of the /16 (127.0.0.0/8, a local route for a whole range);
- *  - one bit per slot of a hash of the address, set for each local /32 (a
- *    router's own addresses: hashed, so that a host on a connected subnet,
- *    whose /16 and /24 are the router's too, is told apart from them).
- * A superset: a set bit only means "look the source up". On a port
- * without rp_filter, a source whose two bits are clear needs no lookup, as
- * the kernel's own fib_validate_source() makes none without rp_filter.
- * 2 x 65536 bits, 16 KiB.
+ *  - one bit per /16, clear where a local prefix shorter than /32 covers
+ *    any of the /16 (127.0.0.0/8, a local route for a whole range);
+ *  - one bit per slot of a hash of the address, clear for each local /32
+ *    (a router's own addresses: hashed, so that a host on a connected
+ *    subnet, whose /16 and /24 are the router's too, is told apart).
+ * On a port without rp_filter, a source whose two bits are both set needs
+ * no lookup, as the kernel's own fib_validate_source() makes none without
+ * rp_filter; any clear bit only means "look the source up", so a map
+ * nobody wrote (all clear) is safe. 2 x 65536 bits, 16 KiB.
  */
-#define XFIB_LOCAL4_BLOCKS 65536
-#define XFIB_LOCAL4_SLOTS 65536
-#define XFIB_LOCAL4_BITS (XFIB_LOCAL4_BLOCKS + XFIB_LOCAL4_SLOTS)
-#define XFIB_LOCAL4_WORDS (XFIB_LOCAL4_BITS / 64)
+#define XFIB_NONLOCAL4_BLOCKS 65536
+#define XFIB_NONLOCAL4_SLOTS 65536
+#define XFIB_NONLOCAL4_BITS (XFIB_NONLOCAL4_BLOCKS + XFIB_NONLOCAL4_SLOTS)
+#define XFIB_NONLOCAL4_WORDS (XFIB_NONLOCAL4_BITS / 64)
 
 /* The bits of IPv4 address addr (host order): its /16, and its hash slot
  * (Fibonacci hashing: the multiply spreads the low bits that tell a
  * subnet's hosts apart over the top 16). */
-#define XFIB_LOCAL4_BLOCK_BIT(addr) ((__u32)(addr) >> 16)
-#define XFIB_LOCAL4_SLOT_BIT(addr) \
-	(XFIB_LOCAL4_BLOCKS + (((__u32)(addr) * 0x9e3779b1u) >> 16))
+#define XFIB_NONLOCAL4_BLOCK_BIT(addr) ((__u32)(addr) >> 16)
+#define XFIB_NONLOCAL4_SLOT_BIT(addr) \
+	(XFIB_NONLOCAL4_BLOCKS + (((__u32)(addr) * 0x9e3779b1u) >> 16))
 
 /*
  * Multipath groups: each is a table of XFIB_GROUP_BUCKETS member nexthop

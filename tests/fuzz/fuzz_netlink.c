@@ -96,7 +96,7 @@ static void *zeroed(size_t len)
 #define NEIGH_LEN (XFIB_NEIGH_MAX * sizeof(struct xfib_neigh))
 #define GRP_LEN (XFIB_GROUP_MAX * sizeof(struct xfib_nh_group))
 #define PORT_LEN (XFIB_PORT_MAX * sizeof(struct xfib_port))
-#define LOCAL4_LEN (XFIB_LOCAL4_WORDS * sizeof(__u64))
+#define NONLOCAL4_LEN (XFIB_NONLOCAL4_WORDS * sizeof(__u64))
 
 /* Where the messages past the middle of buf begin (as nl_feed() steps
  * through them): an input is fed in two commits, so that the second can
@@ -191,7 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dp.neigh = zeroed(NEIGH_LEN);
 	dp.grp = zeroed(GRP_LEN);
 	dp.port = zeroed(PORT_LEN);
-	dp.local4 = zeroed(LOCAL4_LEN);
+	dp.nonlocal4 = zeroed(NONLOCAL4_LEN);
 	/* The parser reads netlink messages aligned, as recv() gives them. */
 	buf = malloc(size ? size : 1);
 	memcpy(buf, data, size);
@@ -216,6 +216,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	munmap(dp.neigh, NEIGH_LEN);
 	munmap(dp.grp, GRP_LEN);
 	munmap(dp.port, PORT_LEN);
-	munmap(dp.local4, LOCAL4_LEN);
+	munmap(dp.nonlocal4, NONLOCAL4_LEN);
 	return 0;
 }

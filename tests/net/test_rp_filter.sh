@@ -235,25 +235,26 @@ ip -n "$RTR" addr add "$R_SNK2_4/24" dev "$R_SNK2"
 wait_until 5 rpf_shown_on loose || fail "r-sink2 not loose again with its address back"
 
 # Local sources that come and go while xfib forwards, rp_filter off: the
-# forwarder looks a source up only where xfib_local4 says a local answer
-# may be (a bit per /16 for local prefixes shorter than /32, a hashed bit
-# per local /32), so each must reach it before the lookup tables do, and
-# the /16's bit must clear again once nothing local is left under it.
+# forwarder skips a source's lookup only where xfib_nonlocal4 rules a
+# local answer out (a bit per /16 for local prefixes shorter than /32, a
+# hashed bit per local /32), so each must reach it before the lookup
+# tables do, and the /16's bit must be set again once nothing local is
+# left under it.
 set_mode off
-# local4_block_bit ADDR: "1" if ADDR's /16 bit is set in xfib_local4.
-local4_block_bit() {
+# nonlocal4_block_bit ADDR: "1" if xfib_nonlocal4 rules ADDR's /16 out.
+nonlocal4_block_bit() {
 	local a b c d blk byte
 	IFS=. read -r a b c d <<<"$1"
 	blk=$((a * 256 + b))
 	# Word blk / 64 (a 4-byte key, little-endian), its bytes as "0x..".
-	byte=$(bpftool map lookup pinned "$PIN/xfib_local4" \
+	byte=$(bpftool map lookup pinned "$PIN/xfib_nonlocal4" \
 		key $((blk / 64 % 256)) $((blk / 64 / 256)) 0 0 -j |
 		jq -r ".value[$((blk % 64 / 8))]") || return 1
 	echo $(((byte >> (blk % 8)) & 1))
 }
 lookup_from() { rctl lookup "$SNK4" --from "$1" --iif "$R_GEN" -j | jq -r .reason; }
 reason_is() { [ "$(lookup_from "$1")" = "$2" ]; }
-block_bit_is() { [ "$(local4_block_bit "$1")" = "$2" ]; }
+block_bit_is() { [ "$(nonlocal4_block_bit "$1")" = "$2" ]; }
 # expect_local SRC: the kernel drops SRC as a martian, and xfib hands it
 # over (pass_local_source) rather than forward it.
 expect_local() {
@@ -279,19 +280,20 @@ ip -n "$RTR" addr del "$NEW32/32" dev "$R_SNK2"
 wait_until 5 reason_is "$NEW32" forwarded_v4 ||
 	fail "xfibctl lookup --from $NEW32 (no longer local): $(lookup_from "$NEW32")"
 expect_forwarded "$NEW32"
-# A custom local route shorter than /32 sets its /16's bit (the kernel
-# then checks every source against its FIB); the bit clears once it goes.
-[ "$(local4_block_bit "$NEW24_SRC")" = 0 ] ||
-	fail "xfib_local4: the bit of $NEW24_SRC's /16 set before any local prefix there"
+# A custom local route shorter than /32 clears its /16's bit (the kernel
+# then checks every source against its FIB); the bit is set again once it
+# goes.
+[ "$(nonlocal4_block_bit "$NEW24_SRC")" = 1 ] ||
+	fail "xfib_nonlocal4: $NEW24_SRC's /16 not ruled out before any local prefix there"
 ip -n "$RTR" route add local 198.18.96.0/24 dev lo table local
 wait_until 5 reason_is "$NEW24_SRC" pass_local_source ||
 	fail "xfibctl lookup --from $NEW24_SRC (in a local /24): $(lookup_from "$NEW24_SRC")"
-[ "$(local4_block_bit "$NEW24_SRC")" = 1 ] ||
-	fail "xfib_local4: the bit of $NEW24_SRC's /16 clear under a local /24"
+[ "$(nonlocal4_block_bit "$NEW24_SRC")" = 0 ] ||
+	fail "xfib_nonlocal4: $NEW24_SRC's /16 ruled out under a local /24"
 expect_local "$NEW24_SRC"
 ip -n "$RTR" route del local 198.18.96.0/24 dev lo table local
-wait_until 5 block_bit_is "$NEW24_SRC" 0 ||
-	fail "xfib_local4: the bit of $NEW24_SRC's /16 still set with nothing local under it"
+wait_until 5 block_bit_is "$NEW24_SRC" 1 ||
+	fail "xfib_nonlocal4: $NEW24_SRC's /16 not ruled out again with nothing local under it"
 expect_forwarded "$NEW24_SRC"
 
 log "PASS"

@@ -248,31 +248,31 @@ xfibd_start
 verify_clean "$AUTO4" "$AUTO6"
 lookup_is 10.3.7.7 "$FWD_GW"' and .egress.name == $s2'
 
-# The forwarder looks an IPv4 source up (on ports without rp_filter) only
-# where xfib_local4 marks it may be local: for a local /32, its hashed
-# bit (include/xfib/maps.h, XFIB_LOCAL4_SLOT_BIT). Cleared behind xfibd's
-# back, the router's own 198.18.250.3 would be forwarded from: verify
-# names it.
+# The forwarder skips an IPv4 source's lookup (on ports without
+# rp_filter) where xfib_nonlocal4 rules a local answer out: for a local
+# /32, by its hashed bit (include/xfib/maps.h, XFIB_NONLOCAL4_SLOT_BIT).
+# Set behind xfibd's back, the router's own 198.18.250.3 would be
+# forwarded from: verify names it.
 a=$(((198 << 24) + (18 << 16) + (250 << 8) + 3))
 BIT=$((65536 + ((a * 0x9e3779b1) & 0xffffffff) / 65536))
 W=$((BIT / 64))
-bpftool map update pinned "$PIN/xfib_local4" key $((W % 256)) $((W / 256)) 0 0 \
-	value 0 0 0 0 0 0 0 0 || fail "bpftool map update xfib_local4[$W]"
-log "cleared xfib_local4 word $W (bit $BIT: 198.18.250.3's slot)"
+bpftool map update pinned "$PIN/xfib_nonlocal4" key $((W % 256)) $((W / 256)) 0 0 \
+	value 255 255 255 255 255 255 255 255 || fail "bpftool map update xfib_nonlocal4[$W]"
+log "set xfib_nonlocal4 word $W (bit $BIT: 198.18.250.3's slot)"
 rc=0
 OUT=$(rctl verify --random "$RANDOM_N" -j) || rc=$?
-[ "$rc" -eq 1 ] || fail "verify with a cleared xfib_local4 word exited $rc, expected 1"
+[ "$rc" -eq 1 ] || fail "verify with a set xfib_nonlocal4 word exited $rc, expected 1"
 jq -e '.ipv4.mismatched > 0 and .ipv6.mismatched == 0 and
 	any(.mismatches[]; .address == "198.18.250.3") and
 	all(.mismatches[]; .family == "ipv4" and .xfib.kind == "local" and
-		.source == "not marked local in xfib_local4")' <<<"$OUT" >/dev/null ||
-	fail "verify with a cleared xfib_local4 word: $(jq -c '{v4: .ipv4, v6: .ipv6, m: .mismatches[:2]}' <<<"$OUT")"
-TXT=$(rctl verify) && fail "verify (text) with a cleared xfib_local4 word exited 0"
-grep -q "^mismatch: ipv4 198\.18\.250\.3: xfib local .*; as a source, not marked local in xfib_local4\$" <<<"$TXT" ||
-	fail "verify text does not name the unmarked local address: $(head -n 3 <<<"$TXT")"
+		.source == "ruled out as local by xfib_nonlocal4")' <<<"$OUT" >/dev/null ||
+	fail "verify with a set xfib_nonlocal4 word: $(jq -c '{v4: .ipv4, v6: .ipv6, m: .mismatches[:2]}' <<<"$OUT")"
+TXT=$(rctl verify) && fail "verify (text) with a set xfib_nonlocal4 word exited 0"
+grep -q "^mismatch: ipv4 198\.18\.250\.3: xfib local .*; as a source, ruled out as local by xfib_nonlocal4\$" <<<"$TXT" ||
+	fail "verify text does not name the local address ruled out: $(head -n 3 <<<"$TXT")"
 kill -TERM "$XFIBD_PID"
 wait "$XFIBD_PID" 2>/dev/null || true
 xfibd_start
 verify_clean "$AUTO4" "$AUTO6"
 
-log "PASS: verify clean with dir24_8, dxr, trie6, poptrie6, bsearch4, bsearch6 and auto; lookup answers; a corrupted nexthop and an unmarked local address are caught"
+log "PASS: verify clean with dir24_8, dxr, trie6, poptrie6, bsearch4, bsearch6 and auto; lookup answers; a corrupted nexthop and a local address ruled out as a source are caught"

@@ -561,17 +561,28 @@ static void active_default(void)
 	put_active(XFIB_V6, XFIB_ALGO_BSEARCH6, 0, log2n6);
 }
 
-/* Sets bit b of xfib_local4 (include/xfib/maps.h), or clears it. */
-static void put_local4(__u32 b, bool set)
+/* Sets bit b of xfib_nonlocal4 (include/xfib/maps.h), or clears it. */
+static void put_nonlocal4(__u32 b, bool set)
 {
-	int fd = bpf_map__fd(skel->maps.xfib_local4);
+	int fd = bpf_map__fd(skel->maps.xfib_nonlocal4);
 	__u32 w = b / 64;
 	__u64 v = 0;
 
 	if (bpf_map_lookup_elem(fd, &w, &v))
-		die("xfib_local4 read: %s", strerror(errno));
+		die("xfib_nonlocal4 read: %s", strerror(errno));
 	v = set ? v | 1ull << (b % 64) : v & ~(1ull << (b % 64));
-	update(fd, &w, &v, "xfib_local4");
+	update(fd, &w, &v, "xfib_nonlocal4");
+}
+
+/* Every bit of xfib_nonlocal4 set: no source can be local. */
+static void put_nonlocal4_all(void)
+{
+	int fd = bpf_map__fd(skel->maps.xfib_nonlocal4);
+	__u64 v = ~0ull;
+	__u32 w;
+
+	for (w = 0; w < XFIB_NONLOCAL4_WORDS; w++)
+		update(fd, &w, &v, "xfib_nonlocal4");
 }
 
 static void put_tx_port(__u32 ifindex)
@@ -744,10 +755,11 @@ static void fill_maps(void)
 		die("unexpected log2n %u/%u", log2n4, log2n6);
 	active_default();
 
-	/* xfib_local4 as xfibd writes it for the local answers above: the
-	 * /24 sets its /16's bit, the broadcast /32 its hash slot's. */
-	put_local4(XFIB_LOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), true);
-	put_local4(XFIB_LOCAL4_SLOT_BIT(H4(198, 18, 17, 255)), true);
+	/* xfib_nonlocal4 as xfibd writes it for the local answers above: all
+	 * set but the /24's /16 bit and the broadcast /32's hash slot bit. */
+	put_nonlocal4_all();
+	put_nonlocal4(XFIB_NONLOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), false);
+	put_nonlocal4(XFIB_NONLOCAL4_SLOT_BIT(H4(198, 18, 17, 255)), false);
 	put_nexthop(XFIB_NH_IDX_LOCAL, XFIB_NH_LOCAL, 0, 0, 0);
 	put_nexthop(NH_GW4, XFIB_NH_GATEWAY, if_out, NB_GW4, 0);
 	put_nexthop(NH_CONN, XFIB_NH_CONNECTED, if_out, 0, 0);
@@ -2034,8 +2046,8 @@ enum port_state {
 	ST_IN_RPF,	  /* ingress port: rp_filter on, strict */
 	ST_IN_RPF_LOOSE,  /* ingress port: rp_filter on, loose */
 	ST_IN_LOOSE_ONLY, /* ingress port: the loose bit without rp_filter */
-	ST_LOCAL4_CLEAR,  /* 198.18.0.0/16's xfib_local4 block bit clear */
-	ST_LOCAL4_CLEAR_RPF, /* the same, and rp_filter on the ingress port */
+	ST_LOCAL_RULED_OUT, /* xfib_nonlocal4 rules 198.18.0.0/16 out */
+	ST_LOCAL_RULED_OUT_RPF, /* the same, and rp_filter on the ingress port */
 	ST_V4_NONE,	  /* IPv4 algorithm NONE */
 	ST_V4_BSEARCH6,	  /* IPv4 instance of an IPv6 algorithm */
 	ST_V6_NONE,
@@ -2064,15 +2076,15 @@ static void set_port_state(enum port_state s)
 	active_default();
 	put_xfrm(XFIB_V4, XFIB_XFRM_OFF);
 	put_xfrm(XFIB_V6, XFIB_XFRM_OFF);
-	put_local4(XFIB_LOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), true);
+	put_nonlocal4(XFIB_NONLOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), false);
 	switch (s) {
 	case ST_DEFAULT:
 		break;
-	case ST_LOCAL4_CLEAR:
-		put_local4(XFIB_LOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), false);
+	case ST_LOCAL_RULED_OUT:
+		put_nonlocal4(XFIB_NONLOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), true);
 		break;
-	case ST_LOCAL4_CLEAR_RPF:
-		put_local4(XFIB_LOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), false);
+	case ST_LOCAL_RULED_OUT_RPF:
+		put_nonlocal4(XFIB_NONLOCAL4_BLOCK_BIT(H4(198, 18, 1, 0)), true);
 		put_iface(if_in, mac_in, IF_ALL | XFIB_IF_RPF);
 		break;
 	case ST_TX_DETACHED:
@@ -2320,19 +2332,20 @@ static const struct port_case rpf_cases[] = {
 	{ ST_IN_LOOSE_ONLY, { "the loose bit alone is off: no route back",
 			      RPF_FROM(SRC4), FWD4(mac_gw4) } },
 
-	/* xfib_local4 decides whether the source is looked up at all. With
-	 * the /16's bit clear under the local /24 (xfibd never leaves it so),
-	 * a port without rp_filter skips its lookup, one with it does not,
-	 * and the local /32's hash slot still sends its source to the lookup:
-	 * the skip is taken, only where it may be, and both bits count. */
-	{ ST_LOCAL4_CLEAR, { "off, /16 bit clear: source not looked up",
-			     RPF_FROM("198.18.1.9"), FWD4(mac_gw4) } },
-	{ ST_LOCAL4_CLEAR_RPF, { "strict, /16 bit clear: source looked up",
-				 RPF_FROM("198.18.1.9"),
-				 PASS(XFIB_PASS_LOCAL_SOURCE) } },
-	{ ST_LOCAL4_CLEAR, { "off, /16 bit clear: a local /32 by its slot",
-			     RPF_FROM("198.18.17.255"),
-			     PASS(XFIB_PASS_LOCAL_SOURCE) } },
+	/* xfib_nonlocal4 decides whether the source is looked up at all.
+	 * With the /16 of the local /24 ruled out (xfibd never leaves it so),
+	 * a port without rp_filter skips the lookup, one with it does not,
+	 * and the local /32's clear hash slot bit still sends its source to
+	 * the lookup: the skip is taken, only where it may be, and a source
+	 * is ruled out only by both bits. */
+	{ ST_LOCAL_RULED_OUT, { "off, /16 ruled out: source not looked up",
+				RPF_FROM("198.18.1.9"), FWD4(mac_gw4) } },
+	{ ST_LOCAL_RULED_OUT_RPF, { "strict, /16 ruled out: source looked up",
+				    RPF_FROM("198.18.1.9"),
+				    PASS(XFIB_PASS_LOCAL_SOURCE) } },
+	{ ST_LOCAL_RULED_OUT, { "off, /16 ruled out: a local /32 by its slot",
+				RPF_FROM("198.18.17.255"),
+				PASS(XFIB_PASS_LOCAL_SOURCE) } },
 };
 
 static void cases_ports(void)
