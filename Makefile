@@ -344,8 +344,8 @@ bench-fwd: deps
 
 # lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
 # The algorithm names come from libxfib (ctl/lib/algo_names.c); the
-# counting pass (lookupreads.c) includes the lookup headers again, with
-# its own accessors, in its own object.
+# counting pass (lookupreads.c) includes the lookup headers and
+# ctl/lib/dpl_dispatch.h again, with its own accessors, in its own object.
 $(BENCH_DIR)/lookupreads.o: tests/bench/lookupreads.c | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@

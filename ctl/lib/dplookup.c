@@ -22,15 +22,6 @@
 #include "pin.h"
 #include "xfib/tbl8_pool.h"
 
-/* An IPv4 address in network order, as a host-order word. */
-static __u32 addr4_host(const __u8 *a)
-{
-	__u32 a4;
-
-	memcpy(&a4, a, 4);
-	return ntohl(a4);
-}
-
 static void *dpl_tbl_at(void *tbl, __u32 idx)
 {
 	struct dpl_tbl *t = tbl;
@@ -58,6 +49,7 @@ static __u32 dpl_u32_at(void *tbl, __u32 idx)
 #include "xfib/lookup_trie6.h"
 #include "xfib/lookup_dxr.h"
 #include "xfib/lookup_poptrie6.h"
+#include "dpl_dispatch.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
 
@@ -344,30 +336,9 @@ int dpl_refresh(struct dpl *d)
 
 __u32 dpl_lookup(struct dpl *d, const __u8 *addr)
 {
-	__u64 hi, lo;
-	__u32 a4;
-
 	if (!d->ready)
 		return XFIB_NH_IDX_NONE;
-	if (d->fam == XFIB_V4) {
-		a4 = addr4_host(addr);
-		if (d->act.algo == XFIB_ALGO_DIR24_8)
-			return xfib_dir24_lookup(&d->t24, &d->t8, a4);
-		if (d->act.algo == XFIB_ALGO_DXR)
-			return xfib_dxr_lookup(&d->dxr_direct, &d->dxr_ranges,
-					       d->act.slot, a4);
-		return xfib_bs4_lookup(&d->bs, d->act.slot, d->act.log2n, a4);
-	}
-	if (d->act.algo == XFIB_ALGO_TRIE6)
-		return xfib_trie6_lookup(&d->t24, &d->t8, addr);
-	memcpy(&hi, addr, 8);
-	memcpy(&lo, addr + 8, 8);
-	if (d->act.algo == XFIB_ALGO_POPTRIE6)
-		return xfib_pt6_lookup(&d->pt6_direct, &d->pt6_nodes,
-				       &d->pt6_leaves, d->act.slot, be64toh(hi),
-				       be64toh(lo));
-	return xfib_bs6_lookup(&d->bs, d->act.slot, d->act.log2n, be64toh(hi),
-			       be64toh(lo));
+	return dpl_dispatch(d, addr);
 }
 
 /*
@@ -409,7 +380,7 @@ bool dpl_special(int fam, const __u8 *addr)
 	__u64 hi, lo;
 
 	if (fam == XFIB_V4)
-		return xfib_ipv4_special(addr4_host(addr));
+		return xfib_ipv4_special(dpl_addr4_host(addr));
 	memcpy(&hi, addr, 8);
 	memcpy(&lo, addr + 8, 8);
 	return xfib_ipv6_special(be64toh(hi), be64toh(lo));
@@ -513,7 +484,7 @@ bool dpl_source_wanted4(const struct dpl *d, const __u8 *addr)
 {
 	struct xfib_env env = { .d = d };
 
-	return xfib_source_wanted4(&env, addr4_host(addr), 0);
+	return xfib_source_wanted4(&env, dpl_addr4_host(addr), 0);
 }
 
 /*
@@ -591,7 +562,7 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 	/* The source's checks stop the packet before the chain after the
 	 * lookup, which runs anyway to show where the route leads. */
 	if (r->have_src && r->fam == XFIB_V4 &&
-	    xfib_source_wanted4(&env, addr4_host(r->src),
+	    xfib_source_wanted4(&env, dpl_addr4_host(r->src),
 				r->have_in ? r->in.flags : 0))
 		first = xfib_source_check4(&env, r->src_nh_idx, r->iif,
 					   r->have_in ? r->in.flags : 0);

@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <endian.h>
-#include <arpa/inet.h>
 
 #include "lookupreads.h"
 
@@ -82,36 +80,12 @@ static __u32 lr_u32_at(void *tbl, __u32 idx)
 #include "xfib/lookup_trie6.h"
 #include "xfib/lookup_dxr.h"
 #include "xfib/lookup_poptrie6.h"
+#include "dpl_dispatch.h"
 
 /* Key j's answer, as lookupbench.c's N_* macros compute it. */
 static __u32 lookup(struct dpl *d, const __u8 *keys, __u32 j)
 {
-	const __u8 *a = keys + (size_t)j * (d->fam == XFIB_V4 ? 4 : 16);
-	__u64 hi, lo;
-	__u32 a4;
-
-	memcpy(&a4, a, 4);
-	a4 = ntohl(a4);
-	memcpy(&hi, a, 8);
-	memcpy(&lo, a + 8, 8);
-	hi = be64toh(hi);
-	lo = be64toh(lo);
-	switch (d->act.algo) {
-	case XFIB_ALGO_BSEARCH4:
-		return xfib_bs4_lookup(&d->bs, d->act.slot, d->act.log2n, a4);
-	case XFIB_ALGO_DIR24_8:
-		return xfib_dir24_lookup(&d->t24, &d->t8, a4);
-	case XFIB_ALGO_DXR:
-		return xfib_dxr_lookup(&d->dxr_direct, &d->dxr_ranges,
-				       d->act.slot, a4);
-	case XFIB_ALGO_BSEARCH6:
-		return xfib_bs6_lookup(&d->bs, d->act.slot, d->act.log2n, hi, lo);
-	case XFIB_ALGO_TRIE6:
-		return xfib_trie6_lookup(&d->t24, &d->t8, a);
-	default: /* XFIB_ALGO_POPTRIE6, checked by lr_count */
-		return xfib_pt6_lookup(&d->pt6_direct, &d->pt6_nodes,
-				       &d->pt6_leaves, d->act.slot, hi, lo);
-	}
+	return dpl_dispatch(d, keys + (size_t)j * (d->fam == XFIB_V4 ? 4 : 16));
 }
 
 static int cmp_line(const void *a, const void *b)
