@@ -18,11 +18,11 @@
  *                   (include/xfib/decide.h)
  *   route4/route6   the IP header, the port's settings, address classes,
  *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
- *                   looks the source up where that can matter (rp_filter,
- *                   or a source xfib_nonlocal4 does not rule out as
- *                   local): a local
- *                   source, and rp_filter (xfib_source_wanted4,
- *                   xfib_source_check4 in include/xfib/decide.h)
+ *                   looks the source up where that can matter (rp_filter
+ *                   on, or a source xfib_nonlocal4 does not rule out as
+ *                   local): a local source, and rp_filter
+ *                   (xfib_source_wanted4, xfib_source_check4 in
+ *                   include/xfib/decide.h)
  *   xfib_after_lookup (include/xfib/decide.h, shared with xfibctl):
  *                   multipath member, nexthop kind, egress port, MTU,
  *                   neighbour, attached port
@@ -418,7 +418,7 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
  * rp_filter on, every IPv4 packet pays the source's lookup, and the check
  * reads more of the route back: its port, and the members of a multipath
  * route. On the others only a packet whose source may be local
- * (maybe_local_source4) comes here.
+ * (xfib_source_wanted4) comes here.
  */
 __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
 				    __u32 in_flags)

@@ -284,8 +284,8 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_trace_ring SEC(".maps");
 
-/* The /16s where an IPv4 source may be local (include/xfib/maps.h),
- * mmap()ed and written by xfibd. */
+/* Where an IPv4 source cannot be local (include/xfib/maps.h), mmap()ed
+ * and written by xfibd. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);

@@ -129,6 +129,9 @@ GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-}
 TABLES=${TABLES:-"10 full"}
 OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
+# A profile of an earlier run (another algorithm chosen then) must not end
+# up in this run's report beside this run's.
+[ "${PERF:-0}" != 1 ] || rm -f "$(dirname "$OUT")"/fwd-perf-*.txt
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 CTFILL=${CTFILL:-$XFIB_BUILD/bench/ctfill}
 GATE=${GATE:-1}
@@ -634,11 +637,10 @@ PY
 # the trace hook, for IPv4 looking every source up (the router's ports
 # have no rp_filter, and the generator's source is no local one: xfib's
 # build skips that lookup, xfib_source_wanted4), and xfib's build while a
-# trace runs. Each of TIME_LOADS
-# loads of the objects (fresh JIT images, placed anew) gives one figure
-# per build and the differences between them; the median over the loads
-# is reported, with the range, so that no one placement decides. Lines
-# into TIMING.
+# trace runs. Each of TIME_LOADS loads of the objects (fresh JIT images,
+# placed anew) gives one figure per build and the differences between
+# them; the median over the loads is reported, with the range, so that no
+# one placement decides. Lines into TIMING.
 TIMING="$XFIB_TMP/timing.txt"
 # Per table and family: the median ns the per-port counters and the idle
 # trace hook add (table family algorithm port_ns hook_ns), to put them
