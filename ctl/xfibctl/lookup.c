@@ -503,7 +503,7 @@ static json_object *verify_json(const struct verify_report *rep)
 		js_set(e, "address", js_str(addr_str(af, m->addr, a, sizeof(a))));
 		js_set(e, "xfib", nexthop_json(&m->nh, m->nh_idx));
 		js_set(e, "kernel", kfib_json(af, m->addr, &m->kernel));
-		if (m->source_unmarked)
+		if (m->source_ruled_out)
 			js_set(e, "source", js_str("ruled out as local by xfib_nonlocal4"));
 		json_object_array_add(mis, e);
 	}
@@ -526,7 +526,7 @@ static void verify_text(const struct verify_report *rep, unsigned long total,
 		kfib_answer_str(af, m->addr, &m->kernel, k, sizeof(k));
 		printf("mismatch: %s %s: xfib %s, kernel %s%s\n", fam_name(m->fam),
 		       addr_str(af, m->addr, a, sizeof(a)), x, k,
-		       m->source_unmarked ?
+		       m->source_ruled_out ?
 			       "; as a source, ruled out as local by xfib_nonlocal4" : "");
 	}
 	if (bad > rep->nmis)

@@ -642,7 +642,7 @@ static bool handed_over_egress_down(const struct dpl *d,
 /* A local IPv4 address the forwarder would not look up as a source on a
  * port without rp_filter (xfib_nonlocal4): it would forward packets the
  * kernel drops as martians. */
-static bool local_unmarked(const struct dpl *d, int fam,
+static bool local_ruled_out(const struct dpl *d, int fam,
 			   const struct xfib_nexthop *nh, const __u8 *addr)
 {
 	return fam == XFIB_V4 && nh->kind == XFIB_NH_LOCAL &&
@@ -670,7 +670,7 @@ static enum verify_outcome compare_one(const struct dpl *d, int fam,
 
 	if (o == VERIFY_MISMATCH && handed_over_egress_down(d, nh))
 		return VERIFY_DEFERRED;
-	if (o == VERIFY_MATCH && local_unmarked(d, fam, nh, addr))
+	if (o == VERIFY_MATCH && local_ruled_out(d, fam, nh, addr))
 		return VERIFY_MISMATCH;
 	return o;
 }
@@ -862,7 +862,8 @@ static int check_batch(struct run *r, int fam, bool final)
 			m->nh_idx = b->nh_idx[i];
 			m->nh = b->nh[i];
 			m->kernel = q[i];
-			m->source_unmarked = local_unmarked(&r->d[fam], fam, &m->nh, m->addr);
+			m->source_ruled_out = local_ruled_out(&r->d[fam], fam,
+							      &m->nh, m->addr);
 		}
 	}
 	b->n = 0;

@@ -87,7 +87,7 @@ struct verify_mismatch {
 	struct xv_query kernel; /* the kernel's */
 	/* Both say local, but xfib_nonlocal4 rules the address out as a
 	 * local source: the forwarder would not look it up (IPv4). */
-	bool source_unmarked;
+	bool source_ruled_out;
 };
 
 struct verify_family {
