@@ -145,7 +145,7 @@ FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_reader.c
              ctl/xfibd/nl_policy.c \
              ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
              ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
-             ctl/xfibd/rib_local4.c \
+             ctl/xfibd/rib_local4.c ctl/xfibd/rib_prefix.c \
              ctl/xfibd/htab.c ctl/xfibd/objpool.c ctl/xfibd/ptree.c ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 

@@ -2,8 +2,9 @@
 /*
  * What the parts of the RIB share among themselves: rib.c (links,
  * neighbours, nexthop and group indexes, sync, adoption), rib_route.c
- * (routes, prefixes, expiry) and rib_nhobj.c (nexthop objects). Not for
- * the rest of the daemon.
+ * (routes, expiry), rib_prefix.c (prefixes, their answers, the commit),
+ * rib_local4.c (xfib_nonlocal4) and rib_nhobj.c (nexthop objects). Not
+ * for the rest of the daemon.
  */
 #ifndef XFIB_RIB_PRIV_H
 #define XFIB_RIB_PRIV_H
@@ -87,6 +88,16 @@ void routes_flush_dev(struct rib *r, int ifindex, int family, bool gone);
 void routes_mark_stale(struct rib *r);
 void routes_sweep_stale(struct rib *r);
 void routes_free_all(struct rib *r);
+
+/* ---- rib_prefix.c ----------------------------------------------------- */
+
+/* The prefix of route key rk, created if need be; NULL without memory. */
+struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk);
+void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k);
+/* p's routes changed: its answer is worked out again at the next commit. */
+void prefix_mark(struct rib *r, struct rib_prefix *p);
+void prefix_unlink(struct rib_prefix *p, struct rib_route *rt);
+void prefix_free(struct rib *r, struct rib_prefix *p);
 
 /* ---- rib_local4.c ----------------------------------------------------- */
 

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prefixes: the routes of one destination prefix (and table: the mirrored
+ * one, or the kernel's local table), and the one answer per prefix that
+ * the lookup structures get. A route change marks its prefix dirty;
+ * rib_commit() works out each dirty prefix's answer, as the kernel would
+ * give it, writes it into the family's prefix tree and records the
+ * prefixes whose answer changed, which the lookup structures then consume
+ * (fib.c: in place, or by a rebuild). Routes themselves are rib_route.c's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/rtnetlink.h>
+
+#include "log.h"
+#include "rib_priv.h"
+
+void prefix_mark(struct rib *r, struct rib_prefix *p)
+{
+	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
+
+	f->dirty = true;
+	f->changes++;
+	if (p->dirty)
+		return;
+	p->dirty = true;
+	if (r->dirty_all)
+		return;
+	if (r->ndirty == r->dirty_cap) {
+		size_t cap = r->dirty_cap ? r->dirty_cap * 2 : 256;
+		struct rib_prefix **d = realloc(r->dirty, cap * sizeof(*d));
+
+		if (!d) {
+			r->dirty_all = true;
+			return;
+		}
+		r->dirty = d;
+		r->dirty_cap = cap;
+	}
+	r->dirty[r->ndirty++] = p;
+}
+
+void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = rk->family;
+	k->local = rk->table == RT_TABLE_LOCAL;
+	k->plen = rk->plen;
+	memcpy(k->dst, rk->dst, 16);
+}
+
+struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
+{
+	int fam = family_index(rk->family);
+	struct rib_prefix_key k;
+	struct rib_prefix *p;
+
+	prefix_key(rk, &k);
+	p = htab_find(&r->prefixes[fam], &k);
+	if (p)
+		return p;
+	p = objpool_zalloc(&r->prefix_pool[fam]);
+	if (!p)
+		return NULL;
+	memcpy(&p->key, &k, prefix_key_len(fam)); /* an IPv4 one is shorter */
+	htab_insert(&r->prefixes[fam], p);
+	return p;
+}
+
+void prefix_free(struct rib *r, struct rib_prefix *p)
+{
+	int fam = family_index(p->key.family);
+
+	htab_remove(&r->prefixes[fam], p);
+	objpool_free(&r->prefix_pool[fam], p);
+}
+
+void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
+{
+	struct rib_route **pp;
+
+	for (pp = &p->routes; *pp; pp = &(*pp)->pfx_next) {
+		if (*pp == rt) {
+			*pp = rt->pfx_next;
+			return;
+		}
+	}
+}
+
+/*
+ * The answer for a prefix, as the kernel would give it: the route of
+ * lowest metric. With TOS-specific IPv4 routes the kernel picks by the
+ * packet's TOS, so the prefix goes to the kernel. So it does with
+ * source-specific IPv6 routes: the kernel looks the source up in the
+ * destination's own source tree, and without a match there backtracks to
+ * a shorter destination, neither of which a lookup by destination alone
+ * can do. Only this prefix: a longer one without source routes is looked
+ * up by destination only, in the kernel as here.
+ */
+static __u32 prefix_answer(struct rib *r, const struct rib_prefix *p)
+{
+	const struct rib_route *rt, *best = NULL;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next) {
+		if (rt->tos || rt->src_plen)
+			return rib_nh_unsupported(r);
+		if (!best || rt->priority < best->priority)
+			best = rt;
+	}
+	return rib_route_nh(r, best);
+}
+
+static void change_record(struct rib *r, const struct rib_prefix *p)
+{
+	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
+	struct rib_change *c;
+
+	if (f->chg_overflow)
+		return;
+	if (f->nchg == f->chg_cap) {
+		size_t cap = f->chg_cap ? f->chg_cap * 2 : 256;
+
+		c = realloc(f->chg, cap * sizeof(*c));
+		if (!c) {
+			/* Cannot say what changed: rebuild everything. */
+			f->chg_overflow = true;
+			return;
+		}
+		f->chg = c;
+		f->chg_cap = cap;
+	}
+	c = &f->chg[f->nchg++];
+	memset(c->dst, 0, sizeof(c->dst));
+	memcpy(c->dst, p->key.dst,
+	       family_addr_len(family_index(p->key.family)));
+	c->plen = p->key.plen;
+	c->local = p->key.local;
+}
+
+/* A list of changes or dirty prefixes this long is freed once consumed: at
+ * a full table's first sync it holds every prefix, and would otherwise stay
+ * allocated at that size (18 + 8 bytes per prefix). */
+#define LIST_KEEP 4096
+
+void rib_changes_done(struct rib *r, int fam)
+{
+	struct rib_family_state *f = &r->fam[fam];
+
+	f->nchg = 0;
+	f->chg_overflow = false;
+	if (f->chg_cap > LIST_KEEP) {
+		free(f->chg);
+		f->chg = NULL;
+		f->chg_cap = 0;
+	}
+}
+
+/* Brings the prefix tree up to date with p's routes; p may go. */
+static void prefix_commit(struct rib *r, struct rib_prefix *p)
+{
+	struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
+	bool v4 = family_index(p->key.family) == XFIB_V4;
+	__u32 nh, old;
+	int err;
+
+	p->dirty = false;
+	if (!p->routes) {
+		if (ptree_del(t, p->key.dst, p->key.plen) == 0)
+			change_record(r, p);
+		if (v4)
+			local4_commit(r, p, false);
+		prefix_free(r, p);
+		return;
+	}
+	nh = prefix_answer(r, p);
+	err = ptree_set_old(t, p->key.dst, p->key.plen, nh, &old);
+	if (err < 0) {
+		/* Out of memory: the tree, and so the dataplane, keeps the
+		 * old answer; a resync retries. */
+		pr_warn("prefix tree: %s", strerror(-err));
+		r->resync_wanted = true;
+		return;
+	}
+	if (err == 0 && old == nh)
+		return;
+	if (v4)
+		local4_commit(r, p, r->nh_map[nh].kind == XFIB_NH_LOCAL);
+	change_record(r, p);
+}
+
+void rib_commit(struct rib *r)
+{
+	struct rib_prefix *p;
+	size_t i;
+
+	rib_report_no_room(r);
+	if (r->dirty_all) {
+		for (int fam = 0; fam < XFIB_FAMILIES; fam++)
+			htab_for_each(&r->prefixes[fam], p, tmp, i)
+				if (p->dirty)
+					prefix_commit(r, p);
+	} else {
+		for (i = 0; i < r->ndirty; i++)
+			prefix_commit(r, r->dirty[i]);
+	}
+	r->ndirty = 0;
+	r->dirty_all = false;
+	if (r->dirty_cap > LIST_KEEP) {
+		free(r->dirty);
+		r->dirty = NULL;
+		r->dirty_cap = 0;
+	}
+}
+
+bool rib_pending(const struct rib *r)
+{
+	return r->ndirty || r->dirty_all || r->fam[XFIB_V4].dirty ||
+	       r->fam[XFIB_V6].dirty;
+}
