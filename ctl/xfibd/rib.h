@@ -4,7 +4,8 @@
  * routes) and the index arrays it owns in the dataplane (nexthops,
  * neighbours, interfaces). Netlink feeds it; fib.c compiles its routes
  * into lookup instances. rib.c holds links, neighbours and the index
- * arrays, rib_route.c routes and prefixes, rib_nhobj.c nexthop objects.
+ * arrays, rib_route.c routes, rib_prefix.c prefixes and their answers,
+ * rib_local4.c xfib_nonlocal4, rib_nhobj.c nexthop objects.
  *
  * Index lifetime: a nexthop or neighbour index is written completely before
  * anything that packets read points at it, and is reused only after it is
