@@ -497,6 +497,28 @@ static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
 }
 
 /*
+ * The gate proper, for a router with a stateful ruleset: parse, then the
+ * echo map or conntrack. Out of line (a BPF-to-BPF call, verified where it
+ * is called): the packets of every other router never enter it, and
+ * inlined it made their path's code larger, which cost them about 20 ns a
+ * packet (BPF_PROG_TEST_RUN, IPv4 and IPv6 alike).
+ */
+static __noinline __u32 ct_gate_slow(struct xdp_md *ctx,
+				      const struct xfib_pkt *pkt,
+				      const struct xfib_nf_conf *conf)
+{
+	struct ct_flow f = {};
+	__u32 r;
+
+	r = ct_parse(pkt, &f);
+	if (r != XFIB_NEXT)
+		return r;
+	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6)
+		return ct_echo(&f);
+	return ct_lookup(ctx, &f, conf);
+}
+
+/*
  * The netfilter step for a packet the forwarder is about to forward in
  * family fam (XFIB_V4 / XFIB_V6) from port in to port out: XFIB_NEXT to
  * forward it, else the reason it goes to the kernel.
@@ -506,8 +528,6 @@ static __always_inline __u32 ct_gate(struct xdp_md *ctx,
 				     __u32 in, __u32 out)
 {
 	const struct xfib_nf_conf *conf = bpf_map_lookup_elem(&xfib_nf_conf, &fam);
-	struct ct_flow f = {};
-	__u32 r;
 
 	if (!conf)
 		return XFIB_NEXT;
@@ -518,12 +538,7 @@ static __always_inline __u32 ct_gate(struct xdp_md *ctx,
 		return XFIB_NEXT;
 	if (conf->mode != XFIB_NF_GATE)
 		return XFIB_PASS_NETFILTER;
-	r = ct_parse(pkt, &f);
-	if (r != XFIB_NEXT)
-		return r;
-	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6)
-		return ct_echo(&f);
-	return ct_lookup(ctx, &f, conf);
+	return ct_gate_slow(ctx, pkt, conf);
 }
 
 #endif /* XFIB_BPF_CTGATE_H */
