@@ -113,13 +113,15 @@ static __u64 word_wanted(const struct rib *r, __u32 w)
 void rib_local4_settle(struct rib *r)
 {
 	__u32 s, w;
+	__u64 v;
 
 	for (s = 0; s < STALE_WORDS; s++) {
 		while (r->local4_stale[s]) {
 			w = s * 64 + __builtin_ctzll(r->local4_stale[s]);
 			r->local4_stale[s] &= r->local4_stale[s] - 1;
-			if (r->dp.nonlocal4[w] != word_wanted(r, w))
-				word_store(r, w, word_wanted(r, w));
+			v = word_wanted(r, w);
+			if (r->dp.nonlocal4[w] != v)
+				word_store(r, w, v);
 		}
 	}
 }
