@@ -101,7 +101,9 @@
 # build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TIME_LOADS
 # (9; small: 1) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
-# full"), OUT (build/bench/fwd.json).
+# full"), OUT (build/bench/fwd.json). BASELINE_OBJ: another build of
+# xfib_fwd.bpf.o (an earlier commit's, say), timed with the program cost's
+# builds; the report gives its time minus this build's.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -184,6 +186,10 @@ for v in noport notrace srcalways; do
 		cp "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" "$XFIB_TMP/bin/"
 done
 cp "$XFIB_BUILD/xfib_fwd.bpf.o" "$XFIB_TMP/bin/xfib_fwd_full.bpf.o"
+if [ -n "${BASELINE_OBJ:-}" ]; then
+	[ -f "$BASELINE_OBJ" ] || { echo "fwd.sh: BASELINE_OBJ $BASELINE_OBJ: no such file" >&2; exit 2; }
+	cp "$BASELINE_OBJ" "$XFIB_TMP/bin/xfib_fwd_baseline.bpf.o"
+fi
 [ ! -x "$FWDVARIANT" ] || { cp "$FWDVARIANT" "$XFIB_TMP/bin/"; FWDVARIANT="$XFIB_TMP/bin/fwdvariant"; }
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
@@ -650,7 +656,7 @@ COSTS="$XFIB_TMP/costs.tsv"
 if [ "$SCALE" = small ]; then TIME_LOADS=${TIME_LOADS:-1}; else TIME_LOADS=${TIME_LOADS:-9}; fi
 [[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
-	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" src
+	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" extra
 	shift
 	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
 	for fam in 4 6; do
@@ -660,14 +666,15 @@ time_variants() {
 		# Attached, so that the frame is forwarded (XDP_REDIRECT, 4).
 		use_xfib "$fam"
 		frame=$(frame_hex "$fam")
-		src=""
-		[ "$fam" != 4 ] || [ ! -f "$b/xfib_fwd_srcalways.bpf.o" ] || src="$b/xfib_fwd_srcalways.bpf.o"
+		extra=""
+		[ "$fam" != 4 ] || [ ! -f "$b/xfib_fwd_srcalways.bpf.o" ] || extra="$b/xfib_fwd_srcalways.bpf.o"
+		[ ! -f "$b/xfib_fwd_baseline.bpf.o" ] || extra="$extra $b/xfib_fwd_baseline.bpf.o"
 		: >"$raw"
 		# One CPU for every run, not the generator's (idle now anyway).
 		for ((i = 1; i <= TIME_LOADS; i++)); do
 			in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
 				--ifindex "$ifi" --frame "$frame" "$b/xfib_fwd_full.bpf.o" \
-				"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o" $src |
+				"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o" $extra |
 				sed "s/^/$i /" >>"$raw" || fail "fwdvariant --time"
 		done
 		trace_start
@@ -696,6 +703,7 @@ time_variants() {
 					dp[i] = full[i] - noport[i]; dpp[i] = dp[i] * 100 / noport[i]
 					dt[i] = full[i] - notrace[i]; dtp[i] = dt[i] * 100 / notrace[i]
 					ds[i] = ns[i, "srcalways"] - full[i]; dsp[i] = ds[i] * 100 / full[i]
+					db[i] = ns[i, "baseline"] - full[i]; dbp[i] = db[i] * 100 / full[i]
 				}
 				mf = med(full, loads); mt = med(trace, loads)
 				printf "%-5s IPv%-2s %-8s full %.2f ns (verdict %d); per-port counters %+.2f ns (%+.2f%%, %s%% over the loads), idle trace hook %+.2f ns (%+.2f%%, %s%%), active trace %+.2f ns (%+.2f%%)",
@@ -703,6 +711,8 @@ time_variants() {
 					med(dt, loads), med(dtp, loads), span(dtp, loads), mt - mf, (mt - mf) * 100 / mf
 				if ("srcalways" in v)
 					printf "; every source looked up %+.2f ns (%+.2f%%, %s%%)", med(ds, loads), med(dsp, loads), span(dsp, loads)
+				if ("baseline" in v)
+					printf "; BASELINE_OBJ %+.2f ns (%+.2f%%, %s%%)", med(db, loads), med(dbp, loads), span(dbp, loads)
 				printf "\n"
 				printf "%s\t%s\t%s\t%.3f\t%.3f\n", t, f, a, med(dp, loads), med(dt, loads) >>costs
 			}' costs="$COSTS" "$raw" >>"$TIMING"
@@ -971,7 +981,8 @@ if [ -n "$VARIANTS" ]; then
 	echo "Program cost per packet (BPF_PROG_TEST_RUN on CPU $TIME_CPU, a frame xfib forwards, verdict 4 = XDP_REDIRECT): per load of"
 	echo "the builds, the mean of the middle 11 of 21 alternating rounds of 20000 single-packet runs; medians over $TIME_LOADS loads,"
 	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s; every source"
-	echo "looked up: IPv4, the build without xfib_source_wanted4's skip, the cost of a second lookup on a port without rp_filter):"
+	echo "looked up: IPv4, the build without xfib_source_wanted4's skip, the cost of a second lookup on a port without rp_filter;"
+	echo "BASELINE_OBJ, if set: that build's time minus this one's):"
 	cat "$TIMING" 2>/dev/null || true
 	echo
 	echo "The same added time against the time per forwarded packet (1 / xfib-full's median rate above): the share of"
