@@ -107,14 +107,14 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code, its netlink attribute policy,
-# its netfilter check and XFRM counting, and xfibctl's UTF-8 repair, built
-# again sanitized.
+# The unit tests link the daemon's table code, its netlink attribute policy
+# and dump reader, its netfilter check and XFRM counting, and xfibctl's
+# UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/poptrie6.c ctl/xfibd/poptrie6_update.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
                    ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c \
-                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c)
+                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c ctl/xfibd/nl_reader.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -122,7 +122,7 @@ $(BUILD)/san/%.o: %.c
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
 
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
