@@ -33,6 +33,8 @@
 
 /* 43 parts on Linux 6.18, nearly three times the ring (10,000 took 16). */
 #define NROUTES 30000
+/* Route i is 198.18.0.0 + i, a blackhole /32. */
+#define ROUTE_BASE 0xc6120000u
 
 static struct mnl_socket *sock;
 static unsigned int seq = 1;
@@ -44,7 +46,7 @@ static void skip(const char *why)
 	exit(77);
 }
 
-/* 198.18.0.0/15 host i as a blackhole /32 in the main table. */
+/* Route i, in the main table. */
 static void add_route(unsigned int i)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
@@ -62,7 +64,7 @@ static void add_route(unsigned int i)
 	rtm->rtm_protocol = RTPROT_STATIC;
 	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
 	rtm->rtm_type = RTN_BLACKHOLE;
-	mnl_attr_put_u32(nlh, RTA_DST, htonl(0xc6120000u + i));
+	mnl_attr_put_u32(nlh, RTA_DST, htonl(ROUTE_BASE + i));
 	CHECK(mnl_socket_sendto(sock, nlh, nlh->nlmsg_len) >= 0, "send: %s", strerror(errno));
 	n = mnl_socket_recvfrom(sock, ack, sizeof(ack));
 	CHECK(n > 0, "ack: %s", strerror(errno));
@@ -110,7 +112,7 @@ static void tally_part(struct tally *t, const struct nl_part *p)
 
 			if (mnl_attr_get_type(a) != RTA_DST)
 				continue;
-			i = ntohl(mnl_attr_get_u32(a)) - 0xc6120000u;
+			i = ntohl(mnl_attr_get_u32(a)) - ROUTE_BASE;
 			CHECK(i < NROUTES, "a route the test did not add");
 			CHECK(!seen[i], "route %u twice in one dump", i);
 			seen[i] = 1;
@@ -150,6 +152,13 @@ static unsigned int dump(struct nl_reader *r, struct tally *t,
 	return parts;
 }
 
+/* The dump held every route once and nothing of another dump. */
+static void all_routes(const struct tally *t)
+{
+	CHECK(t->routes == NROUTES, "%u of %u routes", t->routes, NROUTES);
+	CHECK(!t->other_seq, "%u messages of another dump", t->other_seq);
+}
+
 static void socket_empty(void)
 {
 	char b[256];
@@ -178,8 +187,7 @@ int main(void)
 
 	cur_test = "whole dump";
 	parts = dump(r, &t, ~0u, false);
-	CHECK(t.routes == NROUTES, "%u of %u routes", t.routes, NROUTES);
-	CHECK(!t.other_seq, "%u messages of another dump", t.other_seq);
+	all_routes(&t);
 	/* More parts than the ring's 16, or the wrap is not tested. */
 	CHECK(parts > 16, "only %u parts: the table is too small to test the ring", parts);
 	socket_empty();
@@ -189,15 +197,13 @@ int main(void)
 	dump(r, &t, 1, false);
 	CHECK(t.routes > 0 && t.routes < NROUTES, "first part: %u routes", t.routes);
 	socket_empty();
+	cur_test = "dump after a drained one";
 	dump(r, &t, ~0u, false);
-	CHECK(t.routes == NROUTES && !t.other_seq,
-	      "after a drained dump: %u of %u routes, %u messages of another dump",
-	      t.routes, NROUTES, t.other_seq);
+	all_routes(&t);
 
 	cur_test = "slow caller";
 	parts = dump(r, &t, ~0u, true);
-	CHECK(t.routes == NROUTES && !t.other_seq,
-	      "%u of %u routes, %u messages of another dump", t.routes, NROUTES, t.other_seq);
+	all_routes(&t);
 	socket_empty();
 	printf("slow caller: %u routes in %u parts\n", t.routes, parts);
 
