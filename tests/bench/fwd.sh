@@ -166,6 +166,10 @@ for v in $VARIANTS; do
 	*) echo "fwd.sh: VARIANTS: full, noport, notrace, trace" >&2; exit 2 ;;
 	esac
 done
+if [ -n "${BASELINE_OBJ:-}" ] && [ ! -f "$BASELINE_OBJ" ]; then
+	echo "fwd.sh: BASELINE_OBJ $BASELINE_OBJ: no such file" >&2
+	exit 2
+fi
 # Destination i: 198.19.0.0 + i * STRIDE4, and 2001:db8:8000:: plus
 # i * STRIDE6 in bits 32..63: evenly over the /16 and the /33.
 STRIDE4=$((65536 / NDST))
@@ -186,10 +190,7 @@ for v in noport notrace srcalways; do
 		cp "$XFIB_BUILD/bench/xfib_fwd_$v.bpf.o" "$XFIB_TMP/bin/"
 done
 cp "$XFIB_BUILD/xfib_fwd.bpf.o" "$XFIB_TMP/bin/xfib_fwd_full.bpf.o"
-if [ -n "${BASELINE_OBJ:-}" ]; then
-	[ -f "$BASELINE_OBJ" ] || { echo "fwd.sh: BASELINE_OBJ $BASELINE_OBJ: no such file" >&2; exit 2; }
-	cp "$BASELINE_OBJ" "$XFIB_TMP/bin/xfib_fwd_baseline.bpf.o"
-fi
+[ -z "${BASELINE_OBJ:-}" ] || cp "$BASELINE_OBJ" "$XFIB_TMP/bin/xfib_fwd_baseline.bpf.o"
 [ ! -x "$FWDVARIANT" ] || { cp "$FWDVARIANT" "$XFIB_TMP/bin/"; FWDVARIANT="$XFIB_TMP/bin/fwdvariant"; }
 SAMPLES="$XFIB_TMP/samples.jsonl"
 : >"$SAMPLES"
