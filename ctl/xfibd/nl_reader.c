@@ -11,12 +11,8 @@
 /* A part is at most 32 KiB for most dumps; a device with many VFs makes
  * the kernel allocate more for the link dump. */
 #define NL_PART_SIZE (1 << 16)
-/*
- * Parsing is the slower side, so the ring is full most of the time: its
- * depth hardly matters beyond a few parts. Once it is full the reader
- * waits until half of it is free, not for each part, to wake up less.
- */
-#define NL_RING_PARTS 16
+/* Once the ring (NL_RING_PARTS, nl_reader.h) is full the reader waits
+ * until half of it is free, not for each part, to wake up less. */
 
 struct nl_reader {
 	pthread_mutex_t lock;

@@ -16,6 +16,13 @@
 
 struct mnl_socket;
 
+/*
+ * Parts read ahead of the caller. Parsing is the slower side, so the
+ * ring is full most of the time: its depth hardly matters beyond a few
+ * parts.
+ */
+#define NL_RING_PARTS 16
+
 struct nl_part {
 	void *buf;
 	/* Bytes read, or -errno of the recvfrom() that failed. */
