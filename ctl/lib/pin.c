@@ -199,37 +199,101 @@ static void map_shape(char *buf, size_t len, enum bpf_map_type type,
 		 t ? t : "unknown type", max_entries, value_size, flags);
 }
 
+/* 1 with why filled in if the map of info is not what m defines. */
+static int shape_differs(const struct bpf_map_info *info,
+			 const struct bpf_map *m, const char *what,
+			 char *why, size_t len)
+{
+	char have[96], want[96];
+
+	if (info->type == bpf_map__type(m) &&
+	    info->key_size == bpf_map__key_size(m) &&
+	    info->value_size == bpf_map__value_size(m) &&
+	    info->max_entries == bpf_map__max_entries(m) &&
+	    info->map_flags == bpf_map__map_flags(m))
+		return 0;
+	map_shape(have, sizeof(have), info->type, info->max_entries,
+		  info->value_size, info->map_flags);
+	map_shape(want, sizeof(want), bpf_map__type(m), bpf_map__max_entries(m),
+		  bpf_map__value_size(m), bpf_map__map_flags(m));
+	snprintf(why, len, "%s: pinned %s; this xfib defines %s", what, have,
+		 want);
+	return 1;
+}
+
+/*
+ * 1 with why filled in if the outer map outer_fd (pinned for m, of
+ * max_entries keys) holds an inner map other than m's template. libbpf
+ * reuses a pinned outer map by its own shape only, and another xfib's
+ * inner maps would then fail in the verifier or at the first insert. An
+ * outer map's keys are XFIB_SLOTS equal runs, one per slot, and a filled
+ * slot's run starts at its first key (tbl24 at the slot, a pool's chunk 0
+ * at slot * XFIB_POOL_SLOT_CHUNKS): only those keys are read, the first
+ * filled one tells. An empty outer map cannot be told apart.
+ */
+static int inner_differs(int outer_fd, __u32 max_entries,
+			 const struct bpf_map *m, char *why, size_t len)
+{
+	const struct bpf_map *tmpl = bpf_map__inner_map((struct bpf_map *)m);
+	char what[XFIB_PIN_DIR_MAX + 64];
+	__u32 s, key, id;
+
+	if (!tmpl)
+		return 0;
+	for (s = 0; s < XFIB_SLOTS; s++) {
+		struct bpf_map_info info = {};
+		__u32 ilen = sizeof(info);
+		int fd, err;
+
+		key = s * (max_entries / XFIB_SLOTS);
+		if (bpf_map_lookup_elem(outer_fd, &key, &id))
+			continue;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			return 0;
+		err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
+		close(fd);
+		if (err)
+			return 0;
+		snprintf(what, sizeof(what), "%s, its inner map %u",
+			 bpf_map__pin_path(m) ?: bpf_map__name(m), key);
+		return shape_differs(&info, tmpl, what, why, len);
+	}
+	return 0;
+}
+
 /* 1 with why filled in if the map pinned for m is not what m defines. */
 static int pin_differs(const struct bpf_map *m, char *why, size_t len)
 {
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	const char *path = bpf_map__pin_path(m);
-	char have[96], want[96];
-	int fd, err;
+	int fd, differs = 0;
 
 	if (!path)
 		return 0;
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return 0;
-	err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		differs = shape_differs(&info, m, path, why, len) ||
+			  inner_differs(fd, info.max_entries, m, why, len);
 	close(fd);
-	if (err)
-		return 0;
-	if (info.type == bpf_map__type(m) &&
-	    info.key_size == bpf_map__key_size(m) &&
-	    info.value_size == bpf_map__value_size(m) &&
-	    info.max_entries == bpf_map__max_entries(m) &&
-	    info.map_flags == bpf_map__map_flags(m))
-		return 0;
-	map_shape(have, sizeof(have), info.type, info.max_entries,
-		  info.value_size, info.map_flags);
-	map_shape(want, sizeof(want), bpf_map__type(m), bpf_map__max_entries(m),
-		  bpf_map__value_size(m), bpf_map__map_flags(m));
-	snprintf(why, len, "%s: pinned %s; this xfib defines %s", path, have,
-		 want);
-	return 1;
+	return differs;
+}
+
+/* Whether a loaded object reused an outer map holding another xfib's
+ * inner maps: libbpf checks a pinned map's own shape only. */
+static bool inner_maps_differ(const struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	char why[8];
+
+	bpf_object__for_each_map(m, obj)
+		if (inner_differs(bpf_map__fd(m), bpf_map__max_entries(m), m,
+				  why, sizeof(why)))
+			return true;
+	return false;
 }
 
 int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len)
@@ -292,6 +356,10 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 		/* libbpf says EINVAL for a pin it cannot reuse. */
 		if (xfib_pin_mismatch(pin_dir, why, sizeof(why)))
 			err = -ESTALE;
+		goto err;
+	}
+	if (inner_maps_differ(skel->obj)) {
+		err = -ESTALE;
 		goto err;
 	}
 	if (tx_fd < 0) {

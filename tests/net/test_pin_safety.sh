@@ -9,6 +9,10 @@
 #  - a pin directory owned by another user, or root's with a mode other
 #    than 0700, is refused by xfibd and by xfibctl attach, with a clear
 #    error, and nothing in it is touched;
+#  - pinned maps of another xfib version are refused by xfibd and
+#    xfibctl with the upgrade steps, naming the map: a map of another
+#    shape, and an outer map whose inner maps are another shape (libbpf
+#    would reuse it, and the verifier or the first insert would fail);
 #  - xfibd runs and forwards with only CAP_BPF and CAP_NET_ADMIN (the
 #    systemd unit's set) and no new privileges, and without CAP_BPF it
 #    exits 1 naming what is missing.
@@ -93,6 +97,46 @@ refused "xfibctl attach, pin dir mode 0755" \
 	"^xfibctl: attach $BAD: refusing a pin directory that others could change: mode 0755" \
 	in_ns "$RTR" "$XFIBCTL" --pin-dir "$BAD" attach r-spare
 xdp_prog_on "$RTR" r-spare && fail "r-spare got an XDP program from a refused attach"
+
+# ---- pinned maps of another version ---------------------------------------
+# stale NAME: a pin directory of its own holding, under NAME, a map only
+# another xfib defines like that.
+stale() {
+	OLD="/sys/fs/bpf/xfib-test-$$-$1"
+	XFIB_PIN_DIRS+=("$OLD")
+	mkdir -m 0700 "$OLD"
+}
+# stale_refused WHAT PATTERN: xfibd and xfibctl status exit 1 with the
+# upgrade steps and a reason matching PATTERN.
+stale_refused() {
+	local what=$1 pattern=$2 out rc
+	for cmd in "$XFIBD --pin-dir $OLD" "$XFIBCTL --pin-dir $OLD status"; do
+		rc=0
+		# A daemon that accepts the pins runs on: the time limit fails it.
+		# shellcheck disable=SC2086
+		out=$(in_ns "$RTR" timeout 20 $cmd 2>&1) || rc=$?
+		[ "$rc" = 1 ] || fail "$what: ${cmd%% *}: exit $rc, not 1: $out"
+		grep -q "the pinned maps are another version of xfib's: $pattern" <<<"$out" &&
+			grep -q "to upgrade: .*rm -r $OLD" <<<"$out" ||
+			fail "$what: ${cmd%% *}: unexpected message: $out"
+	done
+	log "$what: refused: $(grep -o "another version.*" <<<"$out" | head -n 1)"
+}
+stale shape
+bpftool map create "$OLD/xfib_stats" type percpu_array key 4 value 16 \
+	entries 3 name xfib_stats
+stale_refused "xfib_stats of another shape" "$OLD/xfib_stats: pinned percpu_array, 3 x 16-byte values"
+# An outer map of the right shape whose slot 1 holds a tbl24 of another
+# size (this xfib's is 2^23 __u64 values).
+stale inner
+bpftool map create "$OLD/old_tbl24" type array key 4 value 8 entries 1024 \
+	name old_tbl24 flags 1024
+bpftool map create "$OLD/xfib_dir24_tbl24" type array_of_maps key 4 value 4 \
+	entries 2 name xfib_dir24_tbl2 inner_map pinned "$OLD/old_tbl24"
+bpftool map update pinned "$OLD/xfib_dir24_tbl24" key 1 0 0 0 \
+	value pinned "$OLD/old_tbl24"
+stale_refused "xfib_dir24_tbl24 holding inner maps of another shape" \
+	"$OLD/xfib_dir24_tbl24, its inner map 1: pinned array, 1024 x 8-byte values"
 
 # ---- capabilities, not uid 0 --------------------------------------------
 # caps_xfibd CAPS ARGS...: xfibd with only CAPS in its bounding set (as
