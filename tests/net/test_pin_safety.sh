@@ -125,7 +125,8 @@ stale_refused() {
 stale shape
 bpftool map create "$OLD/xfib_stats" type percpu_array key 4 value 16 \
 	entries 3 name xfib_stats
-stale_refused "xfib_stats of another shape" "$OLD/xfib_stats: pinned percpu_array, 3 x 16-byte values"
+stale_refused "xfib_stats of another shape" \
+	"$OLD/xfib_stats: pinned percpu_array, 3 x 16-byte values"
 # An outer map of the right shape whose slot 1 holds a tbl24 of another
 # size (this xfib's is 2^23 __u64 values).
 stale inner
