@@ -11,8 +11,6 @@
 /* A part is at most 32 KiB for most dumps; a device with many VFs makes
  * the kernel allocate more for the link dump. */
 #define NL_PART_SIZE (1 << 16)
-/* Once the ring (NL_RING_PARTS, nl_reader.h) is full the reader waits
- * until half of it is free, not for each part, to wake up less. */
 
 struct nl_reader {
 	pthread_mutex_t lock;
@@ -184,6 +182,8 @@ void nl_reader_release(struct nl_reader *r)
 	pthread_mutex_lock(&r->lock);
 	r->head = (r->head + 1) % NL_RING_PARTS;
 	r->count--;
+	/* A reader that found the ring full waits until half of it is free,
+	 * not for each part, to wake up less. */
 	if (r->reader_waits && r->count <= NL_RING_PARTS / 2) {
 		r->reader_waits = false;
 		pthread_cond_signal(&r->freed);
