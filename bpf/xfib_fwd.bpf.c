@@ -94,7 +94,22 @@ static __always_inline __u32 xfib_pool_u32_at(const struct xfib_pool *p,
 	return xfib_u32_at(chunk, idx & (XFIB_POOL_CHUNK_ENTRIES - 1));
 }
 
+/*
+ * A tbl24 (dir24_8, trie6) is one map value (bpf/lib/maps.h): t24 is its
+ * address, fetched once per packet by tbl24_of(); an entry is one load,
+ * read once. The mask repeats the index's bound for the verifier.
+ */
+static __always_inline const __u32 *tbl24_of(void *outer, __u32 slot)
+{
+	__u32 zero = 0;
+	void *inner = bpf_map_lookup_elem(outer, &slot);
+
+	return inner ? bpf_map_lookup_elem(inner, &zero) : NULL;
+}
+
 #define XFIB_U32_AT(map, idx) xfib_u32_at(map, idx)
+#define XFIB_TBL24_AT(t24, idx) \
+	(((const volatile __u32 *)(t24))[(idx) & (XFIB_DIR24_TBL24_ENTRIES - 1)])
 #define XFIB_GROUP_U32_AT(pool, idx) xfib_pool_u32_at(pool, idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
@@ -358,13 +373,12 @@ static __always_inline __u32 lookup4(const struct xfib_active *act, __u32 dst,
 				     __u32 *nh_idx)
 {
 	if (act->algo == XFIB_ALGO_DIR24_8) {
-		__u32 slot = act->slot;
-		void *t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
-		struct xfib_pool t8 = XFIB_POOL(&xfib_dir24_tbl8, slot);
+		const __u32 *t24 = tbl24_of(&xfib_dir24_tbl24, act->slot);
+		struct xfib_pool t8 = XFIB_POOL(&xfib_dir24_tbl8, act->slot);
 
 		if (!t24)
 			return XFIB_PASS_NO_FIB;
-		*nh_idx = xfib_dir24_lookup(t24, &t8, dst);
+		*nh_idx = xfib_dir24_lookup((void *)t24, &t8, dst);
 	} else if (act->algo == XFIB_ALGO_DXR) {
 		*nh_idx = xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges,
 					  act->slot, dst);
@@ -385,13 +399,12 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
 	if (active_instance(XFIB_V6, &act))
 		return XFIB_PASS_NO_FIB;
 	if (act.algo == XFIB_ALGO_TRIE6) {
-		__u32 slot = act.slot;
-		void *t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
-		struct xfib_pool t8 = XFIB_POOL(&xfib_trie6_tbl8, slot);
+		const __u32 *t24 = tbl24_of(&xfib_trie6_tbl24, act.slot);
+		struct xfib_pool t8 = XFIB_POOL(&xfib_trie6_tbl8, act.slot);
 
 		if (!t24)
 			return XFIB_PASS_NO_FIB;
-		*nh_idx = xfib_trie6_lookup(t24, &t8, daddr);
+		*nh_idx = xfib_trie6_lookup((void *)t24, &t8, daddr);
 	} else if (act.algo == XFIB_ALGO_POPTRIE6) {
 		*nh_idx = xfib_pt6_lookup(&xfib_pt6_direct, &xfib_pt6_nodes,
 					  &xfib_pt6_leaves, act.slot, dhi, dlo);

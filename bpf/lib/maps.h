@@ -13,7 +13,9 @@
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/trace.h"
+#include "xfib/lookup_dir24.h"
 #include "xfib/lookup_dxr.h"
+#include "xfib/lookup_trie6.h"
 #include "xfib/tbl8_pool.h"
 #include "xfib/lookup_poptrie6.h"
 #include "xfib/xfrm.h"
@@ -30,18 +32,26 @@ struct {
 
 /*
  * dir24_8 (IPv4) and trie6 (IPv6) instances: each slot holds a tbl24 of
- * 2^24 __u32 entries, two per array value (array values are rounded up to
- * 8 bytes, so one __u32 per value would cost 128 MiB instead of 64), and a
- * pool of tbl8 groups of 256 entries, in chunk maps of a fixed size
- * (include/xfib/tbl8_pool.h). Every inner map has its template's size, so
- * the verifier inlines all of these lookups: no helper call.
+ * 2^24 __u32 entries, and a pool of tbl8 groups of 256 entries, in chunk
+ * maps of a fixed size (include/xfib/tbl8_pool.h). Every inner map has its
+ * template's size, so the verifier inlines all of these lookups: no
+ * helper call.
+ *
+ * tbl24 is one 64 MiB value: a packet fetches its address once, and each
+ * read is then a plain load at an index the verifier knows to be below
+ * 2^24, with no map lookup, bounds check and null test of its own.
+ * (Linux takes array values up to 2 GiB since before bpf_loop(), 5.17,
+ * which the forwarder needs anyway.) Declared by size, not by a BTF type:
+ * libbpf 1.1 fails to size a BTF value type of 2^24 entries.
  */
+_Static_assert(XFIB_DIR24_TBL24_BYTES == XFIB_TRIE6_TBL24_BYTES,
+	       "dir24_8 and trie6 share the tbl24 template");
 struct xfib_tbl24_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1 << 23);
-	__type(key, __u32);
-	__type(value, __u64);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, XFIB_DIR24_TBL24_BYTES);
 };
 
 struct xfib_tbl8_inner {

@@ -64,11 +64,12 @@ static void tbl_unmap(struct dpl_tbl *t)
 }
 
 /*
- * Maps the inner map in slot `slot` of an ARRAY_OF_MAPS read-only. From
- * userspace an outer map's value is the inner map's id. The mapping keeps
- * the inner map alive even after the daemon drops it from the slot.
+ * Maps the tbl24 in slot `slot` of an ARRAY_OF_MAPS read-only: one value
+ * of 2^24 __u32 entries (bpf/lib/maps.h). From userspace an outer map's
+ * value is the inner map's id. The mapping keeps the inner map alive even
+ * after the daemon drops it from the slot.
  */
-static int map_inner(int outer_fd, __u32 slot, struct dpl_tbl *t)
+static int map_tbl24(int outer_fd, __u32 slot, struct dpl_tbl *t)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 id, ilen = sizeof(info);
@@ -85,11 +86,11 @@ static int map_inner(int outer_fd, __u32 slot, struct dpl_tbl *t)
 		err = -errno;
 		goto out;
 	}
-	if (info.value_size != sizeof(__u64) || !info.max_entries) {
+	if (info.value_size != XFIB_DIR24_TBL24_BYTES || info.max_entries != 1) {
 		err = -EPROTO;
 		goto out;
 	}
-	len = ((size_t)info.max_entries * sizeof(__u64) + page - 1) & ~(page - 1);
+	len = ((size_t)info.value_size + page - 1) & ~(page - 1);
 	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		err = -errno;
@@ -98,7 +99,7 @@ static int map_inner(int outer_fd, __u32 slot, struct dpl_tbl *t)
 	t->base = p;
 	t->len = len;
 	t->esz = sizeof(__u32);
-	t->n = (size_t)info.max_entries * 2; /* two entries per value */
+	t->n = XFIB_DIR24_TBL24_ENTRIES;
 out:
 	close(fd);
 	return err;
@@ -210,7 +211,7 @@ static int load_instance(struct dpl *d)
 			/* No instance: the XDP program passes everything. */
 			return 0;
 		}
-		err = map_inner(o24, d->act.slot, &d->t24);
+		err = map_tbl24(o24, d->act.slot, &d->t24);
 		if (!err)
 			err = map_pool(o8, d->act.slot, &d->t8);
 		/*

@@ -33,7 +33,6 @@
 #include "pin.h"
 #include "xfib/tbl8_pool.h"
 
-#define TBL24_VALUES (1u << 23)  /* 2^24 __u32 entries, two per value */
 #define GROUPS_MIN XFIB_POOL_CHUNK_GROUPS
 #define GROUPS_MAX XFIB_POOL_GROUPS_MAX /* 1 GiB of groups */
 
@@ -131,9 +130,11 @@ static int maps_create(struct fib *f, struct fib_inst *in, __u32 ngroups)
 
 	in->fd24 = -1;
 	in->m24 = NULL;
-	in->len24 = (size_t)TBL24_VALUES * 8;
-	in->fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4, 8,
-				  TBL24_VALUES, &o24);
+	/* One value of 2^24 entries (bpf/lib/maps.h); both families' tbl24
+	 * have that size. */
+	in->len24 = XFIB_DIR24_TBL24_BYTES;
+	in->fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4,
+				  XFIB_DIR24_TBL24_BYTES, 1, &o24);
 	if (in->fd24 < 0)
 		goto err;
 	in->m24 = map_mmap(in->fd24, in->len24);

@@ -11,24 +11,28 @@
  * group. The update side (ctl/xfibd/dir24.c) keeps every entry a reader can
  * reach correct at all times, so this lookup needs no lock and no retry.
  *
- * Memory: both tables are arrays of __u32 entries. In BPF they are array
- * maps of __u64 values holding two entries each (array values are rounded
- * up to 8 bytes, so one entry per value would double tbl24 to 128 MiB):
- * entry i is the low half of value i / 2 when i is even, the high half
- * when i is odd. On the little-endian machines XDP runs on, that is the
- * same memory as a plain __u32 array, which is how userspace sees the
- * mmap()ed maps. tbl24 is 2^24 entries (64 MiB); a pool of G groups is
+ * Memory: both tables are arrays of __u32 entries. In BPF, tbl24 is an
+ * array map of one 64 MiB value (2^24 entries): the program fetches the
+ * value's address once and reads entries by index, plain loads the
+ * verifier bounds by the value's size, with no map lookup per read.
+ * Groups are array maps of __u64 values holding two entries each (array
+ * values are rounded up to 8 bytes): entry i is the low half of value
+ * i / 2 when i is even, the high half when i is odd. On the little-endian
+ * machines XDP runs on, both are the same memory as a plain __u32 array,
+ * which is how userspace sees the mmap()ed maps. A pool of G groups is
  * 256 * G entries (1 KiB per group), in BPF chunk maps of 1024 groups.
  *
  * The same code runs in the XDP program and in userspace (xfibctl, tests).
  * The includer defines XFIB_U32_AT(table, index), which yields the __u32
  * entry at index (in BPF: one bpf_map_lookup_elem() of index >> 1 and the
  * half that index & 1 selects; 0 if the lookup fails), then includes this
- * header. Group entries are read with XFIB_GROUP_U32_AT(tbl8, index), the
- * same unless the includer defines it (BPF: the pool is a run of chunk
- * maps, include/xfib/tbl8_pool.h). Without XFIB_U32_AT the header only
- * describes the layout, for map definitions and the update side;
- * including it again after defining XFIB_U32_AT adds the lookup.
+ * header. tbl24 entries are read with XFIB_TBL24_AT(tbl24, index) and
+ * group entries with XFIB_GROUP_U32_AT(tbl8, index), both XFIB_U32_AT
+ * unless the includer defines them (BPF: tbl24 is the value's address,
+ * the pool a run of chunk maps, include/xfib/tbl8_pool.h). Without
+ * XFIB_U32_AT the header only describes the layout, for map definitions
+ * and the update side; including it again after defining XFIB_U32_AT adds
+ * the lookup.
  */
 #ifndef XFIB_LOOKUP_DIR24_H
 #define XFIB_LOOKUP_DIR24_H
@@ -53,8 +57,8 @@
  */
 #define XFIB_DIR24_GROUPS_MAX (1u << (32 - XFIB_DIR24_GROUP_BITS))
 
-/* Sizes of the BPF array maps: __u64 values, two entries per value. */
-#define XFIB_DIR24_TBL24_VALUES (XFIB_DIR24_TBL24_ENTRIES / 2)
+/* tbl24's one BPF map value; groups: __u64 values, two entries each. */
+#define XFIB_DIR24_TBL24_BYTES (XFIB_DIR24_TBL24_ENTRIES * 4u)
 #define XFIB_DIR24_GROUP_VALUES (XFIB_DIR24_GROUP_ENTRIES / 2)
 
 #endif /* XFIB_LOOKUP_DIR24_H */
@@ -65,6 +69,9 @@
 #ifndef XFIB_GROUP_U32_AT
 #define XFIB_GROUP_U32_AT(tbl8, idx) XFIB_U32_AT(tbl8, idx)
 #endif
+#ifndef XFIB_TBL24_AT
+#define XFIB_TBL24_AT(tbl24, idx) XFIB_U32_AT(tbl24, idx)
+#endif
 
 #ifndef XFIB_INLINE
 #define XFIB_INLINE static inline __attribute__((always_inline))
@@ -73,7 +80,7 @@
 /* addr in host order. Returns the nexthop index, 0 for no route. */
 XFIB_INLINE __u32 xfib_dir24_lookup(void *tbl24, void *tbl8, __u32 addr)
 {
-	__u32 e = XFIB_U32_AT(tbl24, addr >> (32 - XFIB_DIR24_TBL24_BITS));
+	__u32 e = XFIB_TBL24_AT(tbl24, addr >> (32 - XFIB_DIR24_TBL24_BITS));
 
 	if (!(e & XFIB_DIR24_EXT))
 		return e;

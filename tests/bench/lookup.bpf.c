@@ -239,7 +239,7 @@ static __always_inline int setup_dir24_8(struct run *r)
 	if (active(XFIB_V4, XFIB_ALGO_DIR24_8, &act))
 		return -1;
 	slot = act.slot;
-	r->t24 = bpf_map_lookup_elem(&xfib_dir24_tbl24, &slot);
+	r->t24 = (void *)tbl24_of(&xfib_dir24_tbl24, slot);
 	r->slot = slot;
 	if (!r->t24) {
 		mismatches++; /* a slot emptied under a stale word */
@@ -256,7 +256,7 @@ static __always_inline int setup_trie6(struct run *r)
 	if (active(XFIB_V6, XFIB_ALGO_TRIE6, &act))
 		return -1;
 	slot = act.slot;
-	r->t24 = bpf_map_lookup_elem(&xfib_trie6_tbl24, &slot);
+	r->t24 = (void *)tbl24_of(&xfib_trie6_tbl24, slot);
 	r->slot = slot;
 	if (!r->t24) {
 		mismatches++; /* a slot emptied under a stale word */

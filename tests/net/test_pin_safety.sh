@@ -128,7 +128,7 @@ bpftool map create "$OLD/xfib_stats" type percpu_array key 4 value 16 \
 stale_refused "xfib_stats of another shape" \
 	"$OLD/xfib_stats: pinned percpu_array, 3 x 16-byte values"
 # An outer map of the right shape whose slot 1 holds a tbl24 of another
-# size (this xfib's is 2^23 __u64 values).
+# size (this xfib's is one value of 2^24 __u32 entries).
 stale inner
 bpftool map create "$OLD/old_tbl24" type array key 4 value 8 entries 1024 \
 	name old_tbl24 flags 1024

@@ -82,7 +82,7 @@ static unsigned long long n_lookups, n_writes, n_full;
 
 /* One instance: the tables as the BPF maps hold them, and their updater. */
 struct inst {
-	__u64 *t24; /* XFIB_DIR24_TBL24_VALUES */
+	__u64 *t24; /* XFIB_DIR24_TBL24_BYTES */
 	__u64 *t8; /* ngroups * XFIB_DIR24_GROUP_VALUES */
 	struct dir24 d;
 };
@@ -91,9 +91,9 @@ static void inst_init(struct inst *in, __u32 ngroups)
 {
 	int ret;
 
-	in->t24 = xmalloc((size_t)XFIB_DIR24_TBL24_VALUES * sizeof(__u64));
+	in->t24 = xmalloc(XFIB_DIR24_TBL24_BYTES);
 	/* Garbage everywhere: init must clear what it owns. */
-	memset(in->t24, 0x5a, (size_t)XFIB_DIR24_TBL24_VALUES * sizeof(__u64));
+	memset(in->t24, 0x5a, XFIB_DIR24_TBL24_BYTES);
 	in->t8 = xmalloc((size_t)ngroups * XFIB_DIR24_GROUP_VALUES *
 			 sizeof(__u64));
 	memset(in->t8, 0xa5,
@@ -1109,7 +1109,7 @@ static void test_flap(struct inst *in)
 static bool tables_equal(const struct inst *in, const __u64 *t24,
 			 const __u64 *t8)
 {
-	return !memcmp(in->t24, t24, (size_t)XFIB_DIR24_TBL24_VALUES * 8) &&
+	return !memcmp(in->t24, t24, XFIB_DIR24_TBL24_BYTES) &&
 	       !memcmp(in->t8, t8, (size_t)in->d.pool.ngroups * GRP_N * 4);
 }
 
@@ -1125,11 +1125,11 @@ static void test_exhaust(void)
 
 	cur_test = "exhaust";
 	inst_init(&in, 3);
-	s24 = xmalloc((size_t)XFIB_DIR24_TBL24_VALUES * 8);
+	s24 = xmalloc(XFIB_DIR24_TBL24_BYTES);
 	s8 = xmalloc(3 * GRP_N * 4);
 #define SNAP()                                                            \
 	do {                                                              \
-		memcpy(s24, in.t24, (size_t)XFIB_DIR24_TBL24_VALUES * 8); \
+		memcpy(s24, in.t24, XFIB_DIR24_TBL24_BYTES); \
 		memcpy(s8, in.t8, 3 * GRP_N * 4);                         \
 		nf = d->pool.nfree;                                            \
 		nr = d->pool.nretired;                                         \
