@@ -78,7 +78,16 @@ CTL_LIB_A    := $(BUILD)/ctl/libxfib.a
 
 all: $(BUILD)/xfibd $(BUILD)/xfibctl
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
+# Every BPF object depends on this file, which holds BPF_CFLAGS and is
+# rewritten only when they change: new flags rebuild every BPF object, and
+# nothing else does.
+BPF_FLAGS_FILE := $(BUILD)/bpf-cflags
+$(BPF_FLAGS_FILE): FORCE | $(BUILD)
+	$(Q)echo '$(BPF_CFLAGS)' | cmp -s - $@ || echo '$(BPF_CFLAGS)' > $@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_FLAGS_FILE) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -137,7 +146,7 @@ $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 
 # The differential test's XDP programs (tests/difftest).
 DIFFTEST_OBJS := $(BUILD)/tests/dt_pass.bpf.o $(BUILD)/tests/dt_plant.bpf.o
-$(BUILD)/tests/dt_%.bpf.o: tests/difftest/dt_%.bpf.c | $(BUILD)/tests
+$(BUILD)/tests/dt_%.bpf.o: tests/difftest/dt_%.bpf.c $(BPF_FLAGS_FILE) | $(BUILD)/tests
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -294,7 +303,7 @@ $(BENCH_DIR):
 	$(Q)mkdir -p $@
 
 # Shorter stems than the $(BUILD)/%... rules above, so make picks these.
-$(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c | $(BENCH_DIR)
+$(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c $(BPF_FLAGS_FILE) | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@
 
@@ -309,15 +318,15 @@ $(BENCH_DIR)/fwdbench: tests/bench/fwdbench.c | $(BENCH_SKELS) $(BENCH_DIR)
 # Builds of the forwarder for fwd.sh's cost measurements: without the
 # per-port counters, without the trace hook, looking every IPv4 source up
 # (bpf/xfib_fwd.bpf.c).
-$(BENCH_DIR)/xfib_fwd_noport.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+$(BENCH_DIR)/xfib_fwd_noport.bpf.o: bpf/xfib_fwd.bpf.c $(BPF_FLAGS_FILE) | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_PORT_STATS $(DEPFLAGS) -c $< -o $@
 
-$(BENCH_DIR)/xfib_fwd_notrace.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+$(BENCH_DIR)/xfib_fwd_notrace.bpf.o: bpf/xfib_fwd.bpf.c $(BPF_FLAGS_FILE) | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_WITHOUT_TRACE $(DEPFLAGS) -c $< -o $@
 
-$(BENCH_DIR)/xfib_fwd_srcalways.bpf.o: bpf/xfib_fwd.bpf.c | $(BENCH_DIR)
+$(BENCH_DIR)/xfib_fwd_srcalways.bpf.o: bpf/xfib_fwd.bpf.c $(BPF_FLAGS_FILE) | $(BENCH_DIR)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_BENCH_SOURCE_ALWAYS $(DEPFLAGS) -c $< -o $@
 
