@@ -112,12 +112,14 @@ struct run {
 	__u32 dep;
 };
 
-/* The keys of call n, in order; the mask is applied again so that the
- * verifier sees the index bounded. */
+/* The keys of call n, in order. The index is masked with kmask (a
+ * RUN_LOCALS): the loader's mask, bounded once per call by the array's
+ * size so that the verifier sees every index in range, one AND per key
+ * as in lookupbench's native loop. */
 #define FOR_EACH_KEY(r, n, i, k) \
 	for (i = 0, k = (r)->pos + (__u32)(n) * LOOKUPS_PER_CALL; \
 	     i < LOOKUPS_PER_CALL; i++, k++)
-#define KEY_IDX(r, k) ((k) & (r)->mask & (KEYS_MAX - 1))
+#define KEY_IDX(r, k) ((k) & kmask)
 
 /* The run's instance in registers, as the forwarder has them. */
 #define RUN_LOCALS(r)                                           \
@@ -127,6 +129,7 @@ struct run {
 	struct xfib_pool t8_trie6 __attribute__((unused)) =      \
 		XFIB_POOL(&xfib_trie6_tbl8, (r)->slot);          \
 	__u32 slot __attribute__((unused)) = (r)->slot;         \
+	__u32 kmask = (r)->mask & (KEYS_MAX - 1);               \
 	__u32 log2n __attribute__((unused)) = (r)->log2n
 
 /*
