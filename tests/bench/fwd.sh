@@ -657,7 +657,7 @@ COSTS="$XFIB_TMP/costs.tsv"
 if [ "$SCALE" = small ]; then TIME_LOADS=${TIME_LOADS:-1}; else TIME_LOADS=${TIME_LOADS:-9}; fi
 [[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
-	local table=$1 fa fam algo ifi frame i b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" extra
+	local table=$1 fa fam algo ifi frame i p pin b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" extra
 	shift
 	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
 	for fam in 4 6; do
@@ -685,6 +685,21 @@ time_variants() {
 				sed "s/^/$i /; s/full/trace/" >>"$raw" || fail "fwdvariant --time (trace)"
 		done
 		trace_stop
+		# nolookup and fibfwd, on the same frame by the same method (one
+		# JIT image each, timed TIME_LOADS times). nolookup's time is the
+		# harness plus the least a forwarder does; each program's time
+		# less it is its own cost by this method, which runs one packet
+		# after a syscall, on colder caches than a NAPI batch.
+		for p in nolookup fibfwd; do
+			"use_$p"
+			pin=$NOLOOKUP_PIN
+			[ "$p" = nolookup ] || pin=$FIBFWD_PIN
+			for ((i = 1; i <= TIME_LOADS; i++)); do
+				in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
+					--ifindex "$ifi" --frame "$frame" "link:$pin/link-$R_GEN" |
+					sed "s/^/$i /; s| link:[^ ]*| $p|" >>"$raw" || fail "fwdvariant --time ($p)"
+			done
+		done
 		log "program cost, IPv$fam $algo, ns per load: $(awk '{ n = $2; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); printf "%s%s=%s", (NR > 1 ? " " : ""), n, $3 }' "$raw")"
 		awk -v t="$table" -v f="$fam" -v a="$algo" '
 			function med(arr, n,   i, j, x) {
@@ -714,6 +729,14 @@ time_variants() {
 					printf "; every source looked up %+.2f ns (%+.2f%%, %s%%)", med(ds, loads), med(dsp, loads), span(dsp, loads)
 				if ("baseline" in v)
 					printf "; BASELINE_OBJ %+.2f ns (%+.2f%%, %s%%)", med(db, loads), med(dbp, loads), span(dbp, loads)
+				if ("nolookup" in v && "fibfwd" in v) {
+					for (i = 1; i <= loads; i++) { nl[i] = ns[i, "nolookup"]; fb[i] = ns[i, "fibfwd"] }
+					mn = med(nl, loads); mb = med(fb, loads)
+					printf "; nolookup %.2f ns (verdict %d), fibfwd %.2f ns (verdict %d); less nolookup: xfib %.2f ns, fibfwd %.2f ns",
+						mn, v["nolookup"], mb, v["fibfwd"], mf - mn, mb - mn
+					if (mf > mn)
+						printf " (%.2fx)", (mb - mn) / (mf - mn)
+				}
 				printf "\n"
 				printf "%s\t%s\t%s\t%.3f\t%.3f\n", t, f, a, med(dp, loads), med(dt, loads) >>costs
 			}' costs="$COSTS" "$raw" >>"$TIMING"
@@ -983,7 +1006,8 @@ if [ -n "$VARIANTS" ]; then
 	echo "the builds, the mean of the middle 11 of 21 alternating rounds of 20000 single-packet runs; medians over $TIME_LOADS loads,"
 	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s; every source"
 	echo "looked up: IPv4, the build without xfib_source_wanted4's skip, the cost of a second lookup on a port without rp_filter;"
-	echo "BASELINE_OBJ, if set: that build's time minus this one's):"
+	echo "BASELINE_OBJ, if set: that build's time minus this one's; nolookup and fibfwd: the other forwarders on the"
+	echo "same frame, one JIT image each, and each program's time less nolookup's, its own cost without the harness):"
 	cat "$TIMING" 2>/dev/null || true
 	echo
 	echo "The same added time against the time per forwarded packet (1 / xfib-full's median rate above): the share of"

@@ -7,14 +7,17 @@
  * removes it.
  *
  *   fwdvariant --obj FILE --pin-dir DIR IFNAME...
- *   fwdvariant --time N --pin-dir DIR --ifindex I --frame HEX FILE...
+ *   fwdvariant --time N --pin-dir DIR --ifindex I --frame HEX PROG...
  *
- * --time runs each object's program on the frame (hex bytes) as received
- * on ifindex I with BPF_PROG_TEST_RUN, N runs of one packet per round
- * (the kernel's timing of each run included), rounds
- * alternating between the objects (21 rounds), and prints per object the
- * mean nanoseconds per packet of the middle 11 rounds and the verdict: the program's own cost,
- * without the veth and the sinks that make forwarding rates noisy.
+ * --time runs each program on the frame (hex bytes) as received on
+ * ifindex I with BPF_PROG_TEST_RUN, N runs of one packet per round (the
+ * kernel's timing of each run included), rounds alternating between the
+ * programs (21 rounds), and prints per program the mean nanoseconds per
+ * packet of the middle 11 rounds and the verdict: the program's own cost,
+ * without the veth and the sinks that make forwarding rates noisy. A PROG
+ * is a build of xfib's forwarder (FILE, loaded on DIR's maps) or
+ * link:PATH, the program of the XDP link pinned at PATH as it runs (the
+ * benchmark's other forwarders, timed the same way for comparison).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -98,6 +101,24 @@ static int load(const char *obj_path, const char *dir, struct bpf_object **objp)
 	return 0;
 }
 
+/* The program of the XDP link pinned at path: a new fd, or -errno. */
+static int link_prog_fd(const char *path)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(path), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	fd = bpf_prog_get_fd_by_id(info.prog_id);
+	return fd < 0 ? -errno : fd;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -109,6 +130,7 @@ static int timing(int argc, char **argv)
 {
 	unsigned char frame[256], out[512];
 	struct bpf_object *objs[MAX_OBJS] = { 0 };
+	int fds[MAX_OBJS];
 	double ns[MAX_OBJS][ROUNDS];
 	__u32 verdict[MAX_OBJS];
 	unsigned int reps, flen = 0, ifindex;
@@ -129,11 +151,21 @@ static int timing(int argc, char **argv)
 	nobj = argc - 9;
 	if (nobj > MAX_OBJS || !reps)
 		return -EINVAL;
-	for (i = 0; i < nobj && !err; i++)
+	for (i = 0; i < nobj; i++)
+		fds[i] = -1;
+	for (i = 0; i < nobj && !err; i++) {
+		if (!strncmp(argv[9 + i], "link:", 5)) {
+			fds[i] = link_prog_fd(argv[9 + i] + 5);
+			err = fds[i] < 0 ? fds[i] : 0;
+			continue;
+		}
 		err = load(argv[9 + i], dir, &objs[i]);
+		if (!err)
+			fds[i] = bpf_program__fd(bpf_object__find_program_by_name(objs[i], "xfib_fwd"));
+	}
 	for (r = 0; r < ROUNDS && !err; r++) {
 		for (i = 0; i < nobj && !err; i++) {
-			int fd = bpf_program__fd(bpf_object__find_program_by_name(objs[i], "xfib_fwd"));
+			int fd = fds[i];
 			unsigned long long total = 0;
 			unsigned int k;
 
@@ -162,8 +194,12 @@ static int timing(int argc, char **argv)
 			sum += ns[i][r];
 		printf("%s %.2f %u\n", argv[9 + i], sum / (ROUNDS - 10), verdict[i]);
 	}
-	for (i = 0; i < nobj; i++)
-		bpf_object__close(objs[i]);
+	for (i = 0; i < nobj; i++) {
+		if (objs[i])
+			bpf_object__close(objs[i]);
+		else if (fds[i] >= 0)
+			close(fds[i]);
+	}
 	return err;
 }
 
