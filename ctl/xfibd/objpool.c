@@ -2,10 +2,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "objpool.h"
 
 #define CHUNK_BYTES (2u << 20)
+/* Pages are faulted in this many bytes at a time, ahead of the objects
+ * carved from them (objpool_zalloc). */
+#define POPULATE_BYTES (256u << 10)
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OBJPOOL_MALLOC 1
@@ -58,8 +62,33 @@ static int chunk_add(struct objpool *p)
 		return -1;
 	p->chunks[p->nchunks++] = c;
 	p->next = c;
+	p->populated = c;
 	p->end = (char *)c + CHUNK_BYTES / p->size * p->size;
 	return 0;
+}
+
+/*
+ * Makes the chunk's pages up to at least upto present, POPULATE_BYTES at
+ * a time, by one madvise(MADV_POPULATE_WRITE) call (Linux 5.14) instead
+ * of a page fault per 4 KiB page as objects are carved: a full table
+ * carves some 170 MiB of objects, and on a virtual machine each fault is
+ * dear. Where the kernel does not know the call, the pages fault in as
+ * before.
+ */
+static void populate(struct objpool *p, const char *upto)
+{
+	char *chunk_end = (char *)p->chunks[p->nchunks - 1] + CHUNK_BYTES;
+
+	while (p->populated < upto && p->populated < chunk_end) {
+		size_t n = POPULATE_BYTES;
+
+		if ((size_t)(chunk_end - p->populated) < n)
+			n = chunk_end - p->populated;
+		if (madvise(p->populated, n, MADV_POPULATE_WRITE))
+			p->populated = chunk_end; /* unknown here: fault as before */
+		else
+			p->populated += n;
+	}
 }
 
 void *objpool_zalloc(struct objpool *p)
@@ -73,6 +102,8 @@ void *objpool_zalloc(struct objpool *p)
 			return NULL;
 		o = p->next;
 		p->next += p->size;
+		if (p->next > p->populated)
+			populate(p, p->next);
 	}
 	memset(o, 0, p->size);
 	p->live++;
