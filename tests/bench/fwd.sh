@@ -1007,7 +1007,8 @@ if [ -n "$VARIANTS" ]; then
 	echo "and the range of the difference over them (active trace: every packet matches, sampled to 100/s; every source"
 	echo "looked up: IPv4, the build without xfib_source_wanted4's skip, the cost of a second lookup on a port without rp_filter;"
 	echo "BASELINE_OBJ, if set: that build's time minus this one's; nolookup and fibfwd: the other forwarders on the"
-	echo "same frame, one JIT image each, and each program's time less nolookup's, its own cost without the harness):"
+	echo "same frame, one JIT image each, and each program's time less nolookup's: its own cost by this method, on colder"
+	echo "caches than the chain's own cost below):"
 	cat "$TIMING" 2>/dev/null || true
 	echo
 	echo "The same added time against the time per forwarded packet (1 / xfib-full's median rate above): the share of"
