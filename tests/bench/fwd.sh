@@ -638,16 +638,31 @@ print(f.ljust(64, b"\0").hex())
 PY
 }
 
+# time_loads WHAT SED PROG...: TIME_LOADS runs of fwdvariant --time over
+# PROG... on time_variants' frame and ingress port, on one CPU, not the
+# generator's (idle now anyway); each line prefixed by the load's number,
+# edited by SED, appended to time_variants' raw file.
+time_loads() {
+	local what=$1 ed=$2 i
+	shift 2
+	for ((i = 1; i <= TIME_LOADS; i++)); do
+		in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
+			--ifindex "$ifi" --frame "$frame" "$@" |
+			sed "s/^/$i /; $ed" >>"$raw" || fail "fwdvariant --time ($what)"
+	done
+}
+
 # time_variants TABLE FITS...: the program's own cost per packet
 # (BPF_PROG_TEST_RUN on a frame to forward, in the router's namespace,
 # against its live maps): xfib's build, without per-port counters, without
 # the trace hook, for IPv4 looking every source up (the router's ports
 # have no rp_filter, and the generator's source is no local one: xfib's
-# build skips that lookup, xfib_source_wanted4), and xfib's build while a
-# trace runs. Each of TIME_LOADS loads of the objects (fresh JIT images,
-# placed anew) gives one figure per build and the differences between
-# them; the median over the loads is reported, with the range, so that no
-# one placement decides. Lines into TIMING.
+# build skips that lookup, xfib_source_wanted4), xfib's build while a
+# trace runs, and nolookup and fibfwd as attached. Each of TIME_LOADS
+# loads of the objects (fresh JIT images, placed anew) gives one figure
+# per build and the differences between them; the median over the loads
+# is reported, with the range, so that no one placement decides. Lines
+# into TIMING.
 TIMING="$XFIB_TMP/timing.txt"
 # Per table and family: the median ns the per-port counters and the idle
 # trace hook add (table family algorithm port_ns hook_ns), to put them
@@ -657,7 +672,7 @@ COSTS="$XFIB_TMP/costs.tsv"
 if [ "$SCALE" = small ]; then TIME_LOADS=${TIME_LOADS:-1}; else TIME_LOADS=${TIME_LOADS:-9}; fi
 [[ $TIME_LOADS =~ ^[1-9][0-9]*$ ]] || { echo "fwd.sh: TIME_LOADS must be a positive integer" >&2; exit 2; }
 time_variants() {
-	local table=$1 fa fam algo ifi frame i p pin b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" extra
+	local table=$1 fa fam algo ifi frame p pin b=$XFIB_TMP/bin raw="$XFIB_TMP/timing.raw" extra
 	shift
 	ifi=$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')
 	for fam in 4 6; do
@@ -671,19 +686,11 @@ time_variants() {
 		[ "$fam" != 4 ] || [ ! -f "$b/xfib_fwd_srcalways.bpf.o" ] || extra="$b/xfib_fwd_srcalways.bpf.o"
 		[ ! -f "$b/xfib_fwd_baseline.bpf.o" ] || extra="$extra $b/xfib_fwd_baseline.bpf.o"
 		: >"$raw"
-		# One CPU for every run, not the generator's (idle now anyway).
-		for ((i = 1; i <= TIME_LOADS; i++)); do
-			in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
-				--ifindex "$ifi" --frame "$frame" "$b/xfib_fwd_full.bpf.o" \
-				"$b/xfib_fwd_noport.bpf.o" "$b/xfib_fwd_notrace.bpf.o" $extra |
-				sed "s/^/$i /" >>"$raw" || fail "fwdvariant --time"
-		done
+		# shellcheck disable=SC2086 # extra: none, one or two files
+		time_loads xfib "" "$b/xfib_fwd_full.bpf.o" "$b/xfib_fwd_noport.bpf.o" \
+			"$b/xfib_fwd_notrace.bpf.o" $extra
 		trace_start
-		for ((i = 1; i <= TIME_LOADS; i++)); do
-			in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
-				--ifindex "$ifi" --frame "$frame" "$b/xfib_fwd_full.bpf.o" |
-				sed "s/^/$i /; s/full/trace/" >>"$raw" || fail "fwdvariant --time (trace)"
-		done
+		time_loads trace "s/full/trace/" "$b/xfib_fwd_full.bpf.o"
 		trace_stop
 		# nolookup and fibfwd, on the same frame by the same method (one
 		# JIT image each, timed TIME_LOADS times). nolookup's time is the
@@ -694,11 +701,7 @@ time_variants() {
 			"use_$p"
 			pin=$NOLOOKUP_PIN
 			[ "$p" = nolookup ] || pin=$FIBFWD_PIN
-			for ((i = 1; i <= TIME_LOADS; i++)); do
-				in_ns "$RTR" taskset -c "$TIME_CPU" "$FWDVARIANT" --time 20000 --pin-dir "$PIN" \
-					--ifindex "$ifi" --frame "$frame" "link:$pin/link-$R_GEN" |
-					sed "s/^/$i /; s| link:[^ ]*| $p|" >>"$raw" || fail "fwdvariant --time ($p)"
-			done
+			time_loads "$p" "s| link:[^ ]*| $p|" "link:$pin/link-$R_GEN"
 		done
 		log "program cost, IPv$fam $algo, ns per load: $(awk '{ n = $2; sub(/.*xfib_fwd_/, "", n); sub(/\.bpf\.o$/, "", n); printf "%s%s=%s", (NR > 1 ? " " : ""), n, $3 }' "$raw")"
 		awk -v t="$table" -v f="$fam" -v a="$algo" '
@@ -1008,7 +1011,7 @@ if [ -n "$VARIANTS" ]; then
 	echo "looked up: IPv4, the build without xfib_source_wanted4's skip, the cost of a second lookup on a port without rp_filter;"
 	echo "BASELINE_OBJ, if set: that build's time minus this one's; nolookup and fibfwd: the other forwarders on the"
 	echo "same frame, one JIT image each, and each program's time less nolookup's: its own cost by this method, on colder"
-	echo "caches than the chain's own cost below):"
+	echo "caches than the chain's own cost above):"
 	cat "$TIMING" 2>/dev/null || true
 	echo
 	echo "The same added time against the time per forwarded packet (1 / xfib-full's median rate above): the share of"
