@@ -7,9 +7,10 @@
 #include "objpool.h"
 
 #define CHUNK_BYTES (2u << 20)
-/* Pages are faulted in this many bytes at a time, ahead of the objects
- * carved from them (objpool_zalloc). */
+/* Pages are made present this many bytes at a time, ahead of the objects
+ * carved from them (objpool_zalloc); a chunk is whole steps of it. */
 #define POPULATE_BYTES (256u << 10)
+_Static_assert(CHUNK_BYTES % POPULATE_BYTES == 0, "a chunk is whole populate steps");
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OBJPOOL_MALLOC 1
@@ -62,33 +63,8 @@ static int chunk_add(struct objpool *p)
 		return -1;
 	p->chunks[p->nchunks++] = c;
 	p->next = c;
-	p->populated = c;
 	p->end = (char *)c + CHUNK_BYTES / p->size * p->size;
 	return 0;
-}
-
-/*
- * Makes the chunk's pages up to at least upto present, POPULATE_BYTES at
- * a time, by one madvise(MADV_POPULATE_WRITE) call (Linux 5.14) instead
- * of a page fault per 4 KiB page as objects are carved: a full table
- * carves some 170 MiB of objects, and on a virtual machine each fault is
- * dear. Where the kernel does not know the call, the pages fault in as
- * before.
- */
-static void populate(struct objpool *p, const char *upto)
-{
-	char *chunk_end = (char *)p->chunks[p->nchunks - 1] + CHUNK_BYTES;
-
-	while (p->populated < upto && p->populated < chunk_end) {
-		size_t n = POPULATE_BYTES;
-
-		if ((size_t)(chunk_end - p->populated) < n)
-			n = chunk_end - p->populated;
-		if (madvise(p->populated, n, MADV_POPULATE_WRITE))
-			p->populated = chunk_end; /* unknown here: fault as before */
-		else
-			p->populated += n;
-	}
 }
 
 void *objpool_zalloc(struct objpool *p)
@@ -102,8 +78,20 @@ void *objpool_zalloc(struct objpool *p)
 			return NULL;
 		o = p->next;
 		p->next += p->size;
-		if (p->next > p->populated)
-			populate(p, p->next);
+		/*
+		 * The object ends in a step it does not start in (a chunk
+		 * starts on a step): make that step's pages present with one
+		 * madvise(MADV_POPULATE_WRITE) (Linux 5.14) rather than a page
+		 * fault per 4 KiB page as objects are carved. A full table
+		 * carves some 170 MiB of objects, and on a virtual machine
+		 * each fault is dear. Where the kernel does not know the call,
+		 * the pages fault in as before.
+		 */
+		if (((uintptr_t)o - 1) / POPULATE_BYTES !=
+		    ((uintptr_t)p->next - 1) / POPULATE_BYTES)
+			madvise((void *)(((uintptr_t)p->next - 1) &
+					 ~(uintptr_t)(POPULATE_BYTES - 1)),
+				POPULATE_BYTES, MADV_POPULATE_WRITE);
 	}
 	memset(o, 0, p->size);
 	p->live++;

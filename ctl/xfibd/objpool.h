@@ -22,7 +22,6 @@ struct objpool {
 	size_t size;        /* bytes per object, rounded up to a pointer */
 	void *free;         /* freed objects, linked through their first word */
 	char *next, *end;   /* the unused rest of the newest chunk */
-	char *populated;    /* the newest chunk's pages are present up to here */
 	void **chunks;
 	size_t nchunks, chunks_cap;
 	size_t live;        /* objects allocated and not freed */
