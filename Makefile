@@ -128,7 +128,8 @@ UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/poptrie6.c ctl/xfibd/poptrie6_update.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
                    ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
                    ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c \
-                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c ctl/xfibd/nl_reader.c)
+                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c ctl/xfibd/nl_reader.c \
+                   ctl/xfibd/fib_ranges.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)

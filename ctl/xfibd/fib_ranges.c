@@ -40,44 +40,81 @@ static int range_emit(void *ctx, xfib_u128 first, xfib_u128 last, __u32 nh)
 	return range_push(ctx, first, last, nh);
 }
 
-int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
-		    struct fib_range **out, size_t *n, size_t *cap)
+/* The main table's ranges, as the walk emits them, merged with the
+ * local table's (both cover the whole span, in order) into res. */
+struct span_merge {
+	const struct range_buf *loc;
+	size_t i; /* the first local range not wholly behind the walk */
+	struct range_buf *res;
+};
+
+static int merge_emit(void *ctx, xfib_u128 first, xfib_u128 last, __u32 nh)
 {
-	struct range_buf loc = { 0 }, mn = { 0 }, res = { *out, 0, *cap };
-	size_t i = 0, j = 0;
+	struct span_merge *m = ctx;
+	int err = 0;
+
+	while (!err && m->i < m->loc->n) {
+		const struct fib_range *a = &m->loc->r[m->i];
+		xfib_u128 lo = a->first > first ? a->first : first;
+		xfib_u128 hi = a->last < last ? a->last : last;
+
+		err = range_push(m->res, lo, hi, a->nh != NH_UNCOVERED ? a->nh : nh);
+		if (a->last > last)
+			break; /* it reaches into the next main range */
+		m->i++;
+		if (a->last == last)
+			break;
+	}
+	return err;
+}
+
+int fib_tree_ranges(const struct ptree *main, const struct ptree *local,
+		    const __u8 *dst, unsigned int plen, struct fib_range **out,
+		    size_t *n, size_t *cap)
+{
+	struct range_buf loc = { 0 }, res = { *out, 0, *cap };
+	struct span_merge m = { .loc = &loc, .res = &res };
 	int err;
 
 	/* The kernel consults its local table before the mirrored one:
 	 * wherever a local prefix covers an address, it answers. */
-	err = ptree_walk_span(&r->tree[fam][1], dst, plen, NH_UNCOVERED,
-			      range_emit, &loc);
-	err = err ?: ptree_walk_span(&r->tree[fam][0], dst, plen,
-				     XFIB_NH_IDX_NONE, range_emit, &mn);
-	while (!err && i < loc.n && j < mn.n) {
-		const struct fib_range *a = &loc.r[i], *b = &mn.r[j];
-		xfib_u128 first = a->first > b->first ? a->first : b->first;
-		xfib_u128 last = a->last < b->last ? a->last : b->last;
-
-		err = range_push(&res, first, last,
-				 a->nh != NH_UNCOVERED ? a->nh : b->nh);
-		if (a->last == last)
-			i++;
-		if (b->last == last)
-			j++;
-	}
+	err = ptree_walk_span(local, dst, plen, NH_UNCOVERED, range_emit, &loc);
+	err = err ?: ptree_walk_span(main, dst, plen, XFIB_NH_IDX_NONE,
+				     merge_emit, &m);
 	free(loc.r);
-	free(mn.r);
 	*out = res.r;
 	*n = res.n;
 	*cap = res.cap;
 	return err;
 }
 
+int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
+		    struct fib_range **out, size_t *n, size_t *cap)
+{
+	return fib_tree_ranges(&r->tree[fam][0], &r->tree[fam][1], dst, plen,
+			       out, n, cap);
+}
+
 int fib_full_ranges(struct rib *r, int fam, struct fib_range **out, size_t *n,
 		    size_t *cap)
 {
 	static const __u8 zero[16];
+	/* A tree of k prefixes cuts the space into at most 2k + 1 ranges,
+	 * and the merge ends at most one range per cut of either tree:
+	 * room for all of them at once, rather than a copy per doubling
+	 * (a full table's list is tens of MiB; untouched room costs no
+	 * memory). */
+	size_t want = 2 * (ptree_count(&r->tree[fam][0]) +
+			   ptree_count(&r->tree[fam][1])) + 1;
 
+	if (*cap < want) {
+		struct fib_range *m = realloc(*out, want * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		*out = m;
+		*cap = want;
+	}
 	return fib_span_ranges(r, fam, zero, 0, out, n, cap);
 }
 

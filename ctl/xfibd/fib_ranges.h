@@ -11,8 +11,13 @@
 
 #include "fib.h"
 
-/* The merged answer over a prefix's span (local table first), into
- * *out (grown as needed; *cap is its size). */
+/* The merged answer over a prefix's span, main's wherever no prefix of
+ * local covers an address, into *out (grown as needed; *cap is its
+ * size). A local prefix's nexthop must not be 0xffffffff. */
+int fib_tree_ranges(const struct ptree *main, const struct ptree *local,
+		    const __u8 *dst, unsigned int plen, struct fib_range **out,
+		    size_t *n, size_t *cap);
+/* The same over the RIB's trees of a family (local table first). */
 int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
 		    struct fib_range **out, size_t *n, size_t *cap);
 /* The whole address space of a family. */
