@@ -9,6 +9,7 @@
  * once per LOG_REPEAT_WINDOW_MS, then summed up as "last message repeated
  * N times", as syslogd does, so a storm cannot flood the log.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,10 @@ static const char *log_prog = "xfib";
 static unsigned int log_flags;
 static int log_journal;
 
-/* The last message printed, for collapsing repeats. */
+/* The last message printed, for collapsing repeats. xfibd logs from two
+ * threads while it builds both families' tables (fib.c): the lock keeps
+ * this and the lines whole. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	char text[512];
 	enum log_level level;
@@ -87,7 +91,7 @@ static void log_emit(enum log_level level, const char *text)
 	fprintf(stderr, "%s: %s\n", log_prog, text);
 }
 
-void log_flush_repeats(int force)
+static void flush_repeats(int force)
 {
 	char msg[64];
 
@@ -102,6 +106,13 @@ void log_flush_repeats(int force)
 	last.text[0] = 0;
 }
 
+void log_flush_repeats(int force)
+{
+	pthread_mutex_lock(&log_lock);
+	flush_repeats(force);
+	pthread_mutex_unlock(&log_lock);
+}
+
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	char text[sizeof(last.text)];
@@ -114,21 +125,24 @@ static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	n = strlen(text);
 	if (n && text[n - 1] == '\n') /* libbpf's messages end in one */
 		text[n - 1] = 0;
+	pthread_mutex_lock(&log_lock);
 	if (!(log_flags & XLOG_DAEMON)) {
 		log_emit(level, text);
-		return;
+		goto out;
 	}
 	now = mono_ms();
 	if (level == last.level && !strcmp(text, last.text) &&
 	    now - last.since_ms < LOG_REPEAT_WINDOW_MS) {
 		last.repeats++;
-		return;
+		goto out;
 	}
-	log_flush_repeats(1);
+	flush_repeats(1);
 	log_emit(level, text);
 	snprintf(last.text, sizeof(last.text), "%s", text);
 	last.level = level;
 	last.since_ms = now;
+out:
+	pthread_mutex_unlock(&log_lock);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

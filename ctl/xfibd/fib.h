@@ -22,6 +22,7 @@
 #ifndef XFIB_FIB_H
 #define XFIB_FIB_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -122,6 +123,7 @@ struct fib {
 	__u32 *dxr_ranges;          /* mmap()ed xfib_dxr_ranges */
 	size_t active_len, bs4_len, bs6_len, dxr_direct_len, dxr_ranges_len;
 	struct tbl8_spare tbl8_spare; /* for retired pools (tbl8_maps.h) */
+	pthread_mutex_t spare_lock;   /* both families' tables use the spare */
 	struct fib_pt6_maps *pt6;   /* fib_poptrie6.c: its mmap()ed tables */
 	struct fib_family fam[XFIB_FAMILIES];
 	/* Selection: re-evaluate after this many changes or this long. */
@@ -132,7 +134,8 @@ struct fib {
 int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	     __u32 eval_changes, __u32 eval_ms);
 void fib_fini(struct fib *f);
-/* Commits the RIB and brings both families' instances up to date. */
+/* Commits the RIB and brings both families' instances up to date, the
+ * two families side by side on two threads. */
 int fib_flush(struct fib *f, __u64 now_ms);
 /* Reads operator requests (xfibctl algo); true if one arrived. */
 bool fib_poll_control(struct fib *f);

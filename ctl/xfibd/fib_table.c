@@ -115,7 +115,9 @@ static void pool_release(struct fib *f, const struct fib_inst *in)
 	int o24, o8, err;
 
 	in->algo->table->outer_maps(f->skel, &o24, &o8);
+	pthread_mutex_lock(&f->spare_lock);
 	err = tbl8_maps_clear(&f->tbl8_spare, o8, in->slot);
+	pthread_mutex_unlock(&f->spare_lock);
 	if (err)
 		pr_warn("releasing the group pool of slot %u: %s", in->slot,
 			strerror(-err));

@@ -892,8 +892,9 @@ int rib_rcu_sync(struct rib *r)
 {
 	int err = r->dp.ops->grace_period(r->dp.ctx);
 
+	/* fib.c publishes the two families from two threads. */
 	if (!err)
-		r->epoch++;
+		__atomic_add_fetch(&r->epoch, 1, __ATOMIC_RELAXED);
 	return err;
 }
 
@@ -1075,8 +1076,8 @@ void rib_fini(struct rib *r)
 		ptree_fini(&r->tree[f][0]);
 		ptree_fini(&r->tree[f][1]);
 		free(r->fam[f].chg);
+		free(r->dirty[f]);
 	}
-	free(r->dirty);
 	htab_free(&r->nhobjs);
 	htab_free(&r->groups);
 	htab_free(&r->nexthops);

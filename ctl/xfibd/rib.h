@@ -358,10 +358,11 @@ struct rib {
 	/* Where routes, their variants and prefixes live (objpool.h). */
 	struct objpool route_pool, route_src_pool, variant_pool;
 	struct objpool prefix_pool[XFIB_FAMILIES];
-	/* Prefixes whose routes changed since the last commit. A list that
-	 * cannot grow sets dirty_all: the commit looks at every prefix. */
-	struct rib_prefix **dirty;
-	size_t ndirty, dirty_cap;
+	/* Prefixes whose routes changed since the last commit, per family
+	 * (the two commit side by side). A list that cannot grow sets
+	 * dirty_all: the commit looks at every prefix. */
+	struct rib_prefix **dirty[XFIB_FAMILIES];
+	size_t ndirty[XFIB_FAMILIES], dirty_cap[XFIB_FAMILIES];
 	bool dirty_all;
 	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
 	struct ptree tree[XFIB_FAMILIES][2];
@@ -460,6 +461,11 @@ __u64 rib_now_ms(void);
 /* Brings the prefix trees up to date with the routes changed since the
  * last call, recording which prefixes' answers changed. */
 void rib_commit(struct rib *r);
+/* The same in three steps: begin, each family's (on any thread: the
+ * families share nothing these write), end once both are done. */
+void rib_commit_begin(struct rib *r);
+void rib_commit_family(struct rib *r, int fam);
+void rib_commit_end(struct rib *r);
 /* The family's changes are consumed: forgets them. A list grown large (a
  * table load) is freed, not kept at its peak for the next batch. */
 void rib_changes_done(struct rib *r, int fam);

@@ -18,7 +18,8 @@
 
 void prefix_mark(struct rib *r, struct rib_prefix *p)
 {
-	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
+	int fam = family_index(p->key.family);
+	struct rib_family_state *f = &r->fam[fam];
 
 	f->dirty = true;
 	f->changes++;
@@ -27,18 +28,18 @@ void prefix_mark(struct rib *r, struct rib_prefix *p)
 	p->dirty = true;
 	if (r->dirty_all)
 		return;
-	if (r->ndirty == r->dirty_cap) {
-		size_t cap = r->dirty_cap ? r->dirty_cap * 2 : 256;
-		struct rib_prefix **d = realloc(r->dirty, cap * sizeof(*d));
+	if (r->ndirty[fam] == r->dirty_cap[fam]) {
+		size_t cap = r->dirty_cap[fam] ? r->dirty_cap[fam] * 2 : 256;
+		struct rib_prefix **d = realloc(r->dirty[fam], cap * sizeof(*d));
 
 		if (!d) {
 			r->dirty_all = true;
 			return;
 		}
-		r->dirty = d;
-		r->dirty_cap = cap;
+		r->dirty[fam] = d;
+		r->dirty_cap[fam] = cap;
 	}
-	r->dirty[r->ndirty++] = p;
+	r->dirty[fam][r->ndirty[fam]++] = p;
 }
 
 void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k)
@@ -189,32 +190,53 @@ static void prefix_commit(struct rib *r, struct rib_prefix *p)
 	change_record(r, p);
 }
 
-void rib_commit(struct rib *r)
+void rib_commit_begin(struct rib *r)
+{
+	rib_report_no_room(r);
+	/* A prefix the lookups cannot answer gets this nexthop, made on
+	 * first use: made here, it is only read while the families commit
+	 * side by side. */
+	rib_nh_unsupported(r);
+}
+
+void rib_commit_family(struct rib *r, int fam)
 {
 	struct rib_prefix *p;
 	size_t i;
 
-	rib_report_no_room(r);
 	if (r->dirty_all) {
-		for (int fam = 0; fam < XFIB_FAMILIES; fam++)
-			htab_for_each(&r->prefixes[fam], p, tmp, i)
-				if (p->dirty)
-					prefix_commit(r, p);
+		htab_for_each(&r->prefixes[fam], p, tmp, i)
+			if (p->dirty)
+				prefix_commit(r, p);
 	} else {
-		for (i = 0; i < r->ndirty; i++)
-			prefix_commit(r, r->dirty[i]);
+		for (i = 0; i < r->ndirty[fam]; i++)
+			prefix_commit(r, r->dirty[fam][i]);
 	}
-	r->ndirty = 0;
+	r->ndirty[fam] = 0;
+	if (r->dirty_cap[fam] > LIST_KEEP) {
+		free(r->dirty[fam]);
+		r->dirty[fam] = NULL;
+		r->dirty_cap[fam] = 0;
+	}
+}
+
+void rib_commit_end(struct rib *r)
+{
 	r->dirty_all = false;
-	if (r->dirty_cap > LIST_KEEP) {
-		free(r->dirty);
-		r->dirty = NULL;
-		r->dirty_cap = 0;
-	}
+}
+
+void rib_commit(struct rib *r)
+{
+	int fam;
+
+	rib_commit_begin(r);
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		rib_commit_family(r, fam);
+	rib_commit_end(r);
 }
 
 bool rib_pending(const struct rib *r)
 {
-	return r->ndirty || r->dirty_all || r->fam[XFIB_V4].dirty ||
-	       r->fam[XFIB_V6].dirty;
+	return r->ndirty[XFIB_V4] || r->ndirty[XFIB_V6] || r->dirty_all ||
+	       r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty;
 }
