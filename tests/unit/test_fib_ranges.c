@@ -108,37 +108,12 @@ static void add(struct tables *tb, int k, u128 a, unsigned int plen, __u32 nh)
 
 static void ref_build(const struct tables *tb, struct ref *r)
 {
-	size_t cap = 2 * (tb->n[MAIN] + tb->n[LOCAL]) + 1, i;
-	void *raw;
-	int ret;
+	int ret = xfib_ranges_build_decoded(tb->f->bits, tb->p[MAIN],
+					    tb->n[MAIN], tb->p[LOCAL],
+					    tb->n[LOCAL], &r->start, &r->nh);
 
-	if (tb->f->bits == 32) {
-		raw = xmalloc(cap * sizeof(struct xfib_bs4_range));
-		ret = xfib_ranges4_build(tb->p[MAIN], tb->n[MAIN], tb->p[LOCAL],
-					 tb->n[LOCAL], raw, cap);
-	} else {
-		raw = xmalloc(cap * sizeof(struct xfib_bs6_range));
-		ret = xfib_ranges6_build(tb->p[MAIN], tb->n[MAIN], tb->p[LOCAL],
-					 tb->n[LOCAL], raw, cap);
-	}
 	CHECK(ret > 0, "%s: test bug: reference build: %d", tb->f->name, ret);
 	r->n = ret;
-	r->start = xmalloc(r->n * sizeof(*r->start));
-	r->nh = xmalloc(r->n * sizeof(*r->nh));
-	for (i = 0; i < r->n; i++) {
-		if (tb->f->bits == 32) {
-			const struct xfib_bs4_range *x = raw;
-
-			r->start[i] = x[i].start;
-			r->nh[i] = x[i].nh;
-		} else {
-			const struct xfib_bs6_range *x = raw;
-
-			r->start[i] = (u128)x[i].hi << 64 | x[i].lo;
-			r->nh[i] = x[i].nh;
-		}
-	}
-	free(raw);
 }
 
 static void ref_free(struct ref *r)

@@ -459,8 +459,7 @@ static void granges_build(const struct ref *r, struct granges *g)
 {
 	const struct fam *f = r->f;
 	struct xfib_pfx *in = xmalloc(r->n * sizeof(*in));
-	size_t cap = 2 * r->n + 1, i;
-	void *raw;
+	size_t i;
 	int ret;
 
 	for (i = 0; i < r->n; i++) {
@@ -469,32 +468,11 @@ static void granges_build(const struct ref *r, struct granges *g)
 		in[i].plen = r->v[i].plen;
 		in[i].nh = r->v[i].nh;
 	}
-	if (f->bits == 32) {
-		raw = xmalloc(cap * sizeof(struct xfib_bs4_range));
-		ret = xfib_ranges4_build(in, r->n, NULL, 0, raw, cap);
-	} else {
-		raw = xmalloc(cap * sizeof(struct xfib_bs6_range));
-		ret = xfib_ranges6_build(in, r->n, NULL, 0, raw, cap);
-	}
+	ret = xfib_ranges_build_decoded(f->bits, in, r->n, NULL, 0, &g->start,
+					&g->nh);
 	CHECK(ret > 0, "%s: test bug: range build of %zu prefixes: %d",
 	      f->name, r->n, ret);
 	g->n = ret;
-	g->start = xmalloc(g->n * sizeof(*g->start));
-	g->nh = xmalloc(g->n * sizeof(*g->nh));
-	for (i = 0; i < g->n; i++) {
-		if (f->bits == 32) {
-			const struct xfib_bs4_range *x = raw;
-
-			g->start[i] = x[i].start;
-			g->nh[i] = x[i].nh;
-		} else {
-			const struct xfib_bs6_range *x = raw;
-
-			g->start[i] = (u128)x[i].hi << 64 | x[i].lo;
-			g->nh[i] = x[i].nh;
-		}
-	}
-	free(raw);
 	free(in);
 }
 

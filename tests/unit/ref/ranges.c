@@ -317,6 +317,52 @@ int xfib_ranges6_build(const struct xfib_pfx *main, size_t nmain,
 	return ret;
 }
 
+int xfib_ranges_build_decoded(unsigned int bits, const struct xfib_pfx *main,
+			      size_t nmain, const struct xfib_pfx *over,
+			      size_t nover, unsigned __int128 **start,
+			      __u32 **nh)
+{
+	size_t cap = 2 * (nmain + nover) + 1, i;
+	struct xfib_bs4_range *r4 = NULL;
+	struct xfib_bs6_range *r6 = NULL;
+	int n;
+
+	*start = NULL;
+	*nh = NULL;
+	if (bits == V4_BITS) {
+		r4 = malloc(cap * sizeof(*r4));
+		n = r4 ? xfib_ranges4_build(main, nmain, over, nover, r4, cap) :
+			 -ENOMEM;
+	} else {
+		r6 = malloc(cap * sizeof(*r6));
+		n = r6 ? xfib_ranges6_build(main, nmain, over, nover, r6, cap) :
+			 -ENOMEM;
+	}
+	if (n > 0) {
+		*start = malloc(n * sizeof(**start));
+		*nh = malloc(n * sizeof(**nh));
+		if (!*start || !*nh) {
+			free(*start);
+			free(*nh);
+			*start = NULL;
+			*nh = NULL;
+			n = -ENOMEM;
+		}
+	}
+	for (i = 0; n > 0 && i < (size_t)n; i++) {
+		if (r4) {
+			(*start)[i] = r4[i].start;
+			(*nh)[i] = r4[i].nh;
+		} else {
+			(*start)[i] = (unsigned __int128)r6[i].hi << 64 | r6[i].lo;
+			(*nh)[i] = r6[i].nh;
+		}
+	}
+	free(r4);
+	free(r6);
+	return n;
+}
+
 /* Smallest log2n with 2^log2n >= n. */
 static unsigned int log2_ceil(size_t n)
 {

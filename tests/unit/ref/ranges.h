@@ -49,6 +49,16 @@ int xfib_ranges6_build(const struct xfib_pfx *main, size_t nmain,
 		       struct xfib_bs6_range *out, size_t cap);
 
 /*
+ * The same for a family of bits (32 or 128), decoded: *start gets each
+ * range's first address (host order) and *nh its nexthop, in two arrays
+ * the caller frees. Returns the number of ranges or -errno.
+ */
+int xfib_ranges_build_decoded(unsigned int bits, const struct xfib_pfx *main,
+			      size_t nmain, const struct xfib_pfx *over,
+			      size_t nover, unsigned __int128 **start,
+			      __u32 **nh);
+
+/*
  * Pads n ranges (n >= 1) to the next power of two by repeating the last
  * range, as the lookup requires. r must hold 2^log2n entries, where log2n
  * is the smallest value with 2^log2n >= n. Returns log2n (0 for n <= 1;
