@@ -79,22 +79,12 @@ static void add(struct tables *tb, int k, u128 a, unsigned int plen, __u32 nh)
 {
 	struct xfib_pfx *x;
 	__u8 b[16] = { 0 };
-	int ret;
+	__u32 old;
 
 	to_bytes(tb->f->bits, pfx_first(tb->f->bits, a, plen), b);
-	ret = ptree_set(&tb->t[k], b, plen, nh);
-	CHECK(ret >= 0, "ptree_set: %d", ret);
-	if (!ret) { /* present: keep the first nexthop, as the list does */
-		__u32 old = tb->p[k][0].nh;
-		size_t i;
-
-		for (i = 0; i < tb->n[k]; i++)
-			if (tb->p[k][i].plen == plen &&
-			    !memcmp(tb->p[k][i].addr, b, 16))
-				old = tb->p[k][i].nh;
-		CHECK(ptree_set(&tb->t[k], b, plen, old) == 0, "ptree_set back");
+	if (!ptree_get(&tb->t[k], b, plen, &old))
 		return;
-	}
+	CHECK(ptree_set(&tb->t[k], b, plen, nh) == 1, "ptree_set");
 	if (tb->n[k] == tb->cap[k]) {
 		tb->cap[k] = tb->cap[k] ? 2 * tb->cap[k] : 64;
 		tb->p[k] = xrealloc(tb->p[k], tb->cap[k] * sizeof(*x));
