@@ -112,22 +112,6 @@ static void ref_free(struct ref *r)
 	free(r->nh);
 }
 
-/* The reference range holding a: the last one starting at or before it. */
-static size_t ref_at(const struct ref *r, u128 a)
-{
-	size_t lo = 0, hi = r->n;
-
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->start[mid] <= a)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* fib_tree_ranges() over the span (a, plen), into the reused *buf, against
  * the reference clipped to the span. */
 static void check_span(const struct tables *tb, const struct ref *r, u128 a,
@@ -135,7 +119,7 @@ static void check_span(const struct tables *tb, const struct ref *r, u128 a,
 {
 	const unsigned int bits = tb->f->bits;
 	u128 first = pfx_first(bits, a, plen), last = pfx_last(bits, a, plen);
-	size_t n, i, j = ref_at(r, first);
+	size_t n, i, j = xfib_ranges_at(r->start, r->n, first);
 	__u8 b[16] = { 0 };
 	int ret;
 
@@ -147,17 +131,19 @@ static void check_span(const struct tables *tb, const struct ref *r, u128 a,
 	      tb->f->name, FA(bits, first), plen, n, *cap);
 	for (i = 0; i < n; i++, j++) {
 		const struct fib_range *x = &(*buf)[i];
-		u128 want_first = i ? r->start[j] : first;
-		u128 want_last = j + 1 < r->n && r->start[j + 1] - 1 < last ?
-					 r->start[j + 1] - 1 : last;
+		u128 want_first, want_last;
 
-		CHECK(j < r->n && x->first == want_first &&
-		      x->last == want_last && x->nh == r->nh[j],
+		CHECK(j < r->n && r->start[j] <= last,
+		      "%s: span %s/%u: %zu ranges, the reference has fewer",
+		      tb->f->name, FA(bits, first), plen, n);
+		xfib_ranges_clip(r->start, r->n, j, first, last, &want_first,
+				 &want_last);
+		CHECK(x->first == want_first && x->last == want_last &&
+		      x->nh == r->nh[j],
 		      "%s: span %s/%u, range %zu: %s..%s -> %u, want %s..%s -> %u",
 		      tb->f->name, FA(bits, first), plen, i,
 		      FA(bits, x->first), FA(bits, x->last), x->nh,
-		      FA(bits, want_first), FA(bits, want_last),
-		      j < r->n ? r->nh[j] : 0);
+		      FA(bits, want_first), FA(bits, want_last), r->nh[j]);
 	}
 	CHECK((*buf)[n - 1].last == last, "%s: span %s/%u ends at %s",
 	      tb->f->name, FA(bits, first), plen, FA(bits, (*buf)[n - 1].last));

@@ -494,7 +494,7 @@ static void check_walk_ranges(const struct ptree *t, const struct fam *f,
 {
 	u128 first = pfx_first(f->bits, a, plen),
 	     last = pfx_last(f->bits, a, plen);
-	size_t lo = 0, hi = g->n, i, k;
+	size_t i, k;
 	char what[80];
 	int ret;
 
@@ -502,19 +502,11 @@ static void check_walk_ranges(const struct ptree *t, const struct fam *f,
 	ret = pt_walk(t, f, a, plen, 0, o);
 	CHECK(ret == 0, "%s walk %s returns %d", f->name, what, ret);
 	check_shape(f, o, first, last, what);
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
+	for (i = xfib_ranges_at(g->start, g->n, first), k = 0;
+	     i < g->n && g->start[i] <= last; i++, k++) {
+		u128 ef, el;
 
-		if (g->start[mid] <= first)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (i = lo, k = 0; i < g->n && g->start[i] <= last; i++, k++) {
-		u128 ef = g->start[i] > first ? g->start[i] : first;
-		u128 el = i + 1 < g->n && g->start[i + 1] - 1 < last ?
-				  g->start[i + 1] - 1 : last;
-
+		xfib_ranges_clip(g->start, g->n, i, first, last, &ef, &el);
 		CHECK(k < o->n, "%s walk %s: %zu ranges, the table has more",
 		      f->name, what, o->n);
 		CHECK(o->v[k].first == ef && o->v[k].last == el &&

@@ -363,6 +363,30 @@ int xfib_ranges_build_decoded(unsigned int bits, const struct xfib_pfx *main,
 	return n;
 }
 
+size_t xfib_ranges_at(const unsigned __int128 *start, size_t n,
+		      unsigned __int128 a)
+{
+	size_t lo = 0, hi = n; /* start[lo] <= a < start[hi] */
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (start[mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void xfib_ranges_clip(const unsigned __int128 *start, size_t n, size_t i,
+		      unsigned __int128 first, unsigned __int128 last,
+		      unsigned __int128 *cfirst, unsigned __int128 *clast)
+{
+	*cfirst = start[i] > first ? start[i] : first;
+	*clast = i + 1 < n && start[i + 1] - 1 < last ? start[i + 1] - 1 : last;
+}
+
 /* Smallest log2n with 2^log2n >= n. */
 static unsigned int log2_ceil(size_t n)
 {

@@ -58,6 +58,15 @@ int xfib_ranges_build_decoded(unsigned int bits, const struct xfib_pfx *main,
 			      size_t nover, unsigned __int128 **start,
 			      __u32 **nh);
 
+/* In such a decoded list of n ranges: the range holding address a. */
+size_t xfib_ranges_at(const unsigned __int128 *start, size_t n,
+		      unsigned __int128 a);
+/* Range i of it clipped to [first, last] (the two must overlap): its
+ * first and last address inside, in *cfirst and *clast. */
+void xfib_ranges_clip(const unsigned __int128 *start, size_t n, size_t i,
+		      unsigned __int128 first, unsigned __int128 last,
+		      unsigned __int128 *cfirst, unsigned __int128 *clast);
+
 /*
  * Pads n ranges (n >= 1) to the next power of two by repeating the last
  * range, as the lookup requires. r must hold 2^log2n entries, where log2n
