@@ -16,7 +16,6 @@
  * Exit status: 0 pass, 1 failure, 77 cannot run here (reason on stdout).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,29 +28,12 @@
 
 #include "xfib/maps.h"
 #include "xfib_fwd.skel.h"
-
-#define SKIP 77
-
-static int ncases, nfailed;
+#include "progtest.h"
 
 static void die(const char *what, int err)
 {
 	printf("FAIL %s: %s\n", what, strerror(err));
 	exit(1);
-}
-
-static void __attribute__((format(printf, 2, 3)))
-expect(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	ncases++;
-	nfailed += !ok;
-	printf("%s ", ok ? "ok  " : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
 }
 
 static __u32 map_id(const struct bpf_map *m)
