@@ -296,31 +296,164 @@ static bool inner_maps_differ(const struct bpf_object *obj)
 	return false;
 }
 
+/* 1 with why filled in if a map pinned for the opened (not yet loaded)
+ * object skel is not what it defines. */
+static int pins_differ(struct xfib_fwd_bpf *skel, char *why, size_t len)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, skel->obj)
+		if (pin_differs(m, why, len))
+			return 1;
+	return 0;
+}
+
 int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
 		    .kconfig = xfib_kconfig());
 	struct xfib_fwd_bpf *skel = xfib_fwd_bpf__open_opts(&opts);
-	struct bpf_map *m;
-	int found = 0;
+	int found;
 
 	if (!skel)
 		return 0;
-	bpf_object__for_each_map(m, skel->obj)
-		if (!found)
-			found = pin_differs(m, why, len);
+	found = pins_differ(skel, why, len);
 	xfib_fwd_bpf__destroy(skel);
 	return found;
 }
 
+/* The outer maps outer_maps_create() pinned, and the templates it made. */
+struct outer_pins {
+	const struct bpf_map *pinned[8];
+	int npinned;
+	struct {
+		const struct bpf_map *inner; /* the shape */
+		int fd;
+	} tmpl[4];
+	int ntmpl;
+	int tbl24; /* the index in tmpl of the tbl24 shape's, or -1 */
+};
+
+static bool same_shape(const struct bpf_map *a, const struct bpf_map *b)
+{
+	return bpf_map__type(a) == bpf_map__type(b) &&
+	       bpf_map__key_size(a) == bpf_map__key_size(b) &&
+	       bpf_map__value_size(a) == bpf_map__value_size(b) &&
+	       bpf_map__max_entries(a) == bpf_map__max_entries(b) &&
+	       bpf_map__map_flags(a) == bpf_map__map_flags(b);
+}
+
+/* A map of inner's shape, made once per shape: -errno if it cannot be.
+ * The one of the tbl24 shape goes on to be a tbl24, and is named so. */
+static int template_fd(struct outer_pins *op, const struct bpf_map *inner,
+		       const struct bpf_map *tbl24)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(inner));
+	bool is_tbl24 = same_shape(inner, tbl24);
+	int i, fd;
+
+	for (i = 0; i < op->ntmpl; i++)
+		if (same_shape(op->tmpl[i].inner, inner))
+			return op->tmpl[i].fd;
+	if (op->ntmpl == (int)(sizeof(op->tmpl) / sizeof(op->tmpl[0])))
+		return -E2BIG;
+	fd = bpf_map_create(bpf_map__type(inner),
+			    is_tbl24 ? "xfib_tbl24" : "xfib_template",
+			    bpf_map__key_size(inner), bpf_map__value_size(inner),
+			    bpf_map__max_entries(inner), &o);
+	if (fd < 0)
+		return -errno;
+	if (is_tbl24)
+		op->tbl24 = op->ntmpl;
+	op->tmpl[op->ntmpl].inner = inner;
+	op->tmpl[op->ntmpl++].fd = fd;
+	return fd;
+}
+
+/*
+ * Creates and pins the outer (map-in-map) maps missing from the pin
+ * directory, for libbpf to reuse. libbpf would make each outer map a
+ * template of its own, a throwaway inner map of the inner map's shape,
+ * which the kernel allocates and zeroes in full: on a fresh directory,
+ * two 64 MiB tbl24 values and two 1 MiB tbl8 chunks, more than the
+ * dataplane's other maps together, for nothing. Here outer maps of one
+ * inner shape share one template. (The outer maps carry no BTF either
+ * way.) A loader that pins a map first wins; libbpf then reuses its.
+ * Returns 0 or -errno; what was pinned is in op either way.
+ */
+static int outer_maps_create(struct xfib_fwd_bpf *skel, struct outer_pins *op)
+{
+	const struct bpf_map *tbl24 =
+		bpf_map__inner_map(skel->maps.xfib_dir24_tbl24);
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		const struct bpf_map *inner = bpf_map__inner_map(m);
+		const char *path = bpf_map__pin_path(m);
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m));
+		int fd, err;
+
+		if (!inner || !path || !access(path, F_OK))
+			continue;
+		if (op->npinned == (int)(sizeof(op->pinned) / sizeof(op->pinned[0])))
+			return -E2BIG;
+		fd = template_fd(op, inner, tbl24);
+		if (fd < 0)
+			return fd;
+		o.inner_map_fd = fd;
+		fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
+				    bpf_map__key_size(m), bpf_map__value_size(m),
+				    bpf_map__max_entries(m), &o);
+		if (fd < 0)
+			return -errno;
+		err = bpf_obj_pin(fd, path) ? -errno : 0;
+		close(fd);
+		if (err == -EEXIST)
+			continue;
+		if (err)
+			return err;
+		op->pinned[op->npinned++] = m;
+	}
+	return 0;
+}
+
+/* Closes the templates but the one of the tbl24 shape, whose fd it
+ * returns (-1 if there is none): a fresh, zeroed tbl24 for the caller. */
+static int outer_pins_done(struct outer_pins *op)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < op->ntmpl; i++) {
+		if (i == op->tbl24)
+			fd = op->tmpl[i].fd;
+		else
+			close(op->tmpl[i].fd);
+	}
+	op->ntmpl = 0;
+	op->tbl24 = -1;
+	return fd;
+}
+
+/* A load that failed leaves no outer map of ours pinned. */
+static void outer_pins_undo(struct outer_pins *op)
+{
+	int i;
+
+	for (i = 0; i < op->npinned; i++)
+		unlink(bpf_map__pin_path(op->pinned[i]));
+	op->npinned = 0;
+}
+
 static int xfib_open_once(const char *pin_dir, unsigned int flags,
-			  struct xfib_fwd_bpf **skelp)
+			  struct xfib_fwd_bpf **skelp, int *tbl24_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
 		    .kconfig = xfib_kconfig());
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
+	struct outer_pins op = { .tbl24 = -1 };
+	char why[8];
 	struct xfib_fwd_bpf *skel;
-	int err, tx_fd;
+	int err, tx_fd, fd24;
 
 	err = xfib_check_bpffs(pin_dir);
 	if (err)
@@ -349,15 +482,23 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 		err = -errno;
 		goto err;
 	}
-	err = xfib_fwd_bpf__load(skel);
+	/* Pins of another xfib are refused before anything is created:
+	 * libbpf would refuse a map of another shape only after creating and
+	 * pinning the maps before it, and reuse an outer map holding inner
+	 * maps of another shape. */
+	if (pins_differ(skel, why, sizeof(why))) {
+		err = -ESTALE;
+		goto err;
+	}
+	err = outer_maps_create(skel, &op);
+	err = err ?: xfib_fwd_bpf__load(skel);
 	if (err) {
-		char why[8];
-
-		/* libbpf says EINVAL for a pin it cannot reuse. */
+		/* libbpf says EINVAL for a pin it cannot reuse, made meanwhile. */
 		if (xfib_pin_mismatch(pin_dir, why, sizeof(why)))
 			err = -ESTALE;
 		goto err;
 	}
+	/* One pinned by another loader meanwhile. */
 	if (inner_maps_differ(skel->obj)) {
 		err = -ESTALE;
 		goto err;
@@ -367,23 +508,40 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 		if (err)
 			goto err;
 	}
+	fd24 = outer_pins_done(&op);
+	if (tbl24_fd)
+		*tbl24_fd = fd24;
+	else if (fd24 >= 0)
+		close(fd24);
 	*skelp = skel;
 	return 0;
 err:
+	outer_pins_undo(&op);
+	fd24 = outer_pins_done(&op);
+	if (fd24 >= 0)
+		close(fd24);
 	xfib_fwd_bpf__destroy(skel);
+	return err;
+}
+
+int xfib_open_tbl24(const char *pin_dir, unsigned int flags,
+		    struct xfib_fwd_bpf **skelp, int *tbl24_fd)
+{
+	int tries = 0, err;
+
+	if (tbl24_fd)
+		*tbl24_fd = -1;
+	/* Two loaders starting together (xfibd and xfibctl) may both find a
+	 * map missing and race to pin it; the loser reuses the winner's. */
+	do
+		err = xfib_open_once(pin_dir, flags, skelp, tbl24_fd);
+	while (err == -EEXIST && ++tries < 5);
 	return err;
 }
 
 int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skelp)
 {
-	int tries = 0, err;
-
-	/* Two loaders starting together (xfibd and xfibctl) may both find a
-	 * map missing and race to pin it; the loser reuses the winner's. */
-	do
-		err = xfib_open_once(pin_dir, flags, skelp);
-	while (err == -EEXIST && ++tries < 5);
-	return err;
+	return xfib_open_tbl24(pin_dir, flags, skelp, NULL);
 }
 
 void *xfib_map_mmap(const struct bpf_map *map, bool writable, size_t *len)

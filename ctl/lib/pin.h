@@ -66,6 +66,14 @@ enum xfib_open_flags {
  * (xfib_pin_mismatch). Returns 0 or -errno; *skel is set on success.
  */
 int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skel);
+/*
+ * xfib_open(), and in *tbl24_fd a map of the dir24_8 / trie6 tbl24 shape,
+ * fresh and zeroed, if one was made as the template of outer maps created
+ * now (a fresh pin directory): the caller owns it, and building its first
+ * tbl24 there saves allocating and zeroing 64 MiB more. -1 if none.
+ */
+int xfib_open_tbl24(const char *pin_dir, unsigned int flags,
+		    struct xfib_fwd_bpf **skel, int *tbl24_fd);
 
 /*
  * 1 if a map pinned in pin_dir is not the map this build defines (a pin

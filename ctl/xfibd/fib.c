@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -414,6 +415,21 @@ static void *fam_job_run(void *arg)
 	return NULL;
 }
 
+int fib_take_fresh_tbl24(struct fib *f)
+{
+	/* Both families' builds may ask at once. */
+	return __atomic_exchange_n(&f->fresh_tbl24, -1, __ATOMIC_ACQ_REL);
+}
+
+/* A fresh tbl24 no build of the start took is 64 MiB held for nothing. */
+static void fresh_tbl24_drop(struct fib *f)
+{
+	int fd = fib_take_fresh_tbl24(f);
+
+	if (fd >= 0)
+		close(fd);
+}
+
 int fib_flush(struct fib *f, __u64 now_ms)
 {
 	struct fam_job job[XFIB_FAMILIES];
@@ -439,6 +455,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	else
 		fam_job_run(&job[XFIB_V6]);
 	rib_commit_end(f->rib);
+	fresh_tbl24_drop(f);
 	err = job[XFIB_V4].err ?: job[XFIB_V6].err;
 	/* One grace period covers the indexes and groups retired above. */
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
@@ -514,7 +531,7 @@ int fib_timeout(const struct fib *f, __u64 now)
 }
 
 int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
-	     __u32 eval_changes, __u32 eval_ms)
+	     int fresh_tbl24, __u32 eval_changes, __u32 eval_ms)
 {
 	struct xfib_fwd_bpf *s = skel;
 	struct xfib_fib_info info;
@@ -523,6 +540,7 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	int err;
 
 	memset(f, 0, sizeof(*f));
+	f->fresh_tbl24 = fresh_tbl24;
 	f->rib = r;
 	f->skel = skel;
 	f->eval_changes = eval_changes;
@@ -579,6 +597,7 @@ void fib_fini(struct fib *f)
 			in->algo->destroy(f, in);
 	}
 	tbl8_spare_fini(&f->tbl8_spare);
+	fresh_tbl24_drop(f);
 	if (f->active)
 		munmap(f->active, f->active_len);
 	if (f->bs4)

@@ -125,14 +125,20 @@ struct fib {
 	struct tbl8_spare tbl8_spare; /* for retired pools (tbl8_maps.h) */
 	pthread_mutex_t spare_lock;   /* both families' tables use the spare */
 	struct fib_pt6_maps *pt6;   /* fib_poptrie6.c: its mmap()ed tables */
+	/* A fresh, zeroed map of the tbl24 shape (xfib_open_tbl24) for the
+	 * first dir24_8 or trie6 build of the start to take, or -1. */
+	int fresh_tbl24;
 	struct fib_family fam[XFIB_FAMILIES];
 	/* Selection: re-evaluate after this many changes or this long. */
 	__u32 eval_changes;
 	__u32 eval_ms;
 };
 
+/* fresh_tbl24: see struct fib, -1 for none; f owns it from here on. */
 int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
-	     __u32 eval_changes, __u32 eval_ms);
+	     int fresh_tbl24, __u32 eval_changes, __u32 eval_ms);
+/* The fresh tbl24 map for the caller to own, or -1 if it is taken. */
+int fib_take_fresh_tbl24(struct fib *f);
 void fib_fini(struct fib *f);
 /* Commits the RIB and brings both families' instances up to date, the
  * two families side by side on two threads. */

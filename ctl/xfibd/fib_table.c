@@ -135,8 +135,10 @@ static int maps_create(struct fib *f, struct fib_inst *in, __u32 ngroups)
 	/* One value of 2^24 entries (bpf/lib/maps.h); both families' tbl24
 	 * have that size. */
 	in->len24 = XFIB_DIR24_TBL24_BYTES;
-	in->fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4,
-				  XFIB_DIR24_TBL24_BYTES, 1, &o24);
+	in->fd24 = fib_take_fresh_tbl24(f);
+	if (in->fd24 < 0)
+		in->fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4,
+					  XFIB_DIR24_TBL24_BYTES, 1, &o24);
 	if (in->fd24 < 0)
 		goto err;
 	in->m24 = map_mmap(in->fd24, in->len24);

@@ -42,6 +42,7 @@ struct daemon {
 	struct rib_dp dp; /* the pinned maps, as the RIB writes them */
 	struct rib rib;
 	struct fib fib;
+	int fresh_tbl24; /* for fib_init(), from xfib_open_tbl24() */
 	struct nl nl;
 	struct nfgate nf;
 	struct xdpfeat xf; /* which ports take XDP-redirected frames */
@@ -514,7 +515,8 @@ static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 	*lock_fd = lock_pin_dir(pin_dir);
 	if (*lock_fd < 0)
 		return *lock_fd;
-	err = xfib_open(pin_dir, XFIB_OPEN_CREATE, &d->skel);
+	err = xfib_open_tbl24(pin_dir, XFIB_OPEN_CREATE, &d->skel,
+			      &d->fresh_tbl24);
 	if (err == -ESTALE && xfib_pin_mismatch(pin_dir, why, sizeof(why))) {
 		pr_warn("%s: the pinned maps are another version of xfib's: %s "
 			"(to upgrade: xfibctl detach every port, rm -r %s, "
@@ -549,7 +551,8 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	err = rib_dp_bpf_open(&d->dp, d->skel);
 	err = err ?: rib_init(&d->rib, &d->dp, o->table);
 	err = err ?: rib_adopt(&d->rib);
-	err = err ?: fib_init(&d->fib, &d->rib, d->skel, d->eval_changes, d->eval_ms);
+	err = err ?: fib_init(&d->fib, &d->rib, d->skel, d->fresh_tbl24,
+			      d->eval_changes, d->eval_ms);
 	if (err) {
 		pr_warn("initialise: %s", strerror(-err));
 		goto out;

@@ -364,6 +364,12 @@ xfibd_start_ns() {
 # xfibd_start: xfibd of the current topology's router.
 xfibd_start() { xfibd_start_ns "$RTR" "$PIN" "$XFIBD_LOG"; }
 
+# xfibd_tbl24_maps PID: how many maps of the dir24_8 / trie6 tbl24 shape
+# (one 64 MiB value) xfibd PID holds: one per family running either.
+xfibd_tbl24_maps() {
+	{ grep -l '^value_size:[[:space:]]*67108864$' /proc/"$1"/fdinfo/* 2>/dev/null || true; } | wc -l
+}
+
 # xfibd_wait_synced NS PIN_DIR TIMEOUT_S PID: status says xfibd PID is
 # running and synced, and both families have routes.
 xfibd_wait_synced() {

@@ -41,6 +41,10 @@ x6=$(jq .ipv6.routes <<<"$st")
 grep -q "sync (start) done .* $k4 ipv4 routes, $k6 ipv6 routes" "$XFIBD_LOG" ||
 	fail "the start's dump did not count ipv4 $k4 ipv6 $k6: $(grep "sync (start)" "$XFIBD_LOG")"
 verify_clean "after the start"
+# dir24_8 built its first tbl24 in the template the outer maps were made
+# with (ctl/lib/pin.c); no other 64 MiB map is held.
+n=$(xfibd_tbl24_maps "$XFIBD_PID")
+[ "$n" = 1 ] || fail "on $(jq -r '.ipv4.algorithm + " and " + .ipv6.algorithm' <<<"$st"), xfibd holds $n 64 MiB tbl24 maps, not 1"
 log "start: $(grep -o 'dumps read in [0-9]* ms' "$XFIBD_LOG" | head -n 1), ipv4 $x4 ipv6 $x6 prefixes"
 
 kill -TERM "$XFIBD_PID"

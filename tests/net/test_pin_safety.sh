@@ -13,6 +13,7 @@
 #    xfibctl with the upgrade steps, naming the map: a map of another
 #    shape, and an outer map whose inner maps are another shape (libbpf
 #    would reuse it, and the verifier or the first insert would fail);
+#    the refused directory is left as it was;
 #  - xfibd runs and forwards with only CAP_BPF and CAP_NET_ADMIN (the
 #    systemd unit's set) and no new privileges, and without CAP_BPF it
 #    exits 1 naming what is missing.
@@ -107,9 +108,12 @@ stale() {
 	mkdir -m 0700 "$OLD"
 }
 # stale_refused WHAT PATTERN: xfibd and xfibctl status exit 1 with the
-# upgrade steps and a reason matching PATTERN.
+# upgrade steps and a reason matching PATTERN, and pin nothing in the
+# directory (xfib makes the missing outer maps itself before libbpf's
+# load, and unpins them when the load fails).
 stale_refused() {
-	local what=$1 pattern=$2 out rc
+	local what=$1 pattern=$2 out rc before
+	before=$(ls "$OLD")
 	for cmd in "$XFIBD --pin-dir $OLD" "$XFIBCTL --pin-dir $OLD status"; do
 		rc=0
 		# A daemon that accepts the pins runs on: the time limit fails it.
@@ -119,6 +123,8 @@ stale_refused() {
 		grep -q "the pinned maps are another version of xfib's: $pattern" <<<"$out" &&
 			grep -q "to upgrade: .*rm -r $OLD" <<<"$out" ||
 			fail "$what: ${cmd%% *}: unexpected message: $out"
+		[ "$(ls "$OLD")" = "$before" ] ||
+			fail "$what: ${cmd%% *} left pins behind: $(ls "$OLD" | tr '\n' ' ')"
 	done
 	log "$what: refused: $(grep -o "another version.*" <<<"$out" | head -n 1)"
 }

@@ -4,7 +4,8 @@
 # Automatic algorithm selection (IPv4): preferences cross near a thousand
 # prefixes, and the 5% hysteresis keeps a table between about 850 and
 # 1230 prefixes on whatever it runs:
-#  - 1000 prefixes: still bsearch4; 1400: dir24_8;
+#  - 1000 prefixes: still bsearch4; 1400: dir24_8 (holding one 64 MiB
+#    tbl24 map, and none before: the start's spare one is not kept);
 #  - back to 1000: still dir24_8 (no flapping); 700: bsearch4;
 #  - with a 1 h timer, only the 100-change rule triggers evaluation; with
 #    the change rule out of reach, the timer does, and not before.
@@ -54,6 +55,10 @@ xfibd_start_ns "$RTR" "$PIN" "$XFIBD_LOG" --eval-changes 100 --eval-ms 3600000
 attach_all
 base=$(prefixes4)
 log "base table: $base IPv4 prefixes"
+# The start made the outer maps with a tbl24 template for a dir24_8 or
+# trie6 start to build in; on bsearch it is not kept.
+n=$(xfibd_tbl24_maps "$XFIBD_PID")
+[ "$n" = 0 ] || fail "on bsearch4 and bsearch6, xfibd holds $n 64 MiB tbl24 maps"
 
 routes add 0 $((1000 - base))
 wait_prefixes 1000
@@ -67,6 +72,8 @@ log "1000 prefixes: bsearch4 (inside the hysteresis band)"
 
 routes add $((1000 - base)) $((1400 - base))
 expect_algo dir24_8 5
+n=$(xfibd_tbl24_maps "$XFIBD_PID")
+[ "$n" = 1 ] || fail "on dir24_8 and bsearch6, xfibd holds $n 64 MiB tbl24 maps, not 1"
 log "1400 prefixes: dir24_8"
 
 routes del $((1000 - base)) $((1400 - base))

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Opening the dataplane's pinned maps (ctl/lib/pin.c) on a fresh pin
+ * directory: xfib makes the outer (map-in-map) maps itself, one template
+ * per inner shape, and hands the tbl24-shaped one to xfibd as its first
+ * tbl24 instead of libbpf's two throwaway 64 MiB templates.
+ *
+ *  - a fresh directory: xfib_open_tbl24() returns a map of the tbl24
+ *    shape, zeroed, made before the maps libbpf creates (its id is below
+ *    theirs), which both tbl24 outer maps take as an inner map;
+ *  - the same directory again, everything pinned: no map is made, -1;
+ *  - one outer map unpinned: it is made again, with a template;
+ *  - xfib_open() (xfibctl's) on a fresh directory: the template is not
+ *    handed out and the outer maps are there.
+ *
+ * Exit status: 0 pass, 1 failure, 77 cannot run here (reason on stdout).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "pin.h"
+#include "xfib/lookup_dir24.h"
+#include "xfib/maps.h"
+#include "xfib_fwd.skel.h"
+#include "progtest.h"
+
+static int fd_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len);
+}
+
+/* Whether every byte of the map's one value is zero. */
+static bool map_zeroed(int fd, size_t len)
+{
+	const unsigned long *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	bool zero = true;
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return false;
+	for (i = 0; i < len / sizeof(*p) && zero; i++)
+		zero = !p[i];
+	munmap((void *)p, len);
+	return zero;
+}
+
+/* Whether the outer map pinned at dir/name takes fd into slot 0. */
+static bool outer_takes(const char *dir, const char *name, int fd)
+{
+	char path[256];
+	__u32 key = 0;
+	int outer, err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	outer = bpf_obj_get(path);
+	if (outer < 0)
+		return false;
+	err = bpf_map_update_elem(outer, &key, &fd, BPF_ANY);
+	if (!err)
+		bpf_map_delete_elem(outer, &key);
+	close(outer);
+	return !err;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		printf("cannot remove %s\n", dir);
+}
+
+int main(void)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct bpf_map_info info, stats;
+	char dir[128], path[160];
+	int err, fd;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid() != 0) {
+		printf("SKIP: needs root (BPF)\n");
+		return SKIP;
+	}
+	libbpf_set_print(NULL);
+	snprintf(dir, sizeof(dir), "%s/xfib-test-open-%d", XFIB_BPFFS, getpid());
+	if (xfib_check_bpffs(XFIB_BPFFS)) {
+		printf("SKIP: no bpffs at %s\n", XFIB_BPFFS);
+		return SKIP;
+	}
+
+	/* A fresh directory. */
+	err = xfib_open_tbl24(dir, XFIB_OPEN_CREATE, &skel, &fd);
+	expect(!err, "fresh directory: opened (%s)", strerror(-err));
+	if (err)
+		goto out;
+	expect(fd >= 0, "fresh directory: a tbl24 is handed over");
+	if (fd >= 0 && !fd_info(fd, &info) &&
+	    !fd_info(bpf_map__fd(skel->maps.xfib_stats), &stats)) {
+		expect(info.type == BPF_MAP_TYPE_ARRAY && info.key_size == 4 &&
+			       info.value_size == XFIB_DIR24_TBL24_BYTES &&
+			       info.max_entries == 1 &&
+			       info.map_flags == BPF_F_MMAPABLE,
+		       "it has the tbl24 shape (type %u, %u x %u bytes, flags 0x%x)",
+		       info.type, info.max_entries, info.value_size,
+		       info.map_flags);
+		expect(!strcmp(info.name, "xfib_tbl24"), "it is named xfib_tbl24 (%s)",
+		       info.name);
+		expect(info.id < stats.id,
+		       "it was made before libbpf's maps (id %u, xfib_stats %u)",
+		       info.id, stats.id);
+		expect(map_zeroed(fd, XFIB_DIR24_TBL24_BYTES), "it is zeroed");
+		expect(outer_takes(dir, "xfib_dir24_tbl24", fd) &&
+			       outer_takes(dir, "xfib_trie6_tbl24", fd),
+		       "both tbl24 outer maps take it");
+	}
+	if (fd >= 0)
+		close(fd);
+	xfib_fwd_bpf__destroy(skel);
+	skel = NULL;
+
+	/* Everything pinned: nothing to make. */
+	err = xfib_open_tbl24(dir, 0, &skel, &fd);
+	expect(!err && fd == -1, "complete directory: opened (%s), no tbl24 (%d)",
+	       strerror(-err), fd);
+	if (fd >= 0)
+		close(fd);
+	xfib_fwd_bpf__destroy(skel);
+	skel = NULL;
+
+	/* One outer map gone: made again. */
+	snprintf(path, sizeof(path), "%s/xfib_trie6_tbl24", dir);
+	expect(!unlink(path), "xfib_trie6_tbl24 unpinned");
+	err = xfib_open_tbl24(dir, 0, &skel, &fd);
+	expect(!err && fd >= 0 && !access(path, F_OK),
+	       "xfib_trie6_tbl24 made again (%s), with a tbl24 (%d)",
+	       strerror(-err), fd);
+	if (fd >= 0)
+		close(fd);
+	xfib_fwd_bpf__destroy(skel);
+	skel = NULL;
+	remove_dir(dir);
+
+	/* xfibctl's open: nothing handed over, the outer maps there. */
+	err = xfib_open(dir, XFIB_OPEN_CREATE, &skel);
+	snprintf(path, sizeof(path), "%s/xfib_dir24_tbl24", dir);
+	expect(!err && !access(path, F_OK), "xfib_open: fresh directory opened (%s)",
+	       strerror(-err));
+out:
+	xfib_fwd_bpf__destroy(skel);
+	remove_dir(dir);
+	printf("%d cases, %d failed\n", ncases, nfailed);
+	return nfailed ? 1 : 0;
+}
