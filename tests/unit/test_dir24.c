@@ -1891,12 +1891,7 @@ int main(int argc, char **argv)
 	struct inst a, b;
 	struct rset rs;
 
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	rng_state = seed;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("test_dir24: seed 0x%" PRIx64 " (rerun: %s 0x%" PRIx64 ")\n",
-	       seed, argv[0], seed);
+	testlib_start(argv[0], argc > 1 ? argv[1] : NULL);
 
 	inst_init(&a, 64);
 	inst_init(&b, 64);

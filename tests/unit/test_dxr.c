@@ -410,12 +410,7 @@ int main(int argc, char **argv)
 	double t0 = now();
 	struct inst in;
 
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	rng_state = seed;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("test_dxr: seed 0x%" PRIx64 " (rerun: %s 0x%" PRIx64 ")\n",
-	       seed, argv[0], seed);
+	testlib_start(argv[0], argc > 1 ? argv[1] : NULL);
 	inst_init(&in);
 	test_cases(&in);
 	test_long_runs(&in);

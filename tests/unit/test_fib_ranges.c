@@ -316,12 +316,7 @@ int main(int argc, char **argv)
 	const struct fam *fams[] = { &f4, &f6 };
 	int i;
 
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	rng_state = seed;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("test_fib_ranges: seed 0x%" PRIx64 " (rerun: %s 0x%" PRIx64 ")\n",
-	       seed, argv[0], seed);
+	testlib_start(argv[0], argc > 1 ? argv[1] : NULL);
 	for (i = 0; i < 2; i++) {
 		const struct fam *f = fams[i];
 

@@ -292,11 +292,7 @@ static void test_flips(void)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	rng_state = seed;
-	printf("test_nl_policy: seed 0x%" PRIx64 " (rerun: %s 0x%" PRIx64 ")\n",
-	       seed, argv[0], seed);
+	testlib_start(argv[0], argc > 1 ? argv[1] : NULL);
 	test_routes();
 	test_nested();
 	test_nexthops();

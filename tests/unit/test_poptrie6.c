@@ -972,10 +972,7 @@ int main(int argc, char **argv)
 {
 	struct inst in, fresh;
 
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	rng_state = seed;
-	printf("unit_test_poptrie6: seed 0x%" PRIx64 "\n", seed);
+	testlib_start(argv[0], argc > 1 ? argv[1] : NULL);
 	inst_init(&in, XFIB_PT6_SLOT_NODES, XFIB_PT6_SLOT_LEAVES);
 	inst_init(&fresh, XFIB_PT6_SLOT_NODES, XFIB_PT6_SLOT_LEAVES);
 	test_popcount();

@@ -1530,10 +1530,7 @@ int main(int argc, char **argv)
 		else
 			seed = strtoull(argv[i], NULL, 0);
 	}
-	rng_state = seed;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("test_ptree: seed 0x%" PRIx64 " (rerun: %s 0x%" PRIx64 ")\n",
-	       seed, argv[0], seed);
+	testlib_start(argv[0], NULL);
 
 	if (!bench_only) {
 		for (i = 0; i < 2; i++) {

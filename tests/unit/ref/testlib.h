@@ -52,6 +52,23 @@ fail(const char *fmt, ...)
 			fail(__VA_ARGS__); \
 	} while (0)
 
+/*
+ * Starts a run: the seed from arg (a number; NULL keeps the seed as it
+ * is), the PRNG from it, stdout line buffered so that a failure's report
+ * on stderr follows the last line printed, and the line that replays it.
+ */
+static inline void testlib_start(const char *prog, const char *arg)
+{
+	const char *name = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+
+	if (arg)
+		seed = strtoull(arg, NULL, 0);
+	rng_state = seed;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("%s: seed 0x%" PRIx64 " (rerun: %s 0x%" PRIx64 ")\n", name,
+	       seed, prog, seed);
+}
+
 /* splitmix64: small, fast, and the same sequence everywhere. */
 static inline uint64_t rnd(void)
 {
