@@ -434,7 +434,7 @@ static int outer_pins_done(struct outer_pins *op)
 	return fd;
 }
 
-/* A load that failed leaves no outer map of ours pinned. */
+/* The outer maps of a load that failed are unpinned. */
 static void outer_pins_undo(struct outer_pins *op)
 {
 	int i;
@@ -493,6 +493,10 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 	err = outer_maps_create(skel, &op);
 	err = err ?: xfib_fwd_bpf__load(skel);
 	if (err) {
+		/* As libbpf unpins the maps it pinned when its load fails. Not
+		 * after a load that worked: another loader may have taken the
+		 * outer maps by then (xfibctl polling a starting xfibd). */
+		outer_pins_undo(&op);
 		/* libbpf says EINVAL for a pin it cannot reuse, made meanwhile. */
 		if (xfib_pin_mismatch(pin_dir, why, sizeof(why)))
 			err = -ESTALE;
@@ -516,7 +520,6 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 	*skelp = skel;
 	return 0;
 err:
-	outer_pins_undo(&op);
 	fd24 = outer_pins_done(&op);
 	if (fd24 >= 0)
 		close(fd24);

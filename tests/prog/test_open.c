@@ -11,7 +11,10 @@
  *  - the same directory again, everything pinned: no map is made, -1;
  *  - one outer map unpinned: it is made again, with a template;
  *  - xfib_open() (xfibctl's) on a fresh directory: the template is not
- *    handed out and the outer maps are there.
+ *    handed out and the outer maps are there;
+ *  - loaders racing on a fresh directory (xfibd starting while xfibctl
+ *    polls its status): every one ends up with the outer maps that stay
+ *    pinned, none with one a loser unpinned after the others took it.
  *
  * Exit status: 0 pass, 1 failure, 77 cannot run here (reason on stdout).
  */
@@ -23,6 +26,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -75,6 +79,82 @@ static bool outer_takes(const char *dir, const char *name, int fd)
 	return !err;
 }
 
+/* The id of the map pinned at dir/name, 0 if none. */
+static __u32 pinned_id(const char *dir, const char *name)
+{
+	struct bpf_map_info info;
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (fd_info(fd, &info))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+#define RACERS 4
+
+/*
+ * RACERS processes open one fresh directory at once; each writes the ids
+ * of the tbl24 outer maps it holds (0 0 if its open failed) to out.
+ */
+static void racer(const char *dir, int go, int out)
+{
+	struct xfib_fwd_bpf *skel = NULL;
+	struct bpf_map_info a = {}, b = {};
+	__u32 ids[2] = { 0, 0 };
+	char c;
+
+	/* End of file: the parent closed the write end. */
+	if (read(go, &c, 1) < 0)
+		_exit(2);
+	if (!xfib_open(dir, XFIB_OPEN_CREATE, &skel) &&
+	    !fd_info(bpf_map__fd(skel->maps.xfib_dir24_tbl24), &a) &&
+	    !fd_info(bpf_map__fd(skel->maps.xfib_trie6_tbl24), &b)) {
+		ids[0] = a.id;
+		ids[1] = b.id;
+	}
+	if (write(out, ids, sizeof(ids)) != sizeof(ids))
+		_exit(2);
+	xfib_fwd_bpf__destroy(skel);
+	_exit(0);
+}
+
+/* One round of racers; true if every one holds the pinned outer maps. */
+static bool race_round(const char *dir)
+{
+	int go[2], out[2], i, held = 0;
+	__u32 ids[2], want[2];
+	pid_t pid[RACERS];
+
+	if (pipe(go) || pipe(out))
+		return false;
+	for (i = 0; i < RACERS; i++) {
+		pid[i] = fork();
+		if (!pid[i]) {
+			close(go[1]);
+			close(out[0]);
+			racer(dir, go[0], out[1]);
+		}
+	}
+	/* Closing the write end releases them all at once. */
+	close(go[0]);
+	close(go[1]);
+	close(out[1]);
+	for (i = 0; i < RACERS; i++)
+		waitpid(pid[i], NULL, 0);
+	want[0] = pinned_id(dir, "xfib_dir24_tbl24");
+	want[1] = pinned_id(dir, "xfib_trie6_tbl24");
+	while (read(out[0], ids, sizeof(ids)) == sizeof(ids))
+		held += ids[0] && ids[0] == want[0] && ids[1] == want[1];
+	close(out[0]);
+	return held == RACERS;
+}
+
 static void remove_dir(const char *dir)
 {
 	char cmd[300];
@@ -89,7 +169,7 @@ int main(void)
 	struct xfib_fwd_bpf *skel = NULL;
 	struct bpf_map_info info, stats;
 	char dir[128], path[160];
-	int err, fd;
+	int err, fd, i, ok;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (geteuid() != 0) {
@@ -160,6 +240,17 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/xfib_dir24_tbl24", dir);
 	expect(!err && !access(path, F_OK), "xfib_open: fresh directory opened (%s)",
 	       strerror(-err));
+	xfib_fwd_bpf__destroy(skel);
+	skel = NULL;
+	remove_dir(dir);
+
+	/* Loaders racing on fresh directories. */
+	for (i = 0, ok = 0; i < 10; i++) {
+		ok += race_round(dir);
+		remove_dir(dir);
+	}
+	expect(ok == 10, "%d racing loaders on a fresh directory all hold the pinned outer maps: %d of 10 rounds",
+	       RACERS, ok);
 out:
 	xfib_fwd_bpf__destroy(skel);
 	remove_dir(dir);
