@@ -417,21 +417,20 @@ static int outer_maps_create(struct xfib_fwd_bpf *skel, struct outer_pins *op)
 	return 0;
 }
 
-/* Closes the templates but the one of the tbl24 shape, whose fd it
- * returns (-1 if there is none): a fresh, zeroed tbl24 for the caller. */
-static int outer_pins_done(struct outer_pins *op)
+/* Closes the templates, but for the one of the tbl24 shape if tbl24_fd
+ * wants it: a fresh, zeroed tbl24 for the caller (-1 if none was made). */
+static void outer_pins_done(struct outer_pins *op, int *tbl24_fd)
 {
-	int i, fd = -1;
+	int i;
 
 	for (i = 0; i < op->ntmpl; i++) {
-		if (i == op->tbl24)
-			fd = op->tmpl[i].fd;
+		if (i == op->tbl24 && tbl24_fd)
+			*tbl24_fd = op->tmpl[i].fd;
 		else
 			close(op->tmpl[i].fd);
 	}
 	op->ntmpl = 0;
 	op->tbl24 = -1;
-	return fd;
 }
 
 /* The outer maps of a load that failed are unpinned. */
@@ -453,7 +452,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 	struct outer_pins op = { .tbl24 = -1 };
 	char why[8];
 	struct xfib_fwd_bpf *skel;
-	int err, tx_fd, fd24;
+	int err, tx_fd;
 
 	err = xfib_check_bpffs(pin_dir);
 	if (err)
@@ -512,17 +511,11 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 		if (err)
 			goto err;
 	}
-	fd24 = outer_pins_done(&op);
-	if (tbl24_fd)
-		*tbl24_fd = fd24;
-	else if (fd24 >= 0)
-		close(fd24);
+	outer_pins_done(&op, tbl24_fd);
 	*skelp = skel;
 	return 0;
 err:
-	fd24 = outer_pins_done(&op);
-	if (fd24 >= 0)
-		close(fd24);
+	outer_pins_done(&op, NULL);
 	xfib_fwd_bpf__destroy(skel);
 	return err;
 }
