@@ -31,7 +31,7 @@ static int log_journal;
  * this and the lines whole. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	char text[512];
+	char *text; /* malloc()ed, or NULL */
 	enum log_level level;
 	unsigned long long since_ms; /* when it was last printed */
 	unsigned int repeats;        /* suppressed since then */
@@ -68,18 +68,18 @@ static unsigned long long mono_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
-static void log_emit(enum log_level level, const char *text)
+static void log_emit_line(enum log_level level, const char *line, int len)
 {
 	struct timespec ts;
 	char when[32];
 	struct tm tm;
 
 	if (log_flags & XLOG_SYSLOG) {
-		syslog(log_prio[level], "%s", text);
+		syslog(log_prio[level], "%.*s", len, line);
 		return;
 	}
 	if (log_journal) {
-		fprintf(stderr, "<%d>%s\n", log_prio[level], text);
+		fprintf(stderr, "<%d>%.*s\n", log_prio[level], len, line);
 		return;
 	}
 	if (log_flags & XLOG_DAEMON) {
@@ -88,7 +88,19 @@ static void log_emit(enum log_level level, const char *text)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 		fprintf(stderr, "%s.%03ld ", when, ts.tv_nsec / 1000000);
 	}
-	fprintf(stderr, "%s: %s\n", log_prog, text);
+	fprintf(stderr, "%s: %.*s\n", log_prog, len, line);
+}
+
+/* A message of several lines (a verifier log) is as many log lines. */
+static void log_emit(enum log_level level, const char *text)
+{
+	const char *nl;
+
+	while ((nl = strchr(text, '\n'))) {
+		log_emit_line(level, text, (int)(nl - text));
+		text = nl + 1;
+	}
+	log_emit_line(level, text, (int)strlen(text));
 }
 
 static void flush_repeats(int force)
@@ -103,7 +115,8 @@ static void flush_repeats(int force)
 	log_emit(last.level, msg);
 	last.repeats = 0;
 	/* The next identical message is printed again, opening a window. */
-	last.text[0] = 0;
+	free(last.text);
+	last.text = NULL;
 }
 
 void log_flush_repeats(int force)
@@ -113,36 +126,56 @@ void log_flush_repeats(int force)
 	pthread_mutex_unlock(&log_lock);
 }
 
-static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+/* The message, whole, in memory of its own (NULL if there is none). */
+static char *format(const char *fmt, va_list ap)
 {
-	char text[sizeof(last.text)];
-	unsigned long long now;
+	char *text;
 	size_t n;
 
-	if ((int)level > log_level)
-		return;
-	vsnprintf(text, sizeof(text), fmt, ap);
+	if (vasprintf(&text, fmt, ap) < 0)
+		return NULL;
 	n = strlen(text);
 	if (n && text[n - 1] == '\n') /* libbpf's messages end in one */
 		text[n - 1] = 0;
+	return text;
+}
+
+static void log_text(enum log_level level, char *text)
+{
+	unsigned long long now;
+
 	pthread_mutex_lock(&log_lock);
 	if (!(log_flags & XLOG_DAEMON)) {
 		log_emit(level, text);
+		free(text);
 		goto out;
 	}
 	now = mono_ms();
-	if (level == last.level && !strcmp(text, last.text) &&
+	if (last.text && level == last.level && !strcmp(text, last.text) &&
 	    now - last.since_ms < LOG_REPEAT_WINDOW_MS) {
 		last.repeats++;
+		free(text);
 		goto out;
 	}
 	flush_repeats(1);
 	log_emit(level, text);
-	snprintf(last.text, sizeof(last.text), "%s", text);
+	free(last.text);
+	last.text = text;
 	last.level = level;
 	last.since_ms = now;
 out:
 	pthread_mutex_unlock(&log_lock);
+}
+
+static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+{
+	char *text;
+
+	if ((int)level > log_level)
+		return;
+	text = format(fmt, ap);
+	if (text)
+		log_text(level, text);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -154,16 +187,59 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The end of the last verifier log libbpf printed. */
+static char verifier_tail[1024];
+
+#define LOG_BEGIN "-- BEGIN PROG LOAD LOG --\n"
+#define LOG_END "-- END PROG LOAD LOG --"
+
+/* Keeps the last lines of a verifier log libbpf prints (on a failed load,
+ * as one message between the markers): the verifier's reason is there. */
+static void keep_verifier_tail(const char *text)
+{
+	const char *begin = strstr(text, LOG_BEGIN), *end, *p;
+	int lines = 0;
+
+	if (!begin)
+		return;
+	begin += strlen(LOG_BEGIN);
+	end = strstr(begin, LOG_END);
+	if (!end)
+		end = begin + strlen(begin);
+	while (end > begin && end[-1] == '\n')
+		end--;
+	for (p = end; p > begin && lines < XFIB_VERIFIER_TAIL_LINES; p--)
+		if (p[-1] == '\n' && ++lines == XFIB_VERIFIER_TAIL_LINES)
+			break;
+	if (end - p >= (long)sizeof(verifier_tail))
+		p = end - (sizeof(verifier_tail) - 1);
+	snprintf(verifier_tail, sizeof(verifier_tail), "%.*s", (int)(end - p), p);
+}
+
+const char *log_verifier_tail(void)
+{
+	return verifier_tail[0] ? verifier_tail : NULL;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
+	char *text;
+
 	/* libbpf warns about things we handle (e.g. a missing pin we then
-	 * create); show them only when asked. */
+	 * create); show them only when asked. A verifier log is read
+	 * whatever the level, for the error that follows. */
 	if (level == LIBBPF_DEBUG && log_level < LOG_LEVEL_DEBUG + 1)
 		return 0;
-	if (level != LIBBPF_DEBUG && log_level < LOG_LEVEL_DEBUG)
+	text = format(fmt, ap);
+	if (!text)
 		return 0;
-	log_vmsg(LOG_LEVEL_DEBUG, fmt, ap);
+	if (level == LIBBPF_WARN)
+		keep_verifier_tail(text);
+	if (log_level < LOG_LEVEL_DEBUG)
+		free(text);
+	else
+		log_text(LOG_LEVEL_DEBUG, text);
 	return 0;
 }
 

@@ -33,6 +33,14 @@ void log_flush_repeats(int force);
 /* Routes libbpf's messages through log_msg (debug ones only with -vv). */
 void log_setup_libbpf(void);
 
+/*
+ * The last lines of the verifier's log of the last program libbpf failed
+ * to load (the verifier says why at its end), or NULL if none failed;
+ * the whole log is printed at -v.
+ */
+#define XFIB_VERIFIER_TAIL_LINES 6
+const char *log_verifier_tail(void);
+
 #define pr_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define pr_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define pr_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)

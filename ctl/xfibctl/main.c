@@ -44,6 +44,10 @@ int open_dataplane(struct ctl *c, unsigned int flags,
 			c->pin_dir);
 	else if (err == -EPERM || err == -EACCES)
 		err_cmd("%s: permission denied (run as root)", c->pin_dir);
+	else if (err && log_verifier_tail())
+		err_cmd("%s: cannot load the dataplane: %s; the kernel's verifier "
+			"refused the program (all of its log with -v), ending:\n%s",
+			c->pin_dir, strerror(-err), log_verifier_tail());
 	else if (err)
 		err_cmd("%s: cannot load the dataplane: %s", c->pin_dir,
 			strerror(-err));
