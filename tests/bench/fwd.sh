@@ -449,7 +449,7 @@ trace_start() {
 	wait_until 5 trace_is_on || fail "xfibctl trace did not start"
 }
 trace_is_on() {
-	bpftool map dump pinned "$PIN/xfib_trace_cfg" -j | jq -e '.[0].formatted.value.on == 1' >/dev/null
+	bpftool map dump pinned "$PIN/xfib_trace_cfg" -j | jqe '.[0].formatted.value.on == 1' >/dev/null
 }
 trace_stop() {
 	[ -n "$TRACE_PID" ] || return 0

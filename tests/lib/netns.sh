@@ -356,7 +356,7 @@ xfibd_start_ns() {
 	XFIB_PIDS+=("$XFIBD_PID")
 	if ! xfibd_wait_synced "$ns" "$pin" "${XFIBD_SYNC_TIMEOUT:-10}" "$XFIBD_PID"; then
 		kill -0 "$XFIBD_PID" 2>/dev/null || fail "xfibd exited during start-up (log: $(tail -n 5 "$logf"))"
-		fail "xfibd in $ns not synced after 10 s: $(xctl "$ns" "$pin" status -j 2>&1 | tr -d '\n')"
+		fail "xfibd in $ns not synced after ${XFIBD_SYNC_TIMEOUT:-10} s: $(xctl "$ns" "$pin" status -j 2>&1 | tr -d '\n')"
 	fi
 	log "xfibd pid $XFIBD_PID synced in $ns"
 }
@@ -370,20 +370,29 @@ xfibd_tbl24_maps() {
 	{ grep -l '^value_size:[[:space:]]*67108864$' /proc/"$1"/fdinfo/* 2>/dev/null || true; } | wc -l
 }
 
-# xfibd_wait_synced NS PIN_DIR TIMEOUT_S PID: status says xfibd PID is
-# running and synced, and both families have routes.
+# jqe ARGS...: jq -e on standard input, false when the input is empty. jq
+# 1.6's -e exits 0 when it reads no value at all, so a check of a command
+# that printed nothing (a status that failed) would pass.
+jqe() {
+	local in
+	in=$(cat)
+	[ -n "${in//[[:space:]]/}" ] || return 1
+	jq -e "$@" <<<"$in"
+}
+
+# xfibd_synced NS PIN_DIR PID: status says xfibd PID is running and
+# synced, and both families have routes.
+xfibd_synced() {
+	xctl "$1" "$2" status -j 2>/dev/null | jqe --argjson pid "$3" '
+		.daemon.running == true and .daemon.pid == $pid and
+		.daemon.synced == true and
+		.ipv4.routes > 0 and .ipv6.routes > 0' >/dev/null 2>&1
+}
+
+# xfibd_wait_synced NS PIN_DIR TIMEOUT_S PID: waits up to TIMEOUT_S for
+# xfibd_synced.
 xfibd_wait_synced() {
-	local ns=$1 pin=$2 deadline=$((SECONDS + $3)) pid=$4
-	while [ "$SECONDS" -lt "$deadline" ]; do
-		if xctl "$ns" "$pin" status -j 2>/dev/null | jq -e --argjson pid "$pid" '
-			.daemon.running == true and .daemon.pid == $pid and
-			.daemon.synced == true and
-			.ipv4.routes > 0 and .ipv6.routes > 0' >/dev/null 2>&1; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
+	wait_until "$3" xfibd_synced "$1" "$2" "$4"
 }
 
 # attach_all: attaches every router port of the topology (in mode
@@ -400,7 +409,7 @@ attach_all() {
 
 # xdp_prog_on NS DEV: true if an XDP program is attached to DEV.
 xdp_prog_on() {
-	ip -n "$1" -j -d link show dev "$2" | jq -e '.[0].xdp != null' >/dev/null
+	ip -n "$1" -j -d link show dev "$2" | jqe '.[0].xdp != null' >/dev/null
 }
 
 # ---- counters -----------------------------------------------------------
@@ -409,7 +418,7 @@ xdp_prog_on() {
 # xcounter NS PIN_DIR NAME [packets|bytes]: an xfib counter from stats -j.
 xcounter() {
 	local v
-	v=$(xctl "$1" "$2" stats -j | jq -e -r --arg n "$3" --arg f "${4:-packets}" \
+	v=$(xctl "$1" "$2" stats -j | jqe -r --arg n "$3" --arg f "${4:-packets}" \
 		'.[$n][$f]') || fail "xfibctl stats -j: no counter $3"
 	echo "$v"
 }
@@ -740,7 +749,7 @@ verify_clean() {
 # lookup_is ADDR JQ_EXPR: the dataplane's answer for ADDR (lookup -j)
 # satisfies JQ_EXPR.
 lookup_is() {
-	rctl -j lookup "$1" 2>/dev/null | jq -e "$2" >/dev/null 2>&1
+	rctl -j lookup "$1" 2>/dev/null | jqe "$2" >/dev/null 2>&1
 }
 
 # wait_lookup ADDR JQ_EXPR [TIMEOUT_S]: polls lookup_is until it holds.
@@ -751,7 +760,7 @@ wait_lookup() {
 
 # status_is JQ_EXPR: the router's status (status -j) satisfies JQ_EXPR.
 status_is() {
-	rctl status -j 2>/dev/null | jq -e "$1" >/dev/null 2>&1
+	rctl status -j 2>/dev/null | jqe "$1" >/dev/null 2>&1
 }
 
 # kicmp NS FIELD: a field of the Icmp: line of NS's /proc/net/snmp

@@ -13,8 +13,8 @@ xfib_init
 topo_create
 attach_all
 st=$(rctl status -j) || fail "status without a daemon failed"
-jq -e '.daemon.running == false' <<<"$st" >/dev/null || fail "status shows a daemon: $(jq -c .daemon <<<"$st")"
-jq -e '.interfaces | length == 2' <<<"$st" >/dev/null || fail "status does not list both ports: $(jq -c .interfaces <<<"$st")"
+jqe '.daemon.running == false' <<<"$st" >/dev/null || fail "status shows a daemon: $(jq -c .daemon <<<"$st")"
+jqe '.interfaces | length == 2' <<<"$st" >/dev/null || fail "status does not list both ports: $(jq -c .interfaces <<<"$st")"
 
 # Before xfibd: the kernel forwards everything, xfib forwards nothing.
 early() { echo $(($(counter pass_no_iface) + $(counter pass_no_fib))); }

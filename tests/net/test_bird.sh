@@ -165,7 +165,7 @@ capture_start "$SNK" "$SNK_IF" "icmp6 and dst $DST6 and ip6[40] == 128"
 ping_all "$GEN" 6 "$DST6" 1 -t 17
 capture_wait
 check_frame "$CAP_TEXT" "$R_SNK_MAC" "$SNK_MAC" 16
-rctl lookup -j "$DST_B4" | jq -e --arg s "$SNK4" --arg d "$R_SNK" \
+rctl lookup -j "$DST_B4" | jqe --arg s "$SNK4" --arg d "$R_SNK" \
 	'.action == "forward" and .gateway == $s and .egress.name == $d' >/dev/null ||
 	fail "lookup $DST_B4: $(rctl lookup -j "$DST_B4")"
 
@@ -173,7 +173,7 @@ rctl lookup -j "$DST_B4" | jq -e --arg s "$SNK4" --arg d "$R_SNK" \
 birdc_s disable static_b >/dev/null || fail "birdc disable static_b"
 wait_routes $((NA / 2)) "$NB"
 log "static_b withdrawn: $((NA / 2)) IPv4 prefixes left"
-rctl lookup -j "$DST_B4" | jq -e '.action == "pass" and .reason == "pass_no_route" and
+rctl lookup -j "$DST_B4" | jqe '.action == "pass" and .reason == "pass_no_route" and
 	.nexthop.kind == "none" and (.kernel | has("error"))' >/dev/null ||
 	fail "lookup $DST_B4 after the withdrawal: $(rctl lookup -j "$DST_B4")"
 # Its traffic goes to the kernel (which has no route either); the rest
@@ -190,7 +190,7 @@ birdc_s disable static_a >/dev/null || fail "birdc disable static_a"
 birdc_s disable static6 >/dev/null || fail "birdc disable static6"
 wait_routes 0 0
 for a in "$DST_A4" "$DST6"; do
-	rctl lookup -j "$a" | jq -e '.reason == "pass_no_route"' >/dev/null ||
+	rctl lookup -j "$a" | jqe '.reason == "pass_no_route"' >/dev/null ||
 		fail "lookup $a after withdrawing everything: $(rctl lookup -j "$a")"
 done
 wait_xdp_ping 4 "$DST_A4" 500 >/dev/null && fail "$DST_A4 still XDP-forwarded after the withdrawal"

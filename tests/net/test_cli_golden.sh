@@ -44,7 +44,7 @@ resolve_neighbours
 
 # wait_neigh_valid ADDR MAC: xfib's neighbour array has ADDR valid at MAC.
 neigh_valid() {
-	rctl neighbours -j | jq -e --arg a "$1" --arg m "$2" \
+	rctl neighbours -j | jqe --arg a "$1" --arg m "$2" \
 		'any(.[]; .address == $a and .lladdr == $m and .state == "valid")' >/dev/null
 }
 wait_neigh_valid() {
@@ -144,7 +144,7 @@ json() {
 	shift 2
 	out=$(rctl "$@" -j) || fail "xfibctl $* -j: exit $?"
 	python3 -m json.tool >/dev/null <<<"$out" || fail "xfibctl $* -j: not JSON: $out"
-	jq -e --arg rg "$R_GEN" --arg rs "$R_SNK" --arg s4 "$SNK4" --arg s6 "$SNK6" \
+	jqe --arg rg "$R_GEN" --arg rs "$R_SNK" --arg s4 "$SNK4" --arg s6 "$SNK6" \
 		--arg g4 "$GEN4" --arg g6 "$GEN6" --arg smac "$SNK_MAC" \
 		--arg gmac "$GEN_MAC" --arg rsmac "$R_SNK_MAC" "$filter" <<<"$out" >/dev/null ||
 		fail "xfibctl $* -j ($name): not /$filter/: $out"
@@ -183,7 +183,7 @@ json stats ".forwarded_v4.packets == $((2 * N)) and .forwarded_v4.bytes == $((2 
 out=$(rctl stats -i 0.2 -c 1 -j) || fail "stats -i 0.2 -c 1 -j: exit $?"
 [ "$(wc -l <<<"$out")" -eq 1 ] || fail "stats -i 0.2 -c 1 -j: $(wc -l <<<"$out") lines"
 python3 -m json.tool >/dev/null <<<"$out" || fail "stats -i -j: not JSON: $out"
-jq -e '.interval > 0 and (.rates | type) == "object"' <<<"$out" >/dev/null ||
+jqe '.interval > 0 and (.rates | type) == "object"' <<<"$out" >/dev/null ||
 	fail "stats -i -j: $out"
 
 run algo algo
@@ -247,13 +247,13 @@ NH=$JSON
 [ "$(jq length <<<"$NH")" -eq "$(rctl nexthops | wc -l)" ] ||
 	fail "nexthops: text and JSON list different numbers of entries"
 # Every gateway's neighbour index names that gateway in the neighbour array.
-jq -e --argjson ne "$NEIGH" 'all(.[] | select(.kind == "gateway");
+jqe --argjson ne "$NEIGH" 'all(.[] | select(.kind == "gateway");
 	. as $h | any($ne[]; .index == $h.neigh.index and .address == $h.gateway and
 		.dev == $h.dev and .lladdr == $h.neigh.lladdr))' <<<"$NH" >/dev/null ||
 	fail "nexthops -j: a gateway's neighbour index does not match neighbours -j"
 # ... and the nexthop lookup reports is the one of the array.
 idx=$(rctl lookup -j 198.18.100.1 | jq .nexthop.index)
-jq -e --argjson i "$idx" --arg s4 "$SNK4" 'any(.[]; .index == $i and .gateway == $s4)' \
+jqe --argjson i "$idx" --arg s4 "$SNK4" 'any(.[]; .index == $i and .gateway == $s4)' \
 	<<<"$NH" >/dev/null || fail "lookup 198.18.100.1: nexthop $idx is not the gateway $SNK4 in nexthops -j"
 json nexthops-ipv6 'length > 0 and all(.[]; .family == "ipv6")' nexthops -f ipv6
 json nexthops-gen 'length > 0 and all(.[]; .dev == $rg)' nexthops -d "$R_GEN"

@@ -97,7 +97,7 @@ stream_wait ping6
 wait_prefixes_match 30
 verify_clean "after the churn"
 st=$(rctl status -j)
-jq -e --argjson t0 "$CHURN_T0" '.daemon.running and .daemon.synced and
+jqe --argjson t0 "$CHURN_T0" '.daemon.running and .daemon.synced and
 	.daemon.resyncs >= 1 and .daemon.last_sync >= $t0' <<<"$st" >/dev/null ||
 	fail "status after the churn: $(jq -c .daemon <<<"$st")"
 log "status: $(jq -c '.daemon | {resyncs, last_sync, started}' <<<"$st"), $(grep -c "dump interrupted" "$XFIBD_LOG") interrupted dumps retried"

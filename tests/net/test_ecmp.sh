@@ -111,10 +111,10 @@ flows() {
 	jq -c '.ports | keys' <<<"$c1" >"$XFIB_TMP/paths.$what"
 	# Rewritten by XDP: the router's MAC to the sink's, TTL 64 - 1.
 	ttl=63
-	((n1 == 0)) || jq -e --arg m "$R_SNK_MAC>$SNK_MAC" --argjson t "$ttl" \
+	((n1 == 0)) || jqe --arg m "$R_SNK_MAC>$SNK_MAC" --argjson t "$ttl" \
 		'.macs == [$m] and .ttls == [$t]' <<<"$c1" >/dev/null ||
 		fail "$what: sink 1 frames: $(jq -c '{macs, ttls}' <<<"$c1"), expected $R_SNK_MAC>$SNK_MAC ttl $ttl"
-	((n2 == 0)) || jq -e --arg m "$R_SNK2_MAC>$SNK2_MAC" --argjson t "$ttl" \
+	((n2 == 0)) || jqe --arg m "$R_SNK2_MAC>$SNK2_MAC" --argjson t "$ttl" \
 		'.macs == [$m] and .ttls == [$t]' <<<"$c2" >/dev/null ||
 		fail "$what: sink 2 frames: $(jq -c '{macs, ttls}' <<<"$c2"), expected $R_SNK2_MAC>$SNK2_MAC ttl $ttl"
 }
@@ -130,7 +130,7 @@ wait_lookup() {
 	local out
 	for _ in $(seq 50); do
 		out=$(rctl lookup -j "$1" 2>/dev/null) || true
-		jq -e "$2" <<<"$out" >/dev/null 2>&1 && return 0
+		jqe "$2" <<<"$out" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	fail "lookup $1: expected $2, got: $out"
@@ -142,7 +142,7 @@ ip -n "$RTR" route add 198.19.20.0/24 \
 wait_lookup 198.19.20.1 '.group.members == 2'
 # The group in the map: 64 and 192 of 256 buckets, to the two gateways.
 g=$(rctl lookup -j 198.19.20.1 | jq '.group.nexthop')
-rctl nexthops -j | jq -e --argjson g "$g" --arg a "$SNK4" --arg b "$SNK2_4" '
+rctl nexthops -j | jqe --argjson g "$g" --arg a "$SNK4" --arg b "$SNK2_4" '
 	(map({(.index | tostring): .}) | add) as $nh |
 	(.[] | select(.index == $g) | .group.members) as $m |
 	($m | map(.buckets) | sort) == [64, 192] and

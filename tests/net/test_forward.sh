@@ -15,7 +15,7 @@ N=50
 topo_up
 
 # Attached natively by default (iproute2: xdp.mode 1 = XDP_ATTACHED_DRV).
-rctl status -j | jq -e '(.interfaces | length) == 2 and
+rctl status -j | jqe '(.interfaces | length) == 2 and
 	all(.interfaces[]; .mode == "native" and .prog_id > 0)' >/dev/null ||
 	fail "status: $(rctl status -j | jq -c .interfaces)"
 for p in $(router_ports); do

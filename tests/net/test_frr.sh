@@ -143,7 +143,7 @@ wait_counts() {
 # PREFIX in the router kernel, through its nexthop object, sorted.
 kernel_paths() {
 	local nh
-	nh=$(ip -n "$RTR" "-$1" -j route show "$2" | jq -e '.[0].nhid') || {
+	nh=$(ip -n "$RTR" "-$1" -j route show "$2" | jqe '.[0].nhid') || {
 		echo "no route or no nexthop object: $(ip -n "$RTR" "-$1" route show "$2")"
 		return 0
 	}

@@ -14,7 +14,7 @@ XFIB_MODE=generic
 topo_up
 
 st=$(rctl status -j)
-jq -e '(.interfaces | length) == 2 and all(.interfaces[]; .mode == "generic" and .prog_id > 0)' \
+jqe '(.interfaces | length) == 2 and all(.interfaces[]; .mode == "generic" and .prog_id > 0)' \
 	<<<"$st" >/dev/null || fail "status does not show two generic ports: $(jq -c .interfaces <<<"$st")"
 # iproute2's JSON: xdp.mode 2 is XDP_ATTACHED_SKB (generic), 1 native.
 for p in $(router_ports); do

@@ -18,7 +18,7 @@ xfib_init
 topo_create 0
 xfibd_start
 attach_all
-CAP=$(rctl status -j | jq -e '.daemon.capacity.groups') || fail "status -j: no group capacity"
+CAP=$(rctl status -j | jqe '.daemon.capacity.groups') || fail "status -j: no group capacity"
 N=$((CAP + 104))
 # A covering route through another gateway: a /32 left out of the mirror
 # would take it.
@@ -42,11 +42,11 @@ until grep -q "multipath group table full" "$XFIBD_LOG"; do
 	sleep 0.2
 done
 until rctl lookup -j "198.19.$(((N - 1) / 256)).$(((N - 1) % 256))" 2>/dev/null |
-	jq -e '.nexthop.kind == "unsupported" and .verdict == "deferred"' >/dev/null; do
+	jqe '.nexthop.kind == "unsupported" and .verdict == "deferred"' >/dev/null; do
 	((SECONDS < deadline)) || fail "the last route is not handed to the kernel: $(rctl lookup -j "198.19.$(((N - 1) / 256)).$(((N - 1) % 256))")"
 	sleep 0.2
 done
-rctl lookup -j 198.19.0.0 | jq -e '.group.members == 2 and .verdict == "match"' >/dev/null ||
+rctl lookup -j 198.19.0.0 | jqe '.group.members == 2 and .verdict == "match"' >/dev/null ||
 	fail "the first route has no group: $(rctl lookup -j 198.19.0.0)"
 # Status is refreshed every second.
 until groups=$(rctl status -j | jq '.daemon.groups') && ((groups == CAP)); do

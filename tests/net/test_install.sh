@@ -83,7 +83,7 @@ wait_until 10 status_is '.daemon.running and .daemon.synced' ||
 XFIBD_PID=$(rctl status -j | jq '.daemon.pid')
 svc post-start
 st=$(rctl status -j)
-jq -e '.interfaces | length == 2' <<<"$st" >/dev/null || fail "post-start did not attach both ports: $(jq -c .interfaces <<<"$st")"
+jqe '.interfaces | length == 2' <<<"$st" >/dev/null || fail "post-start did not attach both ports: $(jq -c .interfaces <<<"$st")"
 [ "$(jq -r .ipv4.algorithm <<<"$st")" = dir24_8 ] || fail "algorithm policy not applied: $(jq -r .ipv4.algorithm <<<"$st")"
 [ "$(jq -r .ipv4.forced <<<"$st")" = true ] || fail "ipv4 algorithm not forced"
 resolve_neighbours
@@ -102,7 +102,7 @@ deltas
 ((D_X4 >= 20 && D_K4 == 0)) || fail "XFIB_ON_STOP=keep: not XDP-forwarded after stop (xfib +$D_X4, kernel +$D_K4)"
 # Stop with detach: the kernel forwards again, nothing stays attached.
 svc post-stop XFIB_ON_STOP=detach
-jq -e '.interfaces | length == 0' <<<"$(rctl status -j)" >/dev/null || fail "post-stop detach left ports attached"
+jqe '.interfaces | length == 0' <<<"$(rctl status -j)" >/dev/null || fail "post-stop detach left ports attached"
 snapshot
 ping_all "$GEN" 4 "$SNK4" 10
 deltas

@@ -27,10 +27,10 @@ kill -KILL "$OLD"
 wait "$OLD" 2>/dev/null || true # reap it: a zombie still looks alive
 kill -0 "$OLD" 2>/dev/null && fail "xfibd $OLD survived SIGKILL"
 check_flowing "xfibd killed"
-rctl status -j | jq -e '.daemon.running == false' >/dev/null ||
+rctl status -j | jqe '.daemon.running == false' >/dev/null ||
 	fail "status still shows a running daemon after kill -9: $(rctl status -j | jq -c .daemon)"
 # Interfaces stay attached with nobody watching.
-rctl status -j | jq -e '.interfaces | length == 2' >/dev/null || fail "ports lost after kill -9"
+rctl status -j | jqe '.interfaces | length == 2' >/dev/null || fail "ports lost after kill -9"
 
 log "restart xfibd"
 xfibd_start

@@ -40,3 +40,17 @@ wait_until 1 false && fail "wait_until 1 false succeeded"
 ms=$(elapsed_ms wait_until 5 true)
 ((ms < 500)) || fail "wait_until 5 true took $ms ms"
 log "PASS: wait_until waits its whole timeout and returns at once when the condition holds"
+
+# A check of a command that printed nothing fails (jq 1.6's -e alone
+# exits 0 when it reads no value).
+printf '' | jqe '.a == 1' >/dev/null && fail "jqe passed on empty input"
+printf '\n' | jqe '.a == 1' >/dev/null && fail "jqe passed on a blank line"
+echo '{"a":2}' | jqe '.a == 1' >/dev/null && fail "jqe passed a false condition"
+echo '{"a":1}' | jqe '.a == 1' >/dev/null || fail "jqe failed a true condition"
+# xfibd_wait_synced against a status that prints nothing (no dataplane,
+# a crashed xfibctl) must time out, not report "synced".
+(
+	xctl() { :; }
+	xfibd_wait_synced ns-none /nonexistent 1 1
+) && fail "xfibd_wait_synced reported synced on an empty status"
+log "PASS: jqe and xfibd_wait_synced refuse an empty answer"

@@ -210,7 +210,7 @@ for f in 4 6; do
 done
 deltas
 forwarded_by xdp 300 "rename: stream"
-rctl status -j | jq -e '[.interfaces[].name] | index("r-out") != null' >/dev/null ||
+rctl status -j | jqe '[.interfaces[].name] | index("r-out") != null' >/dev/null ||
 	fail "status after rename: $(rctl status -j | jq -c .interfaces)"
 lookup_is "$D4" '.egress.name == "r-out" and .action == "forward"' ||
 	fail "lookup after rename: $(rctl -j lookup "$D4")"
@@ -252,7 +252,7 @@ verify_clean "egress up"
 
 log "5. carrier loss: $SNK_IF down in the sink"
 ip -n "$SNK" link set dev "$SNK_IF" down
-ip -n "$RTR" -j link show dev "$R_SNK" | jq -e '.[0].flags | index("NO-CARRIER") != null and index("UP") != null' >/dev/null ||
+ip -n "$RTR" -j link show dev "$R_SNK" | jqe '.[0].flags | index("NO-CARRIER") != null and index("UP") != null' >/dev/null ||
 	fail "$R_SNK: expected UP and NO-CARRIER: $(ip -n "$RTR" -br link show dev "$R_SNK")"
 wait_lookup "$D4" '.egress.up == false and .reason == "pass_egress_down"'
 wait_lookup "$D6" '.egress.up == false and .reason == "pass_egress_down"'
@@ -297,7 +297,7 @@ wait_lookup "$E6" '.reason == "pass_no_route"'
 # Everything through the link, in every table, the local one included.
 wait_prefixes_match
 wait_lookup "$NET4_S2.255" '.reason == "pass_no_route"'
-rctl status -j | jq -e '.interfaces | length == 2' >/dev/null ||
+rctl status -j | jqe '.interfaces | length == 2' >/dev/null ||
 	fail "status after link deletion: $(rctl status -j | jq -c .interfaces)"
 snap_all
 ping_once 4 "$E4"

@@ -202,7 +202,7 @@ for a in "$SNK4" "$SNK6"; do
 	stream_start mac "$f" "$a" -i 0.05 -w 25
 	t0=$SECONDS
 	until ip -n "$RTR" -j neigh show to "$a" dev "$R_SNK" |
-		jq -e --arg m "$NEW_MAC" '.[0].lladdr == $m and .[0].state[0] == "REACHABLE"' >/dev/null; do
+		jqe --arg m "$NEW_MAC" '.[0].lladdr == $m and .[0].state[0] == "REACHABLE"' >/dev/null; do
 		((SECONDS - t0 < 25)) || fail "$a: the router still has $(ip -n "$RTR" neigh show to "$a" dev "$R_SNK") after the sink's MAC changed"
 		sleep 0.1
 	done

@@ -73,7 +73,7 @@ until st=$(rctl status -j) && [ "$(jq '.daemon.nexthop_objects' <<<"$st")" = "$N
 	((SECONDS < deadline)) || fail "status: $(jq -c .daemon <<<"$st"), expected $NOBJ nexthop objects"
 	sleep 0.2
 done
-jq -e '.daemon.overruns == 0 and .daemon.resyncs == 0 and .daemon.no_room == 0' <<<"$st" >/dev/null ||
+jqe '.daemon.overruns == 0 and .daemon.resyncs == 0 and .daemon.no_room == 0' <<<"$st" >/dev/null ||
 	fail "xfibd fell behind or ran out of room: $(jq -c .daemon <<<"$st")"
 (($(wc -l <"$XFIBD_LOG") < 100)) || fail "xfibd logged $(wc -l <"$XFIBD_LOG") lines"
 changes 10 "with $NOBJ objects present"
@@ -104,7 +104,7 @@ until st=$(rctl status -j) && [ "$(jq '.daemon.no_room' <<<"$st")" -ge 50 ]; do
 	((SECONDS < deadline)) || fail "status: $(jq -c .daemon <<<"$st"), expected 50 routes without room"
 	sleep 0.2
 done
-jq -e --argjson cap "$CAP" '.daemon.groups == $cap and .daemon.no_room == 50 and
+jqe --argjson cap "$CAP" '.daemon.groups == $cap and .daemon.no_room == 50 and
 	.daemon.overruns == 0' <<<"$st" >/dev/null ||
 	fail "group objects beyond the table: $(jq -c .daemon <<<"$st")"
 n=$(grep -c "table full\|more times a full" "$XFIBD_LOG" || true)
@@ -121,7 +121,7 @@ t0=$(now_ms)
 r nexthop flush >/dev/null
 tk=$(now_ms)
 deadline=$((SECONDS + 30))
-until st=$(rctl status -j) && jq -e '.daemon.nexthop_objects == 0 and .daemon.groups == 0 and
+until st=$(rctl status -j) && jqe '.daemon.nexthop_objects == 0 and .daemon.groups == 0 and
 	.daemon.no_room == 0' <<<"$st" >/dev/null; do
 	((SECONDS < deadline)) || fail "after nexthop flush: $(jq -c .daemon <<<"$st")"
 	sleep 0.2

@@ -125,7 +125,7 @@ ip netns exec "$RTR" nft add rule inet fw forward icmpv6 type echo-request accep
 xfibd_start_ns "$RTR" "$PIN" "$XFIBD_LOG" --netfilter=pass
 wait_nf_mode 4 pass
 wait_nf_mode 6 pass
-rctl status -j | jq -e '.netfilter.option == "pass" and .netfilter.ipv4.reason == "--netfilter=pass"' \
+rctl status -j | jqe '.netfilter.option == "pass" and .netfilter.ipv4.reason == "--netfilter=pass"' \
 	>/dev/null || fail "status: $(rctl status -j | jq -c .netfilter)"
 kernel_pings 4 "$SNK2_4"
 kernel_pings 6 "$SNK2_6"
@@ -154,7 +154,7 @@ NFT
 wait_nf_mode 4 forward
 wait_nf_mode 6 forward
 deadline=$((SECONDS + 5))
-until rctl status -j | jq -e --arg p "$R_GEN" \
+until rctl status -j | jqe --arg p "$R_GEN" \
 	'.netfilter.ports == [{name: $p, ifindex: .netfilter.ports[0].ifindex, ingress: true, egress: false}]' \
 	>/dev/null; do
 	((SECONDS < deadline)) || fail "status does not list $R_GEN: $(rctl status -j | jq -c .netfilter)"

@@ -43,7 +43,7 @@ while :; do
 	sleep 0.2
 done
 grep -q "receive buffer overrun" "$XFIBD_LOG" || fail "no overrun logged"
-jq -e '.daemon.overruns > 0 and .daemon.last_sync > 0' <<<"$st" >/dev/null ||
+jqe '.daemon.overruns > 0 and .daemon.last_sync > 0' <<<"$st" >/dev/null ||
 	fail "status does not count the overruns: $(jq -c .daemon <<<"$st")"
 # One line per resync, saying why, with what it found and how long it took.
 grep -Eq "sync \(resync [0-9]+: netlink receive buffer overrun\) done in [0-9]+ ms: .* ipv4 routes" \

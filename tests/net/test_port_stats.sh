@@ -16,7 +16,7 @@ topo_up
 
 # pstat PORT JQ: a value of PORT's entry in stats --ports -j.
 pstat() {
-	rctl stats --ports -j | jq -e -r --arg p "$1" ".[] | select(.ifname == \$p) | $2" ||
+	rctl stats --ports -j | jqe -r --arg p "$1" ".[] | select(.ifname == \$p) | $2" ||
 		fail "stats --ports -j: no $2 for $1"
 }
 
@@ -52,7 +52,7 @@ ds=$(($(pstat "$R_SNK" ".received_as.pass_ttl.packets") - s0))
 [ "$ds" -eq 0 ] || fail "$R_SNK pass_ttl: +$ds, expected 0"
 
 # Totals are the sum of the reasons; received = forwarded + to kernel + dropped.
-rctl stats --ports -j | jq -e 'length == 2 and all(.[];
+rctl stats --ports -j | jqe 'length == 2 and all(.[];
 	.counted and
 	.rx.packets == ([.received_as[].packets] | add) and
 	.rx.bytes == ([.received_as[].bytes] | add) and
@@ -107,10 +107,10 @@ sleep 0.1
 timeout 10 nsenter --net="/run/netns/$RTR" -- "$XFIBCTL" --pin-dir "$PIN" \
 	stats --ports -i 0.5 -c 2 -j >"$OUT" || fail "stats --ports -i 0.5 -c 2 -j: exit $?"
 [ "$(wc -l <"$OUT")" -eq 2 ] || fail "stats --ports -i: $(wc -l <"$OUT") lines, expected 2"
-jq -e -s --arg g "$R_GEN" 'all(.[]; (.interval - 0.5 | fabs) < 0.1 and
+jqe -s --arg g "$R_GEN" 'all(.[]; (.interval - 0.5 | fabs) < 0.1 and
 	(.ports[] | select(.ifname == $g) | .rx.pps > 0 and .tx.pps > 0 and
 	 (.received_as.forwarded_v4.bps / .received_as.forwarded_v4.pps - 784 | fabs) < 1))' \
-	"$OUT" >/dev/null || fail "stats --ports -i: $R_GEN not moving at 784 bit/packet: $(cat "$OUT")"
+	<"$OUT" >/dev/null || fail "stats --ports -i: $R_GEN not moving at 784 bit/packet: $(cat "$OUT")"
 
 # ---- counted from the attach ------------------------------------------------------
 

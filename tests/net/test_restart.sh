@@ -93,9 +93,9 @@ rc=0
 wait "$OLD" || rc=$?
 [ "$rc" = 0 ] || fail "xfibd exited with status $rc on SIGTERM"
 grep -q "stopping on signal 15" "$XFIBD_LOG" || fail "xfibd did not log its stop"
-rctl status -j | jq -e '.daemon.running == false' >/dev/null ||
+rctl status -j | jqe '.daemon.running == false' >/dev/null ||
 	fail "status after SIGTERM: $(rctl status -j | jq -c .daemon)"
-rctl status -j | jq -e '.interfaces | length == 4' >/dev/null ||
+rctl status -j | jqe '.interfaces | length == 4' >/dev/null ||
 	fail "ports lost after SIGTERM: $(rctl status -j | jq -c .interfaces)"
 check_flowing "xfibd stopped"
 
@@ -164,7 +164,7 @@ k4=$(($(kfwd4 "$RTR") - S0_K4))
 k6=$(($(kfwd6 "$RTR") - S0_K6))
 ((k4 == 0 && k6 == 0)) || fail "the router kernel forwarded v4 +$k4 v6 +$k6 during the run"
 verify_clean "end"
-rctl status -j | jq -e --argjson pid "$XFIBD_PID" '.daemon.pid == $pid and .daemon.synced' >/dev/null ||
+rctl status -j | jqe --argjson pid "$XFIBD_PID" '.daemon.pid == $pid and .daemon.synced' >/dev/null ||
 	fail "status at the end: $(rctl status -j | jq -c .daemon)"
 
 log "PASS: SIGTERM and restart under a steady flow: $COUNT/$COUNT per family; added, deleted, MAC and link changes reconciled"

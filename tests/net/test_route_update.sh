@@ -43,7 +43,7 @@ for fam in 4 6; do
 	ms=$(wait_xdp_ping "$fam" "$d" "$LIMIT_MS" "$SNK") ||
 		fail "after route add, $d not XDP-forwarded to sink within $LIMIT_MS ms ($(stats_line))"
 	log "route add: XDP-forwarded to sink after $ms ms"
-	rctl status -j | jq -e --arg f "ipv$fam" '.[$f].routes > 0' >/dev/null
+	rctl status -j | jqe --arg f "ipv$fam" '.[$f].routes > 0' >/dev/null
 
 	log "ip route replace $p via $via2"
 	ip -n "$RTR" route replace "$p" via "$via2"

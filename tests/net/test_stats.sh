@@ -51,15 +51,15 @@ log "stats -i 0.5 -c 3 -j took $ms ms: $(tr '\n' ' ' <"$OUT")"
 [ "$(wc -l <"$OUT")" -eq 3 ] || fail "stats -i 0.5 -c 3 -j: $(wc -l <"$OUT") lines, expected 3"
 ((ms >= 1400 && ms < 5000)) || fail "stats -i 0.5 -c 3 took $ms ms, expected about 1500"
 while read -r line; do
-	jq -e '(.time | type) == "number" and .time > 1e9 and
+	jqe '(.time | type) == "number" and .time > 1e9 and
 		(.interval - 0.5 | fabs) < 0.1 and (.rates | type) == "object" and
 		all(.rates[]; .pps > 0 and .bps > 0)' <<<"$line" >/dev/null ||
 		fail "stats -i: not a valid interval line: $line"
 done <"$OUT"
 # Every interval saw the ping; all its frames are 98 bytes, so bits per
 # packet is exactly 784 (up to the printed rounding).
-jq -e -s 'all(.[]; .rates.forwarded_v4.pps > 0 and
-	(.rates.forwarded_v4.bps / .rates.forwarded_v4.pps - 784 | fabs) < 1)' "$OUT" >/dev/null ||
+jqe -s 'all(.[]; .rates.forwarded_v4.pps > 0 and
+	(.rates.forwarded_v4.bps / .rates.forwarded_v4.pps - 784 | fabs) < 1)' <"$OUT" >/dev/null ||
 	fail "stats -i: forwarded_v4 not moving at 784 bit/packet in every interval: $(tr '\n' ' ' <"$OUT")"
 
 # Text form: a timestamp line per interval; idle, no counter moved.
@@ -78,7 +78,7 @@ rc=0
 wait "$MON_PID" || rc=$?
 [ "$rc" -eq 0 ] || fail "stats -i 0.1 after SIGINT: exit $rc, expected 0"
 [ "$(wc -l <"$OUT")" -ge 2 ] || fail "stats -i 0.1: $(wc -l <"$OUT") lines in 0.5 s"
-jq -e -s 'length >= 2' "$OUT" >/dev/null || fail "stats -i 0.1 until SIGINT: unparseable: $(cat "$OUT")"
+jqe -s 'length >= 2' <"$OUT" >/dev/null || fail "stats -i 0.1 until SIGINT: unparseable: $(cat "$OUT")"
 
 # ---- Prometheus -------------------------------------------------------------
 

@@ -52,14 +52,14 @@ until_done "$TRACE_PID" 10
 kill "$PING_PID" 2>/dev/null || true
 log "trace -j -n 5: $(head -n 1 "$OUT")"
 [ "$(wc -l <"$OUT")" -eq 5 ] || fail "trace -n 5: $(wc -l <"$OUT") events"
-jq -e -s --arg in "$R_GEN" --arg out "$R_SNK" --arg src "$GEN4" --arg dst "$SNK4" \
+jqe -s --arg in "$R_GEN" --arg out "$R_SNK" --arg src "$GEN4" --arg dst "$SNK4" \
 	--arg route "$NET4_S.0/24" --arg dmac "$SNK_MAC" --arg smac "$R_SNK_MAC" '
 	all(.[]; .ifname == $in and .family == "ipv4" and .src == $src and
 	    .dst == $dst and .protocol == 1 and .len == 98 and .ttl == 64 and
 	    .action == "forward" and .reason == "forwarded_v4" and
 	    .route == $route and (.nexthop | type) == "number" and
 	    .egress == $out and .dst_mac == $dmac and .src_mac == $smac and
-	    .time > 1e9)' "$OUT" >/dev/null || fail "trace -j: unexpected events: $(cat "$OUT")"
+	    .time > 1e9)' <"$OUT" >/dev/null || fail "trace -j: unexpected events: $(cat "$OUT")"
 grep -q '^5 packets traced' "$OUT.err" || fail "trace summary: $(cat "$OUT.err")"
 [ "$(trace_on)" = 0 ] || fail "trace filter still on after -n 5"
 

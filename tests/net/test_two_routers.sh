@@ -43,7 +43,7 @@ log "router 1: $R1 pins in $DIR1; router 2: $R2 pins in $DIR2"
 for r in 1 2; do
 	ns=R$r pid=PID$r dir=DIR$r
 	st=$(xctl "${!ns}" "" status -j)
-	jq -e --arg d "${!dir}" --argjson p "${!pid}" '
+	jqe --arg d "${!dir}" --argjson p "${!pid}" '
 		.pin_dir == $d and .daemon.running and .daemon.pid == $p and
 		(.interfaces | length) == 2' <<<"$st" >/dev/null ||
 		fail "router $r status: $(jq -c '{pin_dir, daemon, interfaces}' <<<"$st")"
@@ -95,8 +95,8 @@ kill -TERM "$PID1"
 rc=0
 wait "$PID1" || rc=$?
 [ "$rc" -eq 0 ] || fail "xfibd of router 1 exited $rc on SIGTERM, expected 0"
-xctl "$R1" "" status -j | jq -e '.daemon.running == false' >/dev/null || fail "router 1 still shows a daemon"
-xctl "$R2" "" status -j | jq -e --argjson p "$PID2" '.daemon.running and .daemon.pid == $p' >/dev/null ||
+xctl "$R1" "" status -j | jqe '.daemon.running == false' >/dev/null || fail "router 1 still shows a daemon"
+xctl "$R2" "" status -j | jqe --argjson p "$PID2" '.daemon.running and .daemon.pid == $p' >/dev/null ||
 	fail "router 2 lost its daemon when router 1's stopped"
 b4=$(c "$R2" forwarded_v4) a4=$(c "$R1" forwarded_v4)
 ping_all "$G2" 4 "$S2_4" 10

@@ -97,7 +97,7 @@ verify_clean() {
 	local out rc=0
 	out=$(rctl verify --random "$RANDOM_N" -j) || rc=$?
 	[ "$rc" -eq 0 ] || fail "verify ($1/$2) exited $rc: $(jq -c '.mismatches[:3]' <<<"$out" 2>/dev/null || echo "$out")"
-	jq -e --arg a4 "$1" --arg a6 "$2" --argjson n "$RANDOM_N" '
+	jqe --arg a4 "$1" --arg a6 "$2" --argjson n "$RANDOM_N" '
 		.ipv4.algorithm == $a4 and .ipv6.algorithm == $a6 and
 		.ipv4.mismatched == 0 and .ipv6.mismatched == 0 and
 		.ipv4.prefixes >= 300 and .ipv6.prefixes >= 300 and
@@ -142,7 +142,7 @@ TXT=$(rctl verify) || fail "verify (text) exited $?"
 grep -q "^ipv4: .* 0 mismatched$" <<<"$TXT" || fail "verify text: $TXT"
 grep -q "^ipv6: .* 0 mismatched$" <<<"$TXT" || fail "verify text: $TXT"
 grep -q "kernel lookups from $R_GEN\$" <<<"$TXT" || fail "verify text (ingress): $TXT"
-rctl verify --iif "$R_SNK" -j | jq -e --arg p "$R_SNK" '.iif == $p' >/dev/null ||
+rctl verify --iif "$R_SNK" -j | jqe --arg p "$R_SNK" '.iif == $p' >/dev/null ||
 	fail "verify --iif $R_SNK not used"
 
 # ---- lookup --------------------------------------------------------------------
@@ -151,7 +151,7 @@ rctl verify --iif "$R_SNK" -j | jq -e --arg p "$R_SNK" '.iif == $p' >/dev/null |
 lookup_is() {
 	local out
 	out=$(rctl lookup -j "$1") || fail "lookup $1 exited $?"
-	jq -e --arg a4 "$A4" --arg b4 "$B4" --arg a6 "$A6" --arg b6 "$B6" \
+	jqe --arg a4 "$A4" --arg b4 "$B4" --arg a6 "$A6" --arg b6 "$B6" \
 		--arg s "$R_SNK" --arg s2 "$R_SNK2" "$2" <<<"$out" >/dev/null ||
 		fail "lookup $1: expected $2, got $(jq -c . <<<"$out")"
 }
@@ -211,7 +211,7 @@ rctl verify --random lots >/dev/null 2>&1 || rc=$?
 # ---- verify can fail ---------------------------------------------------------------
 # The nexthop of 10.3.0.0/16 (via B on r-sink2), rewritten to leave by
 # r-sink: what a daemon bug writing a wrong ifindex would do.
-NH=$(rctl lookup -j 10.3.7.7 | jq -e '.nexthop.index') || fail "no nexthop for 10.3.7.7"
+NH=$(rctl lookup -j 10.3.7.7 | jqe '.nexthop.index') || fail "no nexthop for 10.3.7.7"
 R_SNK_IDX=$(ip -n "$RTR" -j link show dev "$R_SNK" | jq '.[0].ifindex')
 ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_nexthops" key "$NH" 0 0 0) ||
 	fail "bpftool map lookup xfib_nexthops[$NH]"
@@ -227,7 +227,7 @@ log "corrupted nexthop $NH: ifindex -> $R_SNK_IDX ($R_SNK)"
 rc=0
 OUT=$(rctl verify --random "$RANDOM_N" -j) || rc=$?
 [ "$rc" -eq 1 ] || fail "verify with a corrupted nexthop exited $rc, expected 1"
-jq -e --arg s "$R_SNK" --arg s2 "$R_SNK2" --argjson nh "$NH" '
+jqe --arg s "$R_SNK" --arg s2 "$R_SNK2" --argjson nh "$NH" '
 	.ipv4.mismatched > 0 and .ipv6.mismatched == 0 and
 	(.mismatches | length) > 0 and
 	all(.mismatches[]; .family == "ipv4" and .xfib.nexthop == $nh and
@@ -262,7 +262,7 @@ log "set xfib_nonlocal4 word $W (bit $BIT: 198.18.250.3's slot)"
 rc=0
 OUT=$(rctl verify --random "$RANDOM_N" -j) || rc=$?
 [ "$rc" -eq 1 ] || fail "verify with a set xfib_nonlocal4 word exited $rc, expected 1"
-jq -e '.ipv4.mismatched > 0 and .ipv6.mismatched == 0 and
+jqe '.ipv4.mismatched > 0 and .ipv6.mismatched == 0 and
 	any(.mismatches[]; .address == "198.18.250.3") and
 	all(.mismatches[]; .family == "ipv4" and .xfib.kind == "local" and
 		.source == "ruled out as local by xfib_nonlocal4")' <<<"$OUT" >/dev/null ||

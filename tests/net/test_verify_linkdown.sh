@@ -105,7 +105,7 @@ verify_json "carrier back"
 command -v bpftool >/dev/null 2>&1 || { log "PASS (bpftool missing: last check skipped)"; exit 0; }
 r route add 198.19.51.0/24 via "$NET4_S2.77"
 wait_lookup 198.19.51.1 '.reason == "pass_neigh" and .verdict == "match"' 5
-NH=$(rctl lookup -j 198.19.51.1 | jq -e '.nexthop.index')
+NH=$(rctl lookup -j 198.19.51.1 | jqe '.nexthop.index')
 R_SNK_IDX=$(ip -n "$RTR" -j link show dev "$R_SNK" | jq '.[0].ifindex')
 ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_nexthops" key "$NH" 0 0 0) ||
 	fail "bpftool map lookup xfib_nexthops[$NH]"

@@ -53,7 +53,7 @@ done
 st=$(rctl status)
 grep -qF "  $R_SNK: cannot take XDP-redirected frames" <<<"$st" || fail "status text: $st"
 grep -qF "$FIX" <<<"$st" || fail "status text gives no fix: $st"
-rctl status -j | jq -e --arg s "$R_SNK" --arg g "$R_GEN" --arg fix "$FIX" '
+rctl status -j | jqe --arg s "$R_SNK" --arg g "$R_GEN" --arg fix "$FIX" '
 	(.interfaces[] | select(.name == $s) |
 		.xdp_redirect_target == false and (.no_redirect_reason | endswith($fix))) and
 	(.interfaces[] | select(.name == $g) |
@@ -104,7 +104,7 @@ by_kernel "peer without GRO"
 
 ip netns exec "$SNK" ethtool -K "$SNK_IF" gro on >/dev/null || fail "ethtool -K $SNK_IF gro on"
 by_xdp "peer's GRO turned on"
-rctl status -j | jq -e --arg s "$R_SNK" \
+rctl status -j | jqe --arg s "$R_SNK" \
 	'.interfaces[] | select(.name == $s) | .xdp_redirect_target == true' >/dev/null ||
 	fail "status -j after gro on: $(rctl status -j | jq -c .interfaces)"
 

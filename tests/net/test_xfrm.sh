@@ -103,7 +103,7 @@ rctl status | grep -qF 'ipv4: to the kernel (IPsec: 1 forward policy)' ||
 	fail "status does not say why: $(rctl status | grep -A 1 '^xfrm')"
 status_is '.xfrm.ipv4.forward_policies == 1 and .xfrm.ipv4.reason == "1 forward policy"
 	and .xfrm.ipv6.forward_policies == 0' || fail "status -j: $(rctl status -j | jq -c .xfrm)"
-rctl -j lookup "$SNK4" | jq -e '.reason == "pass_xfrm"' >/dev/null ||
+rctl -j lookup "$SNK4" | jqe '.reason == "pass_xfrm"' >/dev/null ||
 	fail "lookup $SNK4: $(rctl -j lookup "$SNK4" | jq -c '{action, reason}')"
 blocked 4 "$SNK4"
 expect_xdp 6 "$SNK6"
