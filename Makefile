@@ -59,7 +59,8 @@ endif
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
-BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) \
+             $(BUILD)/xfib_fwd_ct.skel.h
 
 # ctl/ holds one folder per program and one they share:
 #   ctl/lib      pin directory, logging, the dataplane's lookup, names
@@ -94,6 +95,24 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_FLAGS_FILE) | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# The forwarder is built twice (bpf/lib/ctgate.h): xfib_fwd.bpf.o calls
+# the conntrack kfuncs, which a kernel without nf_conntrack loaded lacks,
+# xfib_fwd_noct.bpf.o does not. The programs reach both through the
+# skeleton of the second (its maps and programs are the first's less
+# the kconfig map); the first's skeleton only carries its bytes, which
+# the loader opens instead where the kernel has the kfuncs (ctl/lib/pin.c).
+$(BUILD)/xfib_fwd_noct.bpf.o: bpf/xfib_fwd.bpf.c $(BPF_FLAGS_FILE) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXFIB_NO_CT_KFUNCS $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/xfib_fwd.skel.h: $(BUILD)/xfib_fwd_noct.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xfib_fwd_bpf > $@
+
+$(BUILD)/xfib_fwd_ct.skel.h: $(BUILD)/xfib_fwd.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xfib_fwd_ct_bpf > $@
 
 # The skeletons are generated headers: built before any C file that may
 # include them; the .d files then record who really does.

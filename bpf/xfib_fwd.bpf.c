@@ -97,7 +97,9 @@ static __always_inline __u32 xfib_pool_u32_at(const struct xfib_pool *p,
 /*
  * A tbl24 (dir24_8, trie6) is one map value (bpf/lib/maps.h): t24 is its
  * address, fetched once per packet by tbl24_of(); an entry is one load,
- * read once. The mask repeats the index's bound for the verifier.
+ * read once. The mask repeats the index's bound for the verifier: the
+ * compiler, which knows the index is below it, would drop it, and Linux
+ * 6.1's verifier cannot bound an index built from a byte swap.
  */
 static __always_inline const __u32 *tbl24_of(void *outer, __u32 slot)
 {
@@ -108,8 +110,13 @@ static __always_inline const __u32 *tbl24_of(void *outer, __u32 slot)
 }
 
 #define XFIB_U32_AT(map, idx) xfib_u32_at(map, idx)
-#define XFIB_TBL24_AT(t24, idx) \
-	(((const volatile __u32 *)(t24))[(idx) & (XFIB_DIR24_TBL24_ENTRIES - 1)])
+static __always_inline __u32 tbl24_entry(const __u32 *t24, __u32 idx)
+{
+	barrier_var(idx);
+	return ((const volatile __u32 *)t24)[idx & (XFIB_DIR24_TBL24_ENTRIES - 1)];
+}
+
+#define XFIB_TBL24_AT(t24, idx) tbl24_entry(t24, idx)
 #define XFIB_GROUP_U32_AT(pool, idx) xfib_pool_u32_at(pool, idx)
 #include "xfib/lookup_dir24.h"
 #include "xfib/lookup_trie6.h"
@@ -448,6 +455,19 @@ __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
 }
 
 /*
+ * Whether the IP packet of l3len bytes fits the frame. Linux 6.1's
+ * verifier keeps no bounds through a byte swap, nor through the stack
+ * slot the length may be kept in, and refuses a packet pointer plus a
+ * value it cannot bound: the mask, which the barrier keeps the compiler
+ * from dropping, bounds it (IPv6's length reaches 65575).
+ */
+static __always_inline int ip_len_fits(const struct xfib_pkt *pkt, __u32 l3len)
+{
+	barrier_var(l3len);
+	return pkt->l3 + (l3len & 0x1ffff) <= pkt->data_end;
+}
+
+/*
  * IPv4: a header ip_rcv would accept, without options; forwarding on at
  * the ingress port; no special address; TTL left to decrement. Then the
  * lookup, of the destination and of the source (a local source, the
@@ -469,7 +489,7 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 	if (iph->ihl > 5)
 		return XFIB_PASS_IP_OPTIONS;
 	l3len = bpf_ntohs(iph->tot_len);
-	if (l3len < sizeof(*iph) || pkt->l3 + l3len > pkt->data_end)
+	if (l3len < sizeof(*iph) || !ip_len_fits(pkt, l3len))
 		return XFIB_PASS_MALFORMED;
 	/* ip_rcv drops a bad header checksum; never forward one. */
 	if (ipv4_csum_check(iph))
@@ -523,7 +543,7 @@ static __always_inline __u32 route6(struct xfib_pkt *pkt,
 	if (l3len == 0 && ip6h->nexthdr != IPPROTO_HOPOPTS)
 		return XFIB_PASS_MALFORMED;
 	l3len += sizeof(*ip6h);
-	if (pkt->l3 + l3len > pkt->data_end)
+	if (!ip_len_fits(pkt, l3len))
 		return XFIB_PASS_MALFORMED;
 	if (ip6h->nexthdr == IPPROTO_HOPOPTS)
 		return XFIB_PASS_IPV6_HBH;

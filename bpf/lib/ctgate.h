@@ -43,7 +43,13 @@
  *
  * The kfuncs are the kernel's (net/netfilter/nf_conntrack_bpf.c); the
  * lookup runs in the ingress device's namespace (BPF_F_CURRENT_NETNS) and
- * the default zone only.
+ * the default zone only. They exist only while nf_conntrack is loaded (a
+ * module on most distribution kernels), and a program that names a kfunc
+ * the kernel lacks does not load at all, even on paths it never takes. So
+ * the program is built twice (Makefile): with them, and with
+ * XFIB_NO_CT_KFUNCS, where a flow conntrack would have to be asked about
+ * goes to the kernel (pass_ct_unavailable). The loader picks the build by
+ * what the kernel has (ctl/lib/pin.c).
  */
 #ifndef XFIB_BPF_CTGATE_H
 #define XFIB_BPF_CTGATE_H
@@ -56,6 +62,7 @@
 #include <linux/netfilter/nf_conntrack_tcp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/netfilter.h"
@@ -140,6 +147,11 @@ struct {
 
 /* ---- the kernel's types and kfuncs ----------------------------------------- */
 
+/* Set by the loader before the load (ct_udp_timeout()). In both builds,
+ * which must have the same data. */
+const volatile __u32 xfib_ct_udp_stream = 1;
+
+#ifndef XFIB_NO_CT_KFUNCS
 /* Only the fields read here; offsets come from the kernel's BTF (CO-RE). */
 struct ip_ct_tcp_state {
 	__u8 flags;
@@ -150,6 +162,7 @@ struct ip_ct_tcp {
 	__u8 state;
 } __attribute__((preserve_access_index));
 
+/* Linux 6.3 and later (before, a replied UDP flow is a stream at once). */
 struct nf_ct_udp {
 	unsigned long stream_ts; /* jiffies after which a replied flow is a stream */
 } __attribute__((preserve_access_index));
@@ -170,7 +183,13 @@ struct nf_conn {
 	union nf_conntrack_proto proto;
 } __attribute__((preserve_access_index));
 
-/* The kernel's struct bpf_ct_opts (NF_BPF_CT_OPTS_SZ, 16 bytes). */
+/*
+ * The kernel's struct bpf_ct_opts: 12 bytes (NF_BPF_CT_OPTS_SZ) up to Linux
+ * 6.7, 16 since the zone fields came. The kfunc refuses any size but its
+ * own, so the size passed is the one the kernel's BTF has (opts_size(),
+ * which asks through the second type: relocating the first's fields would
+ * fail where the zone is missing).
+ */
 struct bpf_ct_opts___xfib {
 	__s32 netns_id;
 	__s32 error;
@@ -180,6 +199,10 @@ struct bpf_ct_opts___xfib {
 	__u8 ct_zone_dir;
 	__u8 reserved[3];
 };
+
+struct bpf_ct_opts___zone {
+	__u16 ct_zone_id;
+} __attribute__((preserve_access_index));
 
 extern struct nf_conn *bpf_xdp_ct_lookup(struct xdp_md *ctx,
 					 struct bpf_sock_tuple *tuple,
@@ -191,6 +214,7 @@ extern int bpf_ct_change_timeout(struct nf_conn *ct, __u32 timeout) __ksym;
 extern int bpf_ct_change_status(struct nf_conn *ct, __u32 status) __ksym;
 
 extern unsigned int CONFIG_HZ __kconfig;
+#endif /* XFIB_NO_CT_KFUNCS */
 
 #define XFIB_BPF_F_CURRENT_NETNS (-1)
 /* IPS_NAT_CLASH (newer than some uapi headers): shares IPS_UNTRACKED's bit. */
@@ -403,6 +427,7 @@ static __always_inline __u32 ct_echo(struct ct_flow *f)
 	return XFIB_NEXT;
 }
 
+#ifndef XFIB_NO_CT_KFUNCS
 /* Sets the entry's timeout to ms, as the kernel would for this packet,
  * unless it was set less than 1/XFIB_CT_REFRESH_HZ_DIV s ago. */
 static __always_inline void ct_refresh(struct nf_conn *ct, unsigned long status,
@@ -424,12 +449,24 @@ static __always_inline void ct_refresh(struct nf_conn *ct, unsigned long status,
  * The timeout conntrack's udp_packet() would give a replied UDP flow for
  * this packet: the stream one once the flow has lasted past stream_ts
  * (two seconds after it began), when it also becomes ASSURED, which the
- * kernel can no longer see happen; the shorter one before.
+ * kernel can no longer see happen; the shorter one before. 0 where the
+ * program cannot tell: the kernel must see the packet.
+ *
+ * Linux 6.1's verifier finds the first member of union nf_conntrack_proto
+ * (DCCP's) at the stream time's offset and refuses the read; where the
+ * loader finds that so, xfib_ct_udp_stream is 0 (the verifier then skips
+ * the read), and a UDP flow is forwarded here once conntrack, which sees
+ * its packets until then, has made it ASSURED: a stream.
  */
 static __always_inline __u32 ct_udp_timeout(struct nf_conn *ct, unsigned long status,
 					    const struct xfib_nf_conf *conf)
 {
-	if ((__s64)(bpf_jiffies64() - ct->proto.udp.stream_ts) <= 0)
+	if (!xfib_ct_udp_stream)
+		return status & IPS_ASSURED ? conf->udp_stream_ms : 0;
+	/* Before Linux 6.3 udp_packet() makes every replied flow a stream
+	 * at once; the check is resolved when the program is loaded. */
+	if (bpf_core_type_exists(struct nf_ct_udp) &&
+	    (__s64)(bpf_jiffies64() - ct->proto.udp.stream_ts) <= 0)
 		return conf->udp_ms;
 	if (!(status & (IPS_ASSURED | IPS_NAT_CLASH_)))
 		bpf_ct_change_status(ct, (__u32)status | IPS_ASSURED);
@@ -462,9 +499,19 @@ static __always_inline __u32 ct_entry_check(struct nf_conn *ct, __u8 proto,
 		ms = conf->tcp_ms;
 	} else {
 		ms = ct_udp_timeout(ct, status, conf);
+		if (!ms)
+			return XFIB_PASS_CT_NEW;
 	}
 	ct_refresh(ct, status, ms);
 	return XFIB_NEXT;
+}
+
+/* The size of the kernel's struct bpf_ct_opts, fixed at load time. */
+static __always_inline __u32 opts_size(void)
+{
+	if (bpf_core_field_exists(struct bpf_ct_opts___zone, ct_zone_id))
+		return sizeof(struct bpf_ct_opts___xfib);
+	return offsetof(struct bpf_ct_opts___xfib, ct_zone_id) + 2;
 }
 
 static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
@@ -478,7 +525,7 @@ static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
 	__u32 r;
 
 	ct_tuple(f);
-	ct = bpf_xdp_ct_lookup(ctx, &f->tuple, f->tuple_len, &opts, sizeof(opts));
+	ct = bpf_xdp_ct_lookup(ctx, &f->tuple, f->tuple_len, &opts, opts_size());
 	if (!ct)
 		return XFIB_PASS_CT_NEW;
 	r = ct_entry_check(ct, f->ev.proto, conf);
@@ -487,6 +534,14 @@ static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
 		ct_learn(f);
 	return r;
 }
+#else
+/* Built without the kfuncs: conntrack cannot be asked. */
+static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
+				       const struct xfib_nf_conf *conf)
+{
+	return XFIB_PASS_CT_UNAVAILABLE;
+}
+#endif /* XFIB_NO_CT_KFUNCS */
 
 /* Does port ifindex have rules for packets going in direction dir? */
 static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)

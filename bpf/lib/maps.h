@@ -120,6 +120,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_daemon SEC(".maps");
 
+/* struct xfib_prog_info: written by the program's loader; not read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_prog_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_prog_info SEC(".maps");
+
 /* bsearch ranges, two slots per family. mmap()able so the daemon fills a
  * slot with plain stores and xfibctl runs the same lookup on it. */
 struct {

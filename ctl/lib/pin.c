@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -15,11 +16,13 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
 #include "xfib/maps.h"
 #include "pin.h"
+#include "xfib_fwd_ct.skel.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -189,6 +192,66 @@ const char *xfib_kconfig(void)
 	return "CONFIG_HZ=1000\n";
 }
 
+/* The kfuncs the conntrack gate calls (bpf/lib/ctgate.h). */
+static const char *const ct_kfuncs[] = {
+	"bpf_xdp_ct_lookup", "bpf_ct_release", "bpf_ct_change_timeout",
+	"bpf_ct_change_status",
+};
+
+static bool btf_has_ct_kfuncs(const struct btf *btf)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ct_kfuncs) / sizeof(ct_kfuncs[0]); i++)
+		if (btf__find_by_name_kind(btf, ct_kfuncs[i], BTF_KIND_FUNC) < 0)
+			return false;
+	return true;
+}
+
+bool xfib_ct_kfuncs(void)
+{
+	struct btf *vmlinux, *mod;
+	bool found;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (libbpf_get_error(vmlinux))
+		vmlinux = NULL;
+	found = vmlinux && btf_has_ct_kfuncs(vmlinux);
+	if (vmlinux && !found && !access("/sys/kernel/btf/nf_conntrack", R_OK)) {
+		/* nf_conntrack as a module brings them with its BTF. */
+		mod = btf__load_module_btf("nf_conntrack", vmlinux);
+		if (!libbpf_get_error(mod)) {
+			found = btf_has_ct_kfuncs(mod);
+			btf__free(mod);
+		}
+	}
+	btf__free(vmlinux);
+	return found;
+}
+
+struct xfib_fwd_bpf *xfib_fwd_open(const struct bpf_object_open_opts *opts,
+				   bool with_ct)
+{
+	struct xfib_fwd_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = xfib_fwd_bpf__create_skeleton(obj);
+	if (!err && with_ct)
+		obj->skeleton->data =
+			(void *)xfib_fwd_ct_bpf__elf_bytes(&obj->skeleton->data_sz);
+	err = err ?: bpf_object__open_skeleton(obj->skeleton, opts);
+	if (err) {
+		xfib_fwd_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* "hash, 4096 x 16-byte values" */
 static void map_shape(char *buf, size_t len, enum bpf_map_type type,
 		      __u32 max_entries, __u32 value_size, __u32 flags)
@@ -310,9 +373,8 @@ static int pins_differ(struct xfib_fwd_bpf *skel, char *why, size_t len)
 
 int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
-		    .kconfig = xfib_kconfig());
-	struct xfib_fwd_bpf *skel = xfib_fwd_bpf__open_opts(&opts);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
+	struct xfib_fwd_bpf *skel = xfib_fwd_open(&opts, false);
 	int found;
 
 	if (!skel)
@@ -443,11 +505,23 @@ static void outer_pins_undo(struct outer_pins *op)
 	op->npinned = 0;
 }
 
-static int xfib_open_once(const char *pin_dir, unsigned int flags,
-			  struct xfib_fwd_bpf **skelp, int *tbl24_fd)
+/* What the loaded program may do here (struct xfib_prog_info), for status. */
+static void prog_info_record(struct xfib_fwd_bpf *skel, __u32 flags)
+{
+	struct xfib_prog_info pi = { .flags = flags, .loaded = time(NULL) };
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), key = 0;
+
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.xfib_fwd), &info, &len))
+		pi.verified_insns = info.verified_insns;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.xfib_prog_info), &key, &pi, 0);
+}
+
+static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
+			  bool udp_stream, struct xfib_fwd_bpf **skelp, int *tbl24_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
-		    .kconfig = xfib_kconfig());
+		    .kconfig = with_ct ? xfib_kconfig() : NULL);
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
 	struct outer_pins op = { .tbl24 = -1 };
 	char why[8];
@@ -463,9 +537,11 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 	if (err)
 		return err;
 
-	skel = xfib_fwd_bpf__open_opts(&opts);
+	/* Only a program calls the kfuncs: the maps alone load anywhere. */
+	skel = xfib_fwd_open(&opts, with_ct);
 	if (!skel)
 		return -errno;
+	skel->rodata->xfib_ct_udp_stream = udp_stream;
 	if (!(flags & XFIB_OPEN_PROG))
 		bpf_program__set_autoload(skel->progs.xfib_fwd, false);
 
@@ -512,6 +588,9 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 			goto err;
 	}
 	outer_pins_done(&op, tbl24_fd);
+	if (flags & XFIB_OPEN_PROG)
+		prog_info_record(skel, (with_ct ? XFIB_PROG_CT_KFUNCS : 0) |
+				       (with_ct && udp_stream ? XFIB_PROG_CT_UDP_STREAM : 0));
 	*skelp = skel;
 	return 0;
 err:
@@ -523,16 +602,32 @@ err:
 int xfib_open_tbl24(const char *pin_dir, unsigned int flags,
 		    struct xfib_fwd_bpf **skelp, int *tbl24_fd)
 {
+	bool with_ct = (flags & XFIB_OPEN_PROG) && xfib_ct_kfuncs();
+	bool udp_stream = with_ct;
 	int tries = 0, err;
 
 	if (tbl24_fd)
 		*tbl24_fd = -1;
 	/* Two loaders starting together (xfibd and xfibctl) may both find a
 	 * map missing and race to pin it; the loser reuses the winner's. */
-	do
-		err = xfib_open_once(pin_dir, flags, skelp, tbl24_fd);
-	while (err == -EEXIST && ++tries < 5);
-	return err;
+	for (;;) {
+		err = xfib_open_once(pin_dir, flags, with_ct, udp_stream, skelp,
+				     tbl24_fd);
+		if (err == -EEXIST && ++tries < 5)
+			continue;
+		/* A verifier that refuses to read conntrack's UDP stream time
+		 * (Linux 6.1, bpf/lib/ctgate.h) takes the program without the
+		 * read; a program it refuses for any other reason is refused
+		 * again, and that log is the one reported. */
+		if ((err == -EACCES || err == -EINVAL) && udp_stream &&
+		    log_verifier_tail()) {
+			pr_debug("the verifier refused the program reading conntrack's "
+				 "UDP stream time; loading it without the read");
+			udp_stream = false;
+			continue;
+		}
+		return err;
+	}
 }
 
 int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skelp)

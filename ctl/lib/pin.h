@@ -50,6 +50,24 @@ int xfib_pin_lock(const char *dir, int *holder);
  */
 const char *xfib_kconfig(void);
 
+/*
+ * Whether this kernel has the conntrack kfuncs the gate calls
+ * (bpf/lib/ctgate.h): in vmlinux, or in nf_conntrack's BTF while that
+ * module is loaded. xfib_open() loads the program built without them where
+ * they are missing: its packets that conntrack would have to be asked
+ * about go to the kernel (pass_ct_unavailable).
+ */
+bool xfib_ct_kfuncs(void);
+
+/*
+ * Opens the forwarder's object through its skeleton: the build with the
+ * conntrack kfuncs if with_ct, else the one without (Makefile). Their maps
+ * are the same, so either reuses the other's pins. NULL with errno set on
+ * failure.
+ */
+struct xfib_fwd_bpf *xfib_fwd_open(const struct bpf_object_open_opts *opts,
+				   bool with_ct);
+
 enum xfib_open_flags {
 	XFIB_OPEN_PROG = 1 << 0,   /* load the XDP program too */
 	XFIB_OPEN_CREATE = 1 << 1, /* create the pin directory if missing */

@@ -308,6 +308,22 @@ struct xfib_control {
 };
 _Static_assert(sizeof(struct xfib_control) == 8, "xfib_control size");
 
+/*
+ * Written by whoever loads the forwarder (xfibctl attach): the build loaded
+ * and what this kernel let it do, for xfibctl status.
+ */
+enum xfib_prog_flags {
+	XFIB_PROG_CT_KFUNCS = 1 << 0,   /* with the conntrack kfuncs */
+	XFIB_PROG_CT_UDP_STREAM = 1 << 1, /* reads conntrack's UDP stream time */
+};
+
+struct xfib_prog_info {
+	__u32 flags;          /* enum xfib_prog_flags */
+	__u32 verified_insns; /* instructions the verifier processed; 0 if unknown */
+	__u64 loaded;         /* CLOCK_REALTIME, seconds */
+};
+_Static_assert(sizeof(struct xfib_prog_info) == 16, "xfib_prog_info size");
+
 /* Written by xfibd: who is maintaining the maps. */
 struct xfib_daemon {
 	__u32 pid;

@@ -42,8 +42,8 @@
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/netfilter.h"
-#include "xfib_fwd.skel.h"
 #include "ctnl.h"
+#include "pin.h"
 
 #define SKIP 77
 #define SRC4 "198.18.200.7"
@@ -471,9 +471,34 @@ static void fill_maps(void)
 	update(skel->maps.xfib_active, &k, &a6);
 }
 
-static void setup(void)
+/* Loads the forwarder built with or without the conntrack kfuncs (and
+ * with or without reading conntrack's UDP stream time), with private
+ * maps, and fills them. */
+static void load_program(bool with_ct, bool udp_stream)
 {
 	struct bpf_map *m;
+	int err;
+
+	if (rb)
+		ring_buffer__free(rb);
+	xfib_fwd_bpf__destroy(skel);
+	skel = xfib_fwd_open(NULL, with_ct);
+	if (!skel)
+		die("open: %s", strerror(errno));
+	skel->rodata->xfib_ct_udp_stream = udp_stream;
+	bpf_object__for_each_map(m, skel->obj)
+		bpf_map__set_pin_path(m, NULL);
+	err = xfib_fwd_bpf__load(skel);
+	if (err)
+		die("load: %s", strerror(-err));
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.xfib_ct_events), on_event, NULL, NULL);
+	if (!rb)
+		die("ring buffer: %s", strerror(errno));
+	fill_maps();
+}
+
+static void setup(void)
+{
 	int err;
 
 	if (geteuid()) {
@@ -490,22 +515,16 @@ static void setup(void)
 	if_in = if_nametoindex("xt0");
 	if_out = if_nametoindex("xt1");
 	ncpus = libbpf_num_possible_cpus();
-	skel = xfib_fwd_bpf__open();
-	if (!skel)
-		die("open: %s", strerror(errno));
-	bpf_object__for_each_map(m, skel->obj)
-		bpf_map__set_pin_path(m, NULL);
-	err = xfib_fwd_bpf__load(skel);
-	if (err)
-		die("load: %s", strerror(-err));
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.xfib_ct_events), on_event, NULL, NULL);
-	if (!rb)
-		die("ring buffer: %s", strerror(errno));
+	/* ctnetlink loads nf_conntrack where it is a module, and with it
+	 * the kfuncs the gate calls. */
 	err = ctnl_open(&ct);
 	if (err)
 		die("ctnetlink: %s", strerror(-err));
-	fill_maps();
+	if (!xfib_ct_kfuncs())
+		die("conntrack is there, but its kfuncs are not in the kernel's BTF");
+	load_program(true, true);
 }
+
 
 /* ---- cases ------------------------------------------------------------------- */
 
@@ -793,6 +812,60 @@ static void cases_echo(int v6)
 		       "v4 echo reply past its validity: kernel", &rep, XFIB_PASS_CT_LEARN);
 }
 
+/* The program a verifier that cannot read the UDP stream time takes
+ * (Linux 6.1): a replied UDP flow stays with the kernel until conntrack
+ * has made it assured, then it is forwarded with the stream timeout. */
+static void cases_udp_without_stream_time(void)
+{
+	struct flow f;
+	int v6;
+
+	load_program(true, false);
+	set_mode(XFIB_V4, XFIB_NF_GATE);
+	set_mode(XFIB_V6, XFIB_NF_GATE);
+	for (v6 = 0; v6 <= 1; v6++) {
+		f = udp(v6, 40200);
+		entry(&f, IPS_SEEN_REPLY, -1, false, 10, 0, NULL);
+		send_flow(v6 ? "no stream time: v6 UDP replied, not assured: kernel" :
+			       "no stream time: v4 UDP replied, not assured: kernel",
+			  &f, XFIB_PASS_CT_NEW);
+		result(!(entry_status(&f) & IPS_ASSURED),
+		       "no stream time: ... and left unassured: status 0x%x",
+		       entry_status(&f));
+		f = udp(v6, 40201);
+		entry(&f, EST, -1, false, 10, 0, NULL);
+		send_flow(v6 ? "no stream time: v6 UDP assured: forwarded" :
+			       "no stream time: v4 UDP assured: forwarded",
+			  &f, v6 ? XFIB_FWD_V6 : XFIB_FWD_V4);
+		result(entry_timeout(&f) > 170,
+		       "no stream time: ... its timeout set to the stream one (180 s): %u s",
+		       entry_timeout(&f));
+	}
+}
+
+/* The build without the kfuncs (loaded where nf_conntrack was not): what
+ * conntrack would be asked about goes to the kernel, counted apart, and
+ * the rest is decided as with them. */
+static void cases_without_kfuncs(void)
+{
+	struct flow est = tcp(0, 40100, TH_ACK), est6 = tcp(1, 40100, TH_ACK);
+	struct flow syn = tcp(0, 40101, TH_SYN);
+
+	load_program(false, false);
+	set_mode(XFIB_V4, XFIB_NF_GATE);
+	set_mode(XFIB_V6, XFIB_NF_GATE);
+	entry(&est, EST, TCP_CONNTRACK_ESTABLISHED, true, 100, 0, NULL);
+	entry(&est6, EST, TCP_CONNTRACK_ESTABLISHED, true, 100, 0, NULL);
+	send_flow("no kfuncs: v4 TCP established and liberal: kernel", &est,
+		  XFIB_PASS_CT_UNAVAILABLE);
+	send_flow("no kfuncs: v6 TCP established and liberal: kernel", &est6,
+		  XFIB_PASS_CT_UNAVAILABLE);
+	send_flow("no kfuncs: v4 TCP SYN: kernel, as with them", &syn,
+		  XFIB_PASS_CT_TCP_FLAGS);
+	set_mode(XFIB_V4, XFIB_NF_OFF);
+	send_flow("no kfuncs: mode off: forwarded", &est, XFIB_FWD_V4);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -810,6 +883,8 @@ int main(void)
 	cases_echo(0);
 	cases_echo(1);
 	cases_budget();
+	cases_udp_without_stream_time();
+	cases_without_kfuncs();
 	ring_buffer__free(rb);
 	ctnl_close(ct);
 	xfib_fwd_bpf__destroy(skel);

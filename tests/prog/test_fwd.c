@@ -73,7 +73,7 @@
 #include "xfib/counters.h"
 #include "xfib/flow_hash.h"
 #include "xfib/xfrm.h"
-#include "xfib_fwd.skel.h"
+#include "pin.h"
 #include "dplookup.h"
 
 #define SKIP 77
@@ -1255,7 +1255,7 @@ static void load(void)
 	struct bpf_map *map;
 	int err;
 
-	skel = xfib_fwd_bpf__open();
+	skel = xfib_fwd_open(NULL, xfib_ct_kfuncs()); /* the build attach would load */
 	if (!skel)
 		die("open skeleton: %s", strerror(errno));
 	/* Private maps: nothing is pinned or reused from /sys/fs/bpf. */

@@ -27,7 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "xfib/maps.h"
-#include "xfib_fwd.skel.h"
+#include "pin.h"
 #include "progtest.h"
 
 static void die(const char *what, int err)
@@ -121,7 +121,7 @@ int main(void)
 		printf("SKIP: needs root (BPF)\n");
 		return SKIP;
 	}
-	skel = xfib_fwd_bpf__open();
+	skel = xfib_fwd_open(NULL, xfib_ct_kfuncs()); /* the build attach would load */
 	if (!skel)
 		die("open skeleton", errno);
 	/* Private maps: nothing is pinned or reused from /sys/fs/bpf. */

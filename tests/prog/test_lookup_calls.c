@@ -23,7 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "xfib_fwd.skel.h"
+#include "pin.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -135,7 +135,7 @@ int main(void)
 		printf("skip: no __bpf_call_base in /proc/kallsyms\n");
 		return 77;
 	}
-	skel = xfib_fwd_bpf__open();
+	skel = xfib_fwd_open(NULL, xfib_ct_kfuncs()); /* the build attach would load */
 	if (!skel) {
 		printf("FAIL open skeleton: %s\n", strerror(errno));
 		return 1;
