@@ -79,6 +79,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	}
 	nf_status_read(skel, st);
 	xfrm_status_read(skel, st);
+	kernel_status_read(skel, st);
 	ports_attached(&st->ports, &st->nports);
 	ports_read_xmit(st->ports, st->nports);
 	/* Without them status still says the rest; the reason is printed. */
@@ -250,6 +251,7 @@ static void status_text(const struct status *st)
 		fib_info_text(fam, &st->fi[fam]);
 	nf_status_text(st);
 	xfrm_status_text(st);
+	kernel_status_text(st);
 }
 
 static json_object *status_json(const struct status *st)
@@ -281,6 +283,7 @@ static json_object *status_json(const struct status *st)
 		js_set(o, fam_name(fam), fib_info_json(fam, &st->fi[fam]));
 	js_set(o, "netfilter", nf_status_json(st));
 	js_set(o, "xfrm", xfrm_status_json(st));
+	js_set(o, "kernel", kernel_status_json(st));
 	return o;
 }
 

@@ -167,6 +167,17 @@ struct status {
 	unsigned int nf_nports;
 	__u32 nf_port[64], nf_port_dir[64];
 	struct xfib_xfrm_info xfrm[XFIB_FAMILIES];
+	char release[65];            /* uname -r */
+	struct xfib_prog_info prog;  /* the forwarder as last loaded */
+	unsigned int lacks;          /* enum xfib_kernel_lack */
+};
+
+/* What this kernel lacks that xfib would use (kernelstatus.c). */
+enum xfib_kernel_lack {
+	XFIB_LACKS_CT_KFUNCS = 1 << 0,
+	XFIB_LACKS_CT_KFUNCS_SINCE = 1 << 1, /* at load, not now */
+	XFIB_LACKS_UDP_STREAM = 1 << 2,
+	XFIB_LACKS_NETDEV_FAMILY = 1 << 3,
 };
 
 void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
@@ -178,6 +189,11 @@ void nf_status_read(struct xfib_fwd_bpf *skel, struct status *st);
 void nf_status_text(const struct status *st);
 struct json_object *nf_status_json(const struct status *st);
 void nf_status_prom(const struct status *st);
+
+/* kernelstatus.c: the kernel part of status. */
+void kernel_status_read(struct xfib_fwd_bpf *skel, struct status *st);
+void kernel_status_text(const struct status *st);
+struct json_object *kernel_status_json(const struct status *st);
 
 /* xfrmstatus.c: the IPsec part of status. */
 void xfrm_status_read(struct xfib_fwd_bpf *skel, struct status *st);

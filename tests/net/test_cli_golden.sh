@@ -78,6 +78,7 @@ norm() {
 		-e 's/^(neigh|nexthop) [0-9]+ /\1 <I> /; s/ neigh [0-9]+ / neigh <I> /; s/\(nexthop [0-9]+\)/(nexthop <I>)/' \
 		-e 's/^(nexthop|neighbour):( +)[0-9]+,/\1:\2<I>,/' \
 		-e 's/^route back: nexthop [0-9]+,/route back: nexthop <I>,/' \
+		-e 's/^kernel: ( +)[^;]+; xfib_fwd loaded <TIME> (with|without) conntrack kfuncs, [0-9]+ instructions verified \([0-9.]+% of the limit\)$/kernel: \1<RELEASE>; xfib_fwd loaded <TIME> \2 conntrack kfuncs, <N> instructions verified (<P>% of the limit)/' \
 		-e 's/^mirror: ( +)[0-9]+ links, [0-9]+ neighbours, [0-9]+ nexthops/mirror: \1<N> links, <N> neighbours, <N> nexthops/' \
 		-e 's/^(  [^ ]+: rx) [0-9]+ packets \([0-9]+ bytes\): forwarded [0-9]+, to kernel [0-9]+, dropped [0-9]+; tx [0-9]+ packets \([0-9]+ bytes\)$/\1 <N> packets (<N> bytes): forwarded <N>, to kernel <N>, dropped <N>; tx <N> packets (<N> bytes)/'
 }
@@ -169,7 +170,11 @@ json status '.daemon.running and .daemon.synced and .daemon.table == 254 and
 	.netfilter.option == "conntrack" and .netfilter.checked > 0 and
 	all(.netfilter.ipv4, .netfilter.ipv6; .mode == "forward" and .rules == false) and
 	all(.xfrm.ipv4, .xfrm.ipv6; .mode == "forward" and .reason == "" and .checked > 0 and
-		.forward_policies == 0 and .output_policies == 0 and .states == 0)' status
+		.forward_policies == 0 and .output_policies == 0 and .states == 0) and
+	.kernel.release != "" and .kernel.program.conntrack_kfuncs == true and
+	.kernel.program.udp_stream_time == true and
+	.kernel.program.verified_insns > 0 and .kernel.program.loaded > 0 and
+	.kernel.lacks == []' status
 
 rctl stats | stats_norm | golden stats
 rctl stats --prometheus | stats_norm | golden stats-prometheus
