@@ -5,6 +5,7 @@
 #   make test       install missing dependencies, build, run all tests (root)
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
+#   make test-kernels  the tests on Debian 12's 6.1 and 6.12 kernels under qemu (root)
 #   make difftest   the router with and without xfib on crafted frames (root)
 #   make install    install under PREFIX (/usr/local); make deb: the Debian package
 #   make clean
@@ -238,6 +239,18 @@ test-net: all $(DIFFTEST_OBJS)
 	$(Q)$(RUN_TESTS) net
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
+
+# make test-kernels (root): the kernel matrix (tests/kernels/matrix.sh):
+# Debian 12's own kernels, 6.1 and 6.12 (KERNELS), booted under qemu with
+# this machine's userspace, running the checks of KERNEL_MODE: load (the
+# programs load, xfibd starts without netfilter modules, ports forward in
+# XDP; what CI runs) or full (that and a core subset of the suite).
+KERNEL_MODE ?= full
+KERNELS     ?= 6.1 6.12
+.PHONY: test-kernels
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory all $(PROG_TESTS) $(DIFFTEST_OBJS)
+	$(Q)BUILD=$(abspath $(BUILD)) tests/kernels/matrix.sh -m $(KERNEL_MODE) $(KERNELS)
 
 # make soak (root; not CI): tests/soak/soak.sh, SOAK_MINUTES (default 30)
 # of churn, restarts and steady traffic, sampled every minute; the report

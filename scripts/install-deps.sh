@@ -5,7 +5,8 @@
 # sources in tests; debhelper, dpkg-dev, fakeroot and lintian build and
 # check the .deb; bash-completion runs the completion's test; nftables,
 # iptables, conntrack and socat run the netfilter tests and the gate
-# benchmark). Idempotent:
+# benchmark; qemu-system-x86, busybox-static and kmod boot and run the
+# kernel matrix, tests/kernels/). Idempotent:
 # installs only what is missing, and runs apt-get update only if it must.
 set -euo pipefail
 
@@ -16,6 +17,7 @@ PKGS=(
 	python3 python3-matplotlib groff-base bird2 frr systemd
 	debhelper dpkg-dev fakeroot lintian bash-completion
 	nftables iptables conntrack socat
+	qemu-system-x86 busybox-static kmod
 )
 
 missing=()
