@@ -20,6 +20,7 @@
 #include <net/if.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "rib_priv.h"
 
 /* At most one line per this many ms about routes left to the kernel for
@@ -321,17 +322,9 @@ struct rib_nexthop *nexthop_unsupported(struct rib *r)
 	return r->nh_unsupported;
 }
 
-__u64 rib_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 void rib_no_room(struct rib *r, const char *what, __u32 capacity)
 {
-	__u64 now = rib_now_ms();
+	__u64 now = mono_ms();
 
 	if (r->no_room_logged && now - r->no_room_logged < NO_ROOM_LOG_MS) {
 		r->no_room_new++;
@@ -346,11 +339,11 @@ void rib_no_room(struct rib *r, const char *what, __u32 capacity)
 void rib_report_no_room(struct rib *r)
 {
 	if (!r->no_room_new ||
-	    rib_now_ms() - r->no_room_logged < NO_ROOM_LOG_MS)
+	    mono_ms() - r->no_room_logged < NO_ROOM_LOG_MS)
 		return;
 	pr_warn("%u more times a full nexthop, neighbour or group table; %u routes go to the kernel for want of room",
 		r->no_room_new, r->no_room);
-	r->no_room_logged = rib_now_ms();
+	r->no_room_logged = mono_ms();
 	r->no_room_new = 0;
 }
 

@@ -456,7 +456,6 @@ __u64 rib_next_expiry(const struct rib *r);
 /* Stops using routes whose lifetime has ended, as the kernel does before
  * it gets round to deleting them. */
 void rib_expire(struct rib *r, __u64 now_ms);
-__u64 rib_now_ms(void);
 
 /* Brings the prefix trees up to date with the routes changed since the
  * last call, recording which prefixes' answers changed. */

@@ -35,6 +35,7 @@
 #include <linux/rtnetlink.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "rib_priv.h"
 
 /* Hand an expiring route to the kernel this long before its deadline: the
@@ -248,7 +249,7 @@ static void variant_expiry_set(struct rib *r, struct rib_variant *v,
 	v->expired = v->expiry_seen = false;
 	if (!m->has_expires)
 		return;
-	now = rib_now_ms();
+	now = mono_ms();
 	v->expires = m->expires_ms > 0 ? now + m->expires_ms : now;
 	v->expiry_seen = m->expires_ms <= 0;
 	if (v->expires > now + EXPIRE_EARLY_MS) {
