@@ -609,7 +609,7 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		nhobj_flush_dev(r, l->ifindex);
 	if (!was_up && (m->ifflags & IFF_UP)) {
 		/* The kernel restores some routes silently: read them back. */
-		r->resync_wanted = true;
+		rib_want_resync(r);
 	}
 }
 
@@ -684,7 +684,7 @@ void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
 	/* The first address back: the kernel revives the multipath paths
 	 * that died with the last one (fib_sync_up), silently. */
 	if (!l->naddr4 && !dumped)
-		r->resync_wanted = true;
+		rib_want_resync(r);
 	if (l->naddr4 == l->addr4_cap) {
 		__u32 cap = l->addr4_cap ? 2 * l->addr4_cap : 4;
 		void *p = realloc(l->addr4, cap * sizeof(*l->addr4));

@@ -201,7 +201,7 @@ static void expiry_push(struct rib *r, __u64 when, const struct rib_route_key *k
 		if (!p) {
 			/* Without a timer the route would be forwarded past
 			 * its end: give it to the kernel now. */
-			r->resync_wanted = true;
+			rib_want_resync(r);
 			return;
 		}
 		r->exp = p;
@@ -286,7 +286,7 @@ static void route_expire(struct rib *r, struct rib_route *rt, __u64 now)
 				inet_ntop(k.family, k.dst, a, sizeof(a)),
 				k.plen, EXPIRED_RECHECK_MS / 1000);
 			v->expiry_seen = true;
-			r->resync_wanted = true;
+			rib_want_resync(r);
 		}
 	}
 }
@@ -560,7 +560,7 @@ static struct rib_variant *route_set_v6(struct rib *r, struct rib_route *rt,
 		if (rt->nvar == 1)
 			return rt->vars;
 		if (rt->nvar > 1)
-			r->resync_wanted = true;
+			rib_want_resync(r);
 	}
 	return v ?: variant_new(r, rt, pos_last(rt));
 }
@@ -657,7 +657,7 @@ static int variant_drop_paths(struct rib *r, struct rib_variant *v,
 	if (!nh) {
 		/* Keep the variant; the kernel handles packets to the dead
 		 * path (its egress is down). A resync retries. */
-		r->resync_wanted = true;
+		rib_want_resync(r);
 		return 0;
 	}
 	v->paths = kept;

@@ -175,7 +175,7 @@ static int full_sync(struct daemon *d, const char *why)
 	rib_sweep_stale(&d->rib);
 	xfrm_watch_resync(&d->xfrm, mono_ms());
 	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
-	d->rib.resync_wanted = false;
+	rib_resync_done(&d->rib);
 	err = flush(d);
 	if (err)
 		return err;
@@ -229,7 +229,7 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	t = xfrm_watch_timeout(&d->xfrm, now);
 	if (t < timeout)
 		timeout = t;
-	if (d->rib.resync_wanted) {
+	if (rib_resync_wanted(&d->rib)) {
 		/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
 		 * failed ones too: wait for the next, do not spin. */
 		__u64 next = d->last_resync_ms + RESYNC_MIN_INTERVAL_MS;
@@ -267,7 +267,7 @@ static int run(struct daemon *d)
 		err = nl_read_events(&d->nl);
 		if (err == -ENOBUFS) {
 			pr_warn("netlink receive buffer overrun: resynchronising");
-			d->rib.resync_wanted = true;
+			rib_want_resync(&d->rib);
 			resync_why = "netlink receive buffer overrun";
 		} else if (err) {
 			pr_warn("netlink: %s", strerror(-err));
@@ -286,7 +286,7 @@ static int run(struct daemon *d)
 		fib_poll_control(&d->fib);
 
 		now = mono_ms();
-		if (d->rib.resync_wanted &&
+		if (rib_resync_wanted(&d->rib) &&
 		    now - d->last_resync_ms >= RESYNC_MIN_INTERVAL_MS) {
 			d->resyncs++;
 			snprintf(why, sizeof(why), "resync %llu: %s",
