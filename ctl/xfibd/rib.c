@@ -195,16 +195,29 @@ static struct rib_neigh *neigh_get(struct rib *r, int family, int ifindex,
 	return n;
 }
 
-/* Frees n if nothing needs it any more. */
+/*
+ * Frees n if nothing needs it any more. Its index is reused only once
+ * xfib_neigh_hosts no longer leads to it: else an on-link destination
+ * would take the next neighbour's MAC. Should the delete fail, n stays,
+ * marked unusable in the array (the program hands its packets to the
+ * kernel), until the resync asked for here puts it again.
+ */
 static void neigh_put(struct rib *r, struct rib_neigh *n)
 {
 	struct xfib_neigh_key hk = { .ifindex = n->key.ifindex,
 				     .family = n->key.family };
+	int err;
 
 	if (n->nh_refs || n->in_kernel)
 		return;
 	memcpy(hk.addr, n->key.addr, 16);
-	r->dp.ops->neigh_host_del(r->dp.ctx, &hk);
+	err = r->dp.ops->neigh_host_del(r->dp.ctx, &hk);
+	if (err && err != -ENOENT) {
+		pr_warn("delete from the neighbour hosts map: %s; resynchronising",
+			strerror(-err));
+		rib_want_resync(r);
+		return;
+	}
 	r->neigh_retired[r->neigh_nretired++] = n->idx;
 	htab_remove(&r->neighs, n);
 	free(n);
@@ -777,12 +790,15 @@ void rib_sweep_stale(struct rib *r)
 	routes_sweep_stale(r);
 	nhobjs_sweep_stale(r);
 	htab_for_each(&r->neighs, n, t2, i) {
-		if (n->stale && n->in_kernel) {
+		if (!n->stale)
+			continue;
+		if (n->in_kernel) {
 			n->in_kernel = false;
 			n->usable = false;
 			neigh_write_words(r, n);
-			neigh_put(r, n);
 		}
+		/* Also one a failed delete left (neigh_put()). */
+		neigh_put(r, n);
 	}
 	/* The dump may have left a link without the IPv4 addresses it had
 	 * (rp_filter flags): each port is rewritten, if it changed. */

@@ -322,7 +322,8 @@ struct rib_expiry {
  */
 struct rib_dp_ops {
 	int (*neigh_host_set)(void *ctx, const struct xfib_neigh_key *k, __u32 idx);
-	void (*neigh_host_del)(void *ctx, const struct xfib_neigh_key *k);
+	/* 0, -ENOENT if there was no entry, or -errno. */
+	int (*neigh_host_del)(void *ctx, const struct xfib_neigh_key *k);
 	/* Returns once no packet can still see what was unpublished. */
 	int (*grace_period)(void *ctx);
 	void (*daemon_info)(void *ctx, const struct xfib_daemon *info);
