@@ -210,7 +210,7 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 
 		if ((const void *)(iph + 1) > pkt->data_end)
 			return 0;
-		if (!(iph->frag_off & bpf_htons(0x3fff)))
+		if (!(iph->frag_off & bpf_htons(XFIB_IP_MF_OFFSET)))
 			ports = l4_ports(pkt, iph + 1, iph->protocol);
 		return xfib_flow_hash(&iph->saddr, &iph->daddr, 1, iph->protocol,
 				      ports);
