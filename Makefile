@@ -365,10 +365,10 @@ $(BENCH_DIR)/lookupreads.o: tests/bench/lookupreads.c | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@
 
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/kconfig.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
-		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
+		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/kconfig.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
 
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench

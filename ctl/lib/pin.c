@@ -11,7 +11,6 @@
 #include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
@@ -172,21 +171,6 @@ int xfib_pin_dir_create(const char *dir)
 		return -errno;
 	}
 	return xfib_pin_dir_safe(dir, why, sizeof(why));
-}
-
-const char *xfib_kconfig(void)
-{
-	struct utsname u;
-	char path[128];
-
-	if (!access("/proc/config.gz", R_OK))
-		return NULL;
-	if (!uname(&u)) {
-		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-		if (!access(path, R_OK))
-			return NULL;
-	}
-	return "CONFIG_HZ=1000\n";
 }
 
 /* "hash, 4096 x 16-byte values" */

@@ -42,13 +42,17 @@ int xfib_pin_dir_create(const char *dir);
 int xfib_pin_lock(const char *dir, int *holder);
 
 /*
- * The kernel configuration values the program reads (CONFIG_HZ) for
- * libbpf when it cannot read the kernel's config itself (no
- * /proc/config.gz, no /boot/config-<release>): NULL if it can. The
- * fallback HZ 1000 is the largest in use, with which the program only
- * refreshes conntrack timeouts more often than it needs to.
+ * kconfig.c: the kernel configuration values the program reads
+ * (CONFIG_HZ) for libbpf when it cannot read the kernel's config itself
+ * (no /proc/config.gz, no /boot/config-<release>): NULL if it can.
+ * Without one, HZ is measured (xfib_hz_measure), once per process; if
+ * that fails, 1000, the largest in common use, with which the program
+ * refreshes conntrack timeouts on more packets than it needs to.
  */
 const char *xfib_kconfig(void);
+/* The kernel's HZ, measured against CLOCK_MONOTONIC (about 60 ms), or
+ * -errno. Needs CAP_BPF, as loading the program does. */
+int xfib_hz_measure(void);
 
 enum xfib_open_flags {
 	XFIB_OPEN_PROG = 1 << 0,   /* load the XDP program too */
