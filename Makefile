@@ -201,7 +201,8 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_torture net/test_restart net/test_kill9 \
                 net/test_route_alias net/test_shared_subnet \
                 net/test_route_expiry net/test_verify_linkdown \
-                net/test_nexthop_scale net/test_replay net/test_dump_large
+                net/test_nexthop_scale net/test_replay net/test_dump_large \
+                net/test_neigh_host_delete
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
