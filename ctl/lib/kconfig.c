@@ -112,7 +112,7 @@ int xfib_hz_measure(void)
 	return hz_snap((double)(j1 - j0) * 1e9 / (double)(t1 - t0));
 }
 
-const char *xfib_kconfig(void)
+const char *xfib_kconfig(bool prog)
 {
 	static char conf[32];
 	struct utsname u;
@@ -126,6 +126,8 @@ const char *xfib_kconfig(void)
 		if (!access(path, R_OK))
 			return NULL;
 	}
+	if (!prog)
+		return "CONFIG_HZ=1000\n";
 	if (conf[0])
 		return conf;
 	hz = xfib_hz_measure();

@@ -295,7 +295,7 @@ static int pins_differ(struct xfib_fwd_bpf *skel, char *why, size_t len)
 int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
-		    .kconfig = xfib_kconfig());
+		    .kconfig = xfib_kconfig(false));
 	struct xfib_fwd_bpf *skel = xfib_fwd_bpf__open_opts(&opts);
 	int found;
 
@@ -431,7 +431,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags,
 			  struct xfib_fwd_bpf **skelp, int *tbl24_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
-		    .kconfig = xfib_kconfig());
+		    .kconfig = xfib_kconfig(flags & XFIB_OPEN_PROG));
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
 	struct outer_pins op = { .tbl24 = -1 };
 	char why[8];

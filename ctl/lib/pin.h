@@ -45,11 +45,13 @@ int xfib_pin_lock(const char *dir, int *holder);
  * kconfig.c: the kernel configuration values the program reads
  * (CONFIG_HZ) for libbpf when it cannot read the kernel's config itself
  * (no /proc/config.gz, no /boot/config-<release>): NULL if it can.
- * Without one, HZ is measured (xfib_hz_measure), once per process; if
- * that fails, 1000, the largest in common use, with which the program
- * refreshes conntrack timeouts on more packets than it needs to.
+ * Without one, for an open that loads the program (prog), HZ is measured
+ * (xfib_hz_measure), once per process; if that fails, 1000, the largest
+ * in common use, with which the program refreshes conntrack timeouts on
+ * more packets than it needs to. An open that loads only maps gets 1000
+ * without measuring: no program reads it.
  */
-const char *xfib_kconfig(void);
+const char *xfib_kconfig(bool prog);
 /* The kernel's HZ, measured against CLOCK_MONOTONIC (about 60 ms), or
  * -errno. Needs CAP_BPF, as loading the program does. */
 int xfib_hz_measure(void);
