@@ -71,15 +71,17 @@ static int next_tick(int prog_fd, __u32 *j, unsigned long long *ns)
 }
 
 /* The configured values of HZ (the kernel's Kconfig choices across
- * architectures): a measurement within 2% of one is that one. */
+ * architectures): a measurement within 1% of one is that one. */
 static int hz_snap(double hz)
 {
-	static const int known[] = { 24,  32,  48,  64,  100,	128,  200, 250,
-				     256, 300, 500, 512, 1000, 1024, 1200 };
+	static const int known[] = {
+		24, 32, 48, 64, 100, 128, 200, 250,
+		256, 300, 500, 512, 1000, 1024, 1200,
+	};
 	size_t i;
 
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (hz > known[i] * 0.98 && hz < known[i] * 1.02)
+		if (hz > known[i] * 0.99 && hz < known[i] * 1.01)
 			return known[i];
 	return (int)(hz + 0.5);
 }

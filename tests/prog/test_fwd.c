@@ -2598,9 +2598,11 @@ static void case_drop_redirect(void)
 	race_stop = false;
 	if (pthread_create(&t, NULL, detach_loop, NULL))
 		die("pthread_create: %s", strerror(errno));
-	for (b = 0; b < RACE_BATCHES && !err && !sum[XFIB_DROP_REDIRECT].packets; b++) {
+	for (b = 0; b < RACE_BATCHES && !err; b++) {
 		err = race_batch(&f, sum);
 		runs += RACE_REPEAT;
+		if (sum[XFIB_DROP_REDIRECT].packets)
+			break;
 	}
 	race_stop = true;
 	pthread_join(t, NULL);
