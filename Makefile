@@ -221,7 +221,8 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_torture net/test_restart net/test_kill9 \
                 net/test_route_alias net/test_shared_subnet \
                 net/test_route_expiry net/test_verify_linkdown \
-                net/test_nexthop_scale net/test_replay net/test_dump_large
+                net/test_nexthop_scale net/test_replay net/test_dump_large \
+                net/test_neigh_host_delete
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
@@ -397,10 +398,10 @@ $(BENCH_DIR)/lookupreads.o: tests/bench/lookupreads.c | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@
 
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/kconfig.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
-		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
+		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/kconfig.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
 
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench

@@ -217,7 +217,7 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 
 		if ((const void *)(iph + 1) > pkt->data_end)
 			return 0;
-		if (!(iph->frag_off & bpf_htons(0x3fff)))
+		if (!(iph->frag_off & bpf_htons(XFIB_IP_MF_OFFSET)))
 			ports = l4_ports(pkt, iph + 1, iph->protocol);
 		return xfib_flow_hash(&iph->saddr, &iph->daddr, 1, iph->protocol,
 				      ports);
@@ -494,13 +494,12 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 	/* ip_rcv drops a bad header checksum; never forward one. */
 	if (ipv4_csum_check(iph))
 		return XFIB_PASS_MALFORMED;
-	if (!(in->flags & XFIB_IF_FWD4))
-		return XFIB_PASS_FWD_DISABLED;
-	if (xfib_ipv4_special(bpf_ntohl(iph->daddr)) ||
-	    xfib_ipv4_special(bpf_ntohl(iph->saddr)))
-		return XFIB_PASS_SPECIAL_ADDR;
-	if (iph->ttl <= 1)
-		return XFIB_PASS_TTL;
+	r = xfib_before_lookup(in, XFIB_AF_INET,
+			       xfib_ipv4_special(bpf_ntohl(iph->daddr)) ||
+			       xfib_ipv4_special(bpf_ntohl(iph->saddr)),
+			       iph->ttl);
+	if (r != XFIB_NEXT)
+		return r;
 	pkt->l3len = l3len;
 	q->af = XFIB_AF_INET;
 	q->daddr = &iph->daddr;
@@ -532,7 +531,7 @@ static __always_inline __u32 route6(struct xfib_pkt *pkt,
 {
 	struct ipv6hdr *ip6h = pkt->l3;
 	__u64 dhi, dlo;
-	__u32 l3len;
+	__u32 r, l3len;
 
 	if ((void *)(ip6h + 1) > pkt->data_end)
 		return XFIB_PASS_MALFORMED;
@@ -547,18 +546,15 @@ static __always_inline __u32 route6(struct xfib_pkt *pkt,
 		return XFIB_PASS_MALFORMED;
 	if (ip6h->nexthdr == IPPROTO_HOPOPTS)
 		return XFIB_PASS_IPV6_HBH;
-	if (xfib_port_no_ipv6(in, XFIB_AF_INET6))
-		return XFIB_PASS_IPV6_DISABLED;
-	if (!(in->flags & XFIB_IF_FWD6))
-		return XFIB_PASS_FWD_DISABLED;
 	dhi = load_be64(&ip6h->daddr.s6_addr[0]);
 	dlo = load_be64(&ip6h->daddr.s6_addr[8]);
-	if (xfib_ipv6_special(dhi, dlo) ||
-	    xfib_ipv6_special(load_be64(&ip6h->saddr.s6_addr[0]),
-			      load_be64(&ip6h->saddr.s6_addr[8])))
-		return XFIB_PASS_SPECIAL_ADDR;
-	if (ip6h->hop_limit <= 1)
-		return XFIB_PASS_TTL;
+	r = xfib_before_lookup(in, XFIB_AF_INET6,
+			       xfib_ipv6_special(dhi, dlo) ||
+			       xfib_ipv6_special(load_be64(&ip6h->saddr.s6_addr[0]),
+						 load_be64(&ip6h->saddr.s6_addr[8])),
+			       ip6h->hop_limit);
+	if (r != XFIB_NEXT)
+		return r;
 	pkt->l3len = l3len;
 	q->af = XFIB_AF_INET6;
 	q->daddr = &ip6h->daddr;

@@ -315,7 +315,7 @@ static __always_inline __u32 ct_parse(const struct xfib_pkt *pkt,
 
 		if ((const void *)(iph + 1) > pkt->data_end)
 			return XFIB_PASS_MALFORMED;
-		if (iph->frag_off & bpf_htons(0x3fff))
+		if (iph->frag_off & bpf_htons(XFIB_IP_MF_OFFSET))
 			return XFIB_PASS_CT_PROTO;
 		f->ev.family = XFIB_AF_INET;
 		f->ev.proto = iph->protocol;

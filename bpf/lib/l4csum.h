@@ -27,8 +27,6 @@
 
 #include "parse.h"
 
-#define XFIB_IP_MF_OFFSET 0x3fff /* IP_MF | IP_OFFSET */
-
 static __always_inline __u16 csum_fold32(__u32 sum)
 {
 	sum = (sum & 0xffff) + (sum >> 16);

@@ -11,6 +11,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+/* frag_off's more-fragments flag and offset (IP_MF | IP_OFFSET, which no
+ * UAPI header defines): non-zero in a fragment, first or later. */
+#define XFIB_IP_MF_OFFSET 0x3fff
+
 /* 802.1Q header following the MAC addresses. */
 struct xfib_vlan_hdr {
 	__be16 tci;

@@ -67,7 +67,8 @@ static __always_inline void trace_parse(struct xdp_md *ctx,
 		__builtin_memcpy(e->saddr, &iph->saddr, 4);
 		__builtin_memcpy(e->daddr, &iph->daddr, 4);
 		/* Ports only where they are: no options, not a fragment. */
-		if (iph->ihl == 5 && !(iph->frag_off & bpf_htons(0x3fff)))
+		if (iph->ihl == 5 &&
+		    !(iph->frag_off & bpf_htons(XFIB_IP_MF_OFFSET)))
 			l4 = (const __u16 *)(iph + 1);
 	} else if (e->ethertype == ETH_P_IPV6) {
 		struct ipv6hdr *ip6h = l3;

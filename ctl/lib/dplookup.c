@@ -510,17 +510,15 @@ static void egress_state(struct xfib_env *env, struct dpl_result *r, __u8 af)
 	}
 }
 
-/* The ingress port's checks (route4/route6 in the program), the port's
- * flags into r->in. */
-static enum xfib_reason ingress_check(struct xfib_env *env,
+/* The ingress port is known (check_ingress in the program); its flags
+ * into r->in. */
+static enum xfib_reason ingress_known(struct xfib_env *env,
 				      struct dpl_result *r)
 {
 	if (!xfib_env_iface(env, r->iif))
 		return XFIB_PASS_NO_IFACE;
 	r->have_in = true;
 	r->in = env->iface;
-	if (!(r->in.flags & (r->fam == XFIB_V4 ? XFIB_IF_FWD4 : XFIB_IF_FWD6)))
-		return XFIB_PASS_FWD_DISABLED;
 	return XFIB_NEXT;
 }
 
@@ -546,14 +544,15 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 	enum xfib_reason first = XFIB_NEXT;
 
 	if (r->iif != XFIB_IFINDEX_NONE)
-		first = ingress_check(&env, r);
+		first = ingress_known(&env, r);
+	if (first == XFIB_NEXT)
+		first = xfib_before_lookup(r->have_in ? &r->in : NULL, q.af,
+					   dpl_special(r->fam, r->addr) ||
+					   (r->have_src &&
+					    dpl_special(r->fam, r->src)),
+					   XFIB_HOPS_NONE);
 	if (first != XFIB_NEXT) {
 		r->action = first;
-		return;
-	}
-	if (dpl_special(r->fam, r->addr) ||
-	    (r->have_src && dpl_special(r->fam, r->src))) {
-		r->action = XFIB_PASS_SPECIAL_ADDR;
 		return;
 	}
 	if (!r->ready) {
@@ -586,9 +585,9 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 }
 
 /*
- * The same, with the family's check that the program makes before all the
- * others: the route is still followed, for display, but the family's
- * IPsec policies decide.
+ * The same, with the family's check that the program makes right after
+ * it has found the ingress port known: the route is still followed, for
+ * display, but the family's IPsec policies decide.
  */
 static void follow(struct dpl *d, struct dpl_result *r)
 {
@@ -597,7 +596,7 @@ static void follow(struct dpl *d, struct dpl_result *r)
 
 	follow_route(d, r);
 	x = xfib_xfrm_check(&env, r->fam);
-	if (x != XFIB_NEXT)
+	if (x != XFIB_NEXT && r->action != XFIB_PASS_NO_IFACE)
 		r->action = x;
 }
 

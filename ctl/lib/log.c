@@ -20,6 +20,7 @@
 #include <xdp/libxdp.h>
 
 #include "log.h"
+#include "monoclock.h"
 
 int log_level = LOG_LEVEL_WARN;
 static const char *log_prog = "xfib";
@@ -58,14 +59,6 @@ void log_init(const char *prog, unsigned int flags)
 	log_journal = (flags & XLOG_DAEMON) && stderr_is_journal();
 	if (flags & XLOG_SYSLOG)
 		openlog(prog, LOG_PID, LOG_DAEMON);
-}
-
-static unsigned long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
 static void log_emit_line(enum log_level level, const char *line, int len)

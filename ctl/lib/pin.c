@@ -12,7 +12,6 @@
 #include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
@@ -175,21 +174,6 @@ int xfib_pin_dir_create(const char *dir)
 		return -errno;
 	}
 	return xfib_pin_dir_safe(dir, why, sizeof(why));
-}
-
-const char *xfib_kconfig(void)
-{
-	struct utsname u;
-	char path[128];
-
-	if (!access("/proc/config.gz", R_OK))
-		return NULL;
-	if (!uname(&u)) {
-		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-		if (!access(path, R_OK))
-			return NULL;
-	}
-	return "CONFIG_HZ=1000\n";
 }
 
 /* The kfuncs the conntrack gate calls (bpf/lib/ctgate.h). */
@@ -521,7 +505,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 			  bool udp_stream, struct xfib_fwd_bpf **skelp, int *tbl24_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir,
-		    .kconfig = with_ct ? xfib_kconfig() : NULL);
+		    .kconfig = with_ct ? xfib_kconfig(true) : NULL);
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
 	struct outer_pins op = { .tbl24 = -1 };
 	char why[8];

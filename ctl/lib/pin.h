@@ -42,13 +42,19 @@ int xfib_pin_dir_create(const char *dir);
 int xfib_pin_lock(const char *dir, int *holder);
 
 /*
- * The kernel configuration values the program reads (CONFIG_HZ) for
- * libbpf when it cannot read the kernel's config itself (no
- * /proc/config.gz, no /boot/config-<release>): NULL if it can. The
- * fallback HZ 1000 is the largest in use, with which the program only
- * refreshes conntrack timeouts more often than it needs to.
+ * kconfig.c: the kernel configuration values the program reads
+ * (CONFIG_HZ) for libbpf when it cannot read the kernel's config itself
+ * (no /proc/config.gz, no /boot/config-<release>): NULL if it can.
+ * Without one, for an open that loads the program (prog), HZ is measured
+ * (xfib_hz_measure), once per process; if that fails, 1000, the largest
+ * in common use, with which the program refreshes conntrack timeouts on
+ * more packets than it needs to. An open that loads only maps gets 1000
+ * without measuring: no program reads it.
  */
-const char *xfib_kconfig(void);
+const char *xfib_kconfig(bool prog);
+/* The kernel's HZ, measured against CLOCK_MONOTONIC (about 60 ms), or
+ * -errno. Needs CAP_BPF, as loading the program does. */
+int xfib_hz_measure(void);
 
 /*
  * Whether this kernel has the conntrack kfuncs the gate calls

@@ -34,6 +34,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "monoclock.h"
 #include "pin.h"
 #include "verify.h"
 #include "xfib_verify.skel.h"
@@ -918,20 +919,12 @@ static __u32 mirrored_table(struct xfib_fwd_bpf *skel)
 	return info.table;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	       struct verify_report *rep)
 {
 	struct pfxs pf[XFIB_FAMILIES] = { { 0 } };
 	struct run r = { .rep = rep, .o = o };
-	double t0 = now_s();
+	double t0 = mono_ns() / 1e9;
 	bool again = false;
 	int fam, err;
 
@@ -991,7 +984,7 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 		rep->fam[fam].act = r.d[fam].act;
 	}
 out:
-	rep->seconds = now_s() - t0;
+	rep->seconds = mono_ns() / 1e9 - t0;
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		if (r.d[fam].skel)
 			dpl_close(&r.d[fam]);

@@ -24,6 +24,7 @@
 
 #include "ctnl.h"
 #include "log.h"
+#include "monoclock.h"
 #include "pin.h"
 #include "nfgate.h"
 
@@ -35,14 +36,6 @@
 
 #define ICMP_ECHO_ 8
 #define ICMPV6_ECHO_REQUEST_ 128
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NS + ts.tv_nsec;
-}
 
 static unsigned int fam_of(__u8 af)
 {

@@ -27,6 +27,7 @@
 #include "fib_algo.h"
 #include "fib_ranges.h"
 #include "log.h"
+#include "monoclock.h"
 #include "pin.h"
 
 #define BACKOFF_MIN_MS 1000
@@ -66,14 +67,6 @@ static bool map_backed(const struct fib_algo *a)
 }
 
 /* ---- publishing ------------------------------------------------------- */
-
-static __u64 mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
-}
 
 static void write_info(struct fib *f, int fam)
 {

@@ -30,6 +30,7 @@
 #include "algo_names.h"
 #include "fib_algo.h"
 #include "log.h"
+#include "monoclock.h"
 #include "pin.h"
 #include "xfib/tbl8_pool.h"
 
@@ -181,14 +182,6 @@ int fib_table_build(struct fib *f, int fam, struct fib_inst *in,
 	return err;
 }
 
-static __u64 now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /*
  * Room for need free groups, in place: the pool at least doubles, in
  * whole chunks, up to the slot's limit. -ENOSPC when it cannot (at the
@@ -197,7 +190,7 @@ static __u64 now_us(void)
 static int pool_grow(struct fib_inst *in, __u32 need)
 {
 	struct grpool *p = in->algo->table->pool(in);
-	__u64 t0 = now_us(), g = (__u64)p->ngroups * 2;
+	__u64 t0 = mono_us(), g = (__u64)p->ngroups * 2;
 	int err;
 
 	if (g < (__u64)p->ngroups - p->nfree + need)
@@ -220,7 +213,7 @@ static int pool_grow(struct fib_inst *in, __u32 need)
 	}
 	pr_info("%s group pool full (%u): grown in place to %u in %llu us",
 		xfib_algo_name(in->algo->id), in->ngroups, p->ngroups,
-		(unsigned long long)(now_us() - t0));
+		(unsigned long long)(mono_us() - t0));
 	in->ngroups = p->ngroups;
 	in->capacity = p->ngroups;
 	in->mem_bytes = in->len24 + in->t8.len;

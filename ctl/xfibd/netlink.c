@@ -20,6 +20,7 @@
 #include <libmnl/libmnl.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "netlink.h"
 #include "nl_policy.h"
 #include "nl_reader.h"
@@ -635,14 +636,6 @@ static void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh,
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
-
-static __u64 mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
 
 /*
  * A message that breaks the policy is dropped whole, counted (shown by

@@ -20,6 +20,7 @@
 #include <net/if.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "rib_priv.h"
 
 /* At most one line per this many ms about routes left to the kernel for
@@ -194,16 +195,29 @@ static struct rib_neigh *neigh_get(struct rib *r, int family, int ifindex,
 	return n;
 }
 
-/* Frees n if nothing needs it any more. */
+/*
+ * Frees n if nothing needs it any more. Its index is reused only once
+ * xfib_neigh_hosts no longer leads to it: else an on-link destination
+ * would take the next neighbour's MAC. Should the delete fail, n stays,
+ * marked unusable in the array (the program hands its packets to the
+ * kernel), until the resync asked for here puts it again.
+ */
 static void neigh_put(struct rib *r, struct rib_neigh *n)
 {
 	struct xfib_neigh_key hk = { .ifindex = n->key.ifindex,
 				     .family = n->key.family };
+	int err;
 
 	if (n->nh_refs || n->in_kernel)
 		return;
 	memcpy(hk.addr, n->key.addr, 16);
-	r->dp.ops->neigh_host_del(r->dp.ctx, &hk);
+	err = r->dp.ops->neigh_host_del(r->dp.ctx, &hk);
+	if (err && err != -ENOENT) {
+		pr_warn("delete from the neighbour hosts map: %s; resynchronising",
+			strerror(-err));
+		rib_want_resync(r);
+		return;
+	}
 	r->neigh_retired[r->neigh_nretired++] = n->idx;
 	htab_remove(&r->neighs, n);
 	free(n);
@@ -321,17 +335,9 @@ struct rib_nexthop *nexthop_unsupported(struct rib *r)
 	return r->nh_unsupported;
 }
 
-__u64 rib_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 void rib_no_room(struct rib *r, const char *what, __u32 capacity)
 {
-	__u64 now = rib_now_ms();
+	__u64 now = mono_ms();
 
 	if (r->no_room_logged && now - r->no_room_logged < NO_ROOM_LOG_MS) {
 		r->no_room_new++;
@@ -346,11 +352,11 @@ void rib_no_room(struct rib *r, const char *what, __u32 capacity)
 void rib_report_no_room(struct rib *r)
 {
 	if (!r->no_room_new ||
-	    rib_now_ms() - r->no_room_logged < NO_ROOM_LOG_MS)
+	    mono_ms() - r->no_room_logged < NO_ROOM_LOG_MS)
 		return;
 	pr_warn("%u more times a full nexthop, neighbour or group table; %u routes go to the kernel for want of room",
 		r->no_room_new, r->no_room);
-	r->no_room_logged = rib_now_ms();
+	r->no_room_logged = mono_ms();
 	r->no_room_new = 0;
 }
 
@@ -616,7 +622,7 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		nhobj_flush_dev(r, l->ifindex);
 	if (!was_up && (m->ifflags & IFF_UP)) {
 		/* The kernel restores some routes silently: read them back. */
-		r->resync_wanted = true;
+		rib_want_resync(r);
 	}
 }
 
@@ -691,7 +697,7 @@ void rib_addr4_set(struct rib *r, int ifindex, const struct rib_addr4 *a,
 	/* The first address back: the kernel revives the multipath paths
 	 * that died with the last one (fib_sync_up), silently. */
 	if (!l->naddr4 && !dumped)
-		r->resync_wanted = true;
+		rib_want_resync(r);
 	if (l->naddr4 == l->addr4_cap) {
 		__u32 cap = l->addr4_cap ? 2 * l->addr4_cap : 4;
 		void *p = realloc(l->addr4, cap * sizeof(*l->addr4));
@@ -784,12 +790,15 @@ void rib_sweep_stale(struct rib *r)
 	routes_sweep_stale(r);
 	nhobjs_sweep_stale(r);
 	htab_for_each(&r->neighs, n, t2, i) {
-		if (n->stale && n->in_kernel) {
+		if (!n->stale)
+			continue;
+		if (n->in_kernel) {
 			n->in_kernel = false;
 			n->usable = false;
 			neigh_write_words(r, n);
-			neigh_put(r, n);
 		}
+		/* Also one a failed delete left (neigh_put()). */
+		neigh_put(r, n);
 	}
 	/* The dump may have left a link without the IPv4 addresses it had
 	 * (rp_filter flags): each port is rewritten, if it changed. */

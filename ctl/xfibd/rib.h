@@ -322,7 +322,8 @@ struct rib_expiry {
  */
 struct rib_dp_ops {
 	int (*neigh_host_set)(void *ctx, const struct xfib_neigh_key *k, __u32 idx);
-	void (*neigh_host_del)(void *ctx, const struct xfib_neigh_key *k);
+	/* 0, -ENOENT if there was no entry, or -errno. */
+	int (*neigh_host_del)(void *ctx, const struct xfib_neigh_key *k);
 	/* Returns once no packet can still see what was unpublished. */
 	int (*grace_period)(void *ctx);
 	void (*daemon_info)(void *ctx, const struct xfib_daemon *info);
@@ -379,6 +380,9 @@ struct rib {
 	int v6_fwd;                   /* net.ipv6.conf.all.forwarding */
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */
 	struct rib_family_state fam[XFIB_FAMILIES];
+	/* A full resync is due. Set by both families' commits, which run on
+	 * two threads at once (fib_flush()): reach it only through
+	 * rib_want_resync(), rib_resync_wanted() and rib_resync_done(). */
 	bool resync_wanted;
 	bool routes_stale;   /* a sync marked routes stale: sweep them */
 	__u32 no_room;       /* variants left to the kernel for want of a
@@ -456,7 +460,6 @@ __u64 rib_next_expiry(const struct rib *r);
 /* Stops using routes whose lifetime has ended, as the kernel does before
  * it gets round to deleting them. */
 void rib_expire(struct rib *r, __u64 now_ms);
-__u64 rib_now_ms(void);
 
 /* Brings the prefix trees up to date with the routes changed since the
  * last call, recording which prefixes' answers changed. */
@@ -508,5 +511,25 @@ void rib_mem(const struct rib *r, struct rib_mem *m);
 /* Writes the xfib_daemon map entry: the daemon's own fields from info,
  * the RIB's counts. */
 void rib_write_daemon_info(struct rib *r, struct xfib_daemon *info);
+
+/*
+ * Relaxed atomics are enough: the two commit threads only ever store
+ * true, and pthread_join() orders their stores before the main loop's
+ * next read.
+ */
+static inline void rib_want_resync(struct rib *r)
+{
+	__atomic_store_n(&r->resync_wanted, true, __ATOMIC_RELAXED);
+}
+
+static inline bool rib_resync_wanted(struct rib *r)
+{
+	return __atomic_load_n(&r->resync_wanted, __ATOMIC_RELAXED);
+}
+
+static inline void rib_resync_done(struct rib *r)
+{
+	__atomic_store_n(&r->resync_wanted, false, __ATOMIC_RELAXED);
+}
 
 #endif /* XFIB_RIB_H */

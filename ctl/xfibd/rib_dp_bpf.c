@@ -29,11 +29,12 @@ static int bpf_neigh_host_set(void *ctx, const struct xfib_neigh_key *k, __u32 i
 				   k, &idx, BPF_ANY) ? -errno : 0;
 }
 
-static void bpf_neigh_host_del(void *ctx, const struct xfib_neigh_key *k)
+static int bpf_neigh_host_del(void *ctx, const struct xfib_neigh_key *k)
 {
 	struct rib_dp_bpf *b = ctx;
 
-	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.xfib_neigh_hosts), k);
+	return bpf_map_delete_elem(bpf_map__fd(b->skel->maps.xfib_neigh_hosts),
+				   k) ? -errno : 0;
 }
 
 static int bpf_grace_period(void *ctx)

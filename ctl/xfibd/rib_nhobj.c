@@ -118,7 +118,7 @@ static void group_link_members(struct rib *r, struct rib_nhobj *g)
 		/* Out of memory: this member's changes will not reach the
 		 * group until the next resync rewrites it. */
 		if (!m || parent_add(m, g->id))
-			r->resync_wanted = true;
+			rib_want_resync(r);
 	}
 }
 
@@ -195,7 +195,7 @@ struct rib_nexthop *nhobj_attach(struct rib *r, struct rib_variant *v)
 		/* No memory to remember it by: the kernel decides, and a
 		 * resync puts it right. */
 		v->nhid = 0;
-		r->resync_wanted = true;
+		rib_want_resync(r);
 		return nexthop_unsupported(r);
 	}
 	v->user_next = o->users;
@@ -382,7 +382,7 @@ void nhobj_flush_dev(struct rib *r, int ifindex)
 		return;
 	ids = malloc(r->nhobjs.count * sizeof(*ids));
 	if (!ids) {
-		r->resync_wanted = true;
+		rib_want_resync(r);
 		return;
 	}
 	htab_for_each(&r->nhobjs, o, tmp, i) {
@@ -417,7 +417,7 @@ void nhobjs_sweep_stale(struct rib *r)
 	/* Deleting an object can delete a group: collect first. */
 	ids = malloc(r->nhobjs.count * sizeof(*ids) + 1);
 	if (!ids) {
-		r->resync_wanted = true;
+		rib_want_resync(r);
 		return;
 	}
 	htab_for_each(&r->nhobjs, o, tmp, i)

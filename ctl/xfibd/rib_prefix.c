@@ -180,7 +180,7 @@ static void prefix_commit(struct rib *r, struct rib_prefix *p)
 		/* Out of memory: the tree, and so the dataplane, keeps the
 		 * old answer; a resync retries. */
 		pr_warn("prefix tree: %s", strerror(-err));
-		r->resync_wanted = true;
+		rib_want_resync(r);
 		return;
 	}
 	if (err == 0 && old == nh)

@@ -35,6 +35,7 @@
 #include <linux/rtnetlink.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "rib_priv.h"
 
 /* Hand an expiring route to the kernel this long before its deadline: the
@@ -200,7 +201,7 @@ static void expiry_push(struct rib *r, __u64 when, const struct rib_route_key *k
 		if (!p) {
 			/* Without a timer the route would be forwarded past
 			 * its end: give it to the kernel now. */
-			r->resync_wanted = true;
+			rib_want_resync(r);
 			return;
 		}
 		r->exp = p;
@@ -248,7 +249,7 @@ static void variant_expiry_set(struct rib *r, struct rib_variant *v,
 	v->expired = v->expiry_seen = false;
 	if (!m->has_expires)
 		return;
-	now = rib_now_ms();
+	now = mono_ms();
 	v->expires = m->expires_ms > 0 ? now + m->expires_ms : now;
 	v->expiry_seen = m->expires_ms <= 0;
 	if (v->expires > now + EXPIRE_EARLY_MS) {
@@ -285,7 +286,7 @@ static void route_expire(struct rib *r, struct rib_route *rt, __u64 now)
 				inet_ntop(k.family, k.dst, a, sizeof(a)),
 				k.plen, EXPIRED_RECHECK_MS / 1000);
 			v->expiry_seen = true;
-			r->resync_wanted = true;
+			rib_want_resync(r);
 		}
 	}
 }
@@ -559,7 +560,7 @@ static struct rib_variant *route_set_v6(struct rib *r, struct rib_route *rt,
 		if (rt->nvar == 1)
 			return rt->vars;
 		if (rt->nvar > 1)
-			r->resync_wanted = true;
+			rib_want_resync(r);
 	}
 	return v ?: variant_new(r, rt, pos_last(rt));
 }
@@ -656,7 +657,7 @@ static int variant_drop_paths(struct rib *r, struct rib_variant *v,
 	if (!nh) {
 		/* Keep the variant; the kernel handles packets to the dead
 		 * path (its egress is down). A resync retries. */
-		r->resync_wanted = true;
+		rib_want_resync(r);
 		return 0;
 	}
 	v->paths = kept;

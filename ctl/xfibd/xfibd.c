@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "netlink.h"
 #include "pin.h"
 #include "fib.h"
@@ -58,14 +59,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-static __u64 now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
 static void usage(FILE *f)
@@ -157,7 +150,7 @@ static void xmit_events(struct daemon *d)
 
 static int flush(struct daemon *d)
 {
-	int err = fib_flush(&d->fib, now_ms());
+	int err = fib_flush(&d->fib, mono_ms());
 
 	if (err)
 		pr_warn("updating the dataplane: %s", strerror(-err));
@@ -166,7 +159,7 @@ static int flush(struct daemon *d)
 
 static int full_sync(struct daemon *d, const char *why)
 {
-	__u64 t0 = now_ms();
+	__u64 t0 = mono_ms();
 	struct rib_mem mem;
 	int err;
 
@@ -180,16 +173,16 @@ static int full_sync(struct daemon *d, const char *why)
 	if (err)
 		return err;
 	rib_sweep_stale(&d->rib);
-	xfrm_watch_resync(&d->xfrm, now_ms());
+	xfrm_watch_resync(&d->xfrm, mono_ms());
 	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
-	d->rib.resync_wanted = false;
+	rib_resync_done(&d->rib);
 	err = flush(d);
 	if (err)
 		return err;
 	d->last_sync = time(NULL);
-	d->last_resync_ms = now_ms(); /* the next one a second after this */
+	d->last_resync_ms = mono_ms(); /* the next one a second after this */
 	pr_info("sync (%s) done in %llu ms: %zu links, %u ipv4 routes, %u ipv6 routes, %zu neighbours, %zu nexthops",
-		why, (unsigned long long)(now_ms() - t0), d->rib.links.count,
+		why, (unsigned long long)(mono_ms() - t0), d->rib.links.count,
 		d->rib.fam[XFIB_V4].routes, d->rib.fam[XFIB_V6].routes,
 		d->rib.neighs.count, d->rib.nexthops.count);
 	/* The dump's and the builds' scratch is free now: give it back. */
@@ -236,7 +229,7 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	t = xfrm_watch_timeout(&d->xfrm, now);
 	if (t < timeout)
 		timeout = t;
-	if (d->rib.resync_wanted) {
+	if (rib_resync_wanted(&d->rib)) {
 		/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
 		 * failed ones too: wait for the next, do not spin. */
 		__u64 next = d->last_resync_ms + RESYNC_MIN_INTERVAL_MS;
@@ -263,7 +256,7 @@ static int run(struct daemon *d)
 
 	npfd += xfrm_watch_fds(&d->xfrm, pfd + npfd);
 	while (!stop_signal) {
-		__u64 now = now_ms();
+		__u64 now = mono_ms();
 		int timeout = poll_timeout(d, now, &first_change);
 
 		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
@@ -274,26 +267,26 @@ static int run(struct daemon *d)
 		err = nl_read_events(&d->nl);
 		if (err == -ENOBUFS) {
 			pr_warn("netlink receive buffer overrun: resynchronising");
-			d->rib.resync_wanted = true;
+			rib_want_resync(&d->rib);
 			resync_why = "netlink receive buffer overrun";
 		} else if (err) {
 			pr_warn("netlink: %s", strerror(-err));
 			return err;
 		}
 		xmit_events(d);
-		nfgate_run(&d->nf, now_ms());
-		xfrm_watch_run(&d->xfrm, now_ms());
+		nfgate_run(&d->nf, mono_ms());
+		xfrm_watch_run(&d->xfrm, mono_ms());
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
 		if (d->nl.nrefresh)
 			nl_link_refresh(&d->nl);
-		rib_expire(&d->rib, now_ms());
+		rib_expire(&d->rib, mono_ms());
 		if (d->rib.rules_changed && nl_check_rules(&d->nl))
 			pr_warn("reading policy rules failed; retrying");
 		fib_poll_control(&d->fib);
 
-		now = now_ms();
-		if (d->rib.resync_wanted &&
+		now = mono_ms();
+		if (rib_resync_wanted(&d->rib) &&
 		    now - d->last_resync_ms >= RESYNC_MIN_INTERVAL_MS) {
 			d->resyncs++;
 			snprintf(why, sizeof(why), "resync %llu: %s",

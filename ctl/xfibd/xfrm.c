@@ -25,6 +25,7 @@
 #include <libmnl/libmnl.h>
 
 #include "log.h"
+#include "monoclock.h"
 #include "pin.h"
 #include "xfrm.h"
 
@@ -218,7 +219,6 @@ static int drain(struct xfrm_watch *w)
 
 int xfrm_watch_init(struct xfrm_watch *w, struct xfib_fwd_bpf *skel)
 {
-	struct timespec ts;
 	int err;
 
 	memset(w, 0, sizeof(*w));
@@ -240,8 +240,7 @@ int xfrm_watch_init(struct xfrm_watch *w, struct xfib_fwd_bpf *skel)
 		publish(w, &none, err);
 		return 0;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	read_publish(w, ts.tv_sec * 1000ull + ts.tv_nsec / 1000000);
+	read_publish(w, mono_ms());
 	return 0;
 }
 

@@ -7,8 +7,9 @@
  *
  *  - first, whether the family may be forwarded here at all: not while
  *    the kernel has IPsec policies or states for it (xfib_xfrm_check);
- *  - before the lookup, the address classes the kernel never forwards as
- *    plain unicast (xfib_ipv4_special, xfib_ipv6_special);
+ *  - before the lookup, the ingress port's settings for the family and
+ *    the address classes the kernel never forwards as plain unicast
+ *    (xfib_before_lookup);
  *  - for IPv4, the route back to the source: a local or broadcast source,
  *    and rp_filter (xfib_source_check4);
  *  - after it, the chain from the nexthop index to a verdict
@@ -142,6 +143,35 @@ XFIB_INLINE int xfib_ipv6_special(__u64 hi, __u64 lo)
 XFIB_INLINE int xfib_port_no_ipv6(const struct xfib_iface *port, __u8 af)
 {
 	return af == XFIB_AF_INET6 && (port->flags & XFIB_IF_NO_IPV6);
+}
+
+/* A TTL or hop limit for a query without a packet: one that never stops
+ * it. */
+#define XFIB_HOPS_NONE 255
+
+/*
+ * The checks between the IP header's and the lookup, in the program's
+ * order (route4/route6): the ingress port in (NULL for a query without
+ * one) takes the family, IPv6 enabled (ipv6_rcv() drops it otherwise)
+ * and forwarding on; special (xfib_ipv4_special or xfib_ipv6_special of
+ * the destination or of the source) is not set; hops, the TTL or hop
+ * limit, leaves something to decrement (XFIB_HOPS_NONE without a packet).
+ */
+XFIB_INLINE __u32 xfib_before_lookup(const struct xfib_iface *in, __u8 af,
+				     int special, __u8 hops)
+{
+	if (in) {
+		if (xfib_port_no_ipv6(in, af))
+			return XFIB_PASS_IPV6_DISABLED;
+		if (!(in->flags & (af == XFIB_AF_INET ? XFIB_IF_FWD4 :
+							XFIB_IF_FWD6)))
+			return XFIB_PASS_FWD_DISABLED;
+	}
+	if (special)
+		return XFIB_PASS_SPECIAL_ADDR;
+	if (hops <= 1)
+		return XFIB_PASS_TTL;
+	return XFIB_NEXT;
 }
 
 /* ---- the source: fib_validate_source() ---------------------------------- */

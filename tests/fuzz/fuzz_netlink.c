@@ -11,6 +11,7 @@
  * tests/fuzz/make-corpus.sh); the fuzzer mutates headers, flags,
  * attributes and lengths.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,13 +57,15 @@ static int mem_neigh_host_set(void *ctx, const struct xfib_neigh_key *k, __u32 i
 	return 0;
 }
 
-static void mem_neigh_host_del(void *ctx, const struct xfib_neigh_key *k)
+static int mem_neigh_host_del(void *ctx, const struct xfib_neigh_key *k)
 {
 	struct mem_dp *m = ctx;
 	size_t i = host_find(m, k);
 
-	if (i < m->nhosts)
-		m->host[i] = m->host[--m->nhosts];
+	if (i >= m->nhosts)
+		return -ENOENT;
+	m->host[i] = m->host[--m->nhosts];
+	return 0;
 }
 
 static int mem_grace_period(void *ctx)

@@ -44,6 +44,7 @@
 #include "xfib/netfilter.h"
 #include "ctnl.h"
 #include "pin.h"
+#include "reasons.h"
 
 #define SKIP 77
 #define SRC4 "198.18.200.7"
@@ -72,6 +73,7 @@ static struct ring_buffer *rb;
 static __u32 if_in, if_out;
 static int ncpus, ncases, nfailed, nevents;
 static bool quiet; /* the harness's self-check: count and print nothing */
+static bool reached[XFIB_REASON_COUNT]; /* a case moved the counter */
 static struct xfib_ct_event last_event;
 
 static const char *const reason_name[XFIB_REASON_COUNT] = {
@@ -394,6 +396,9 @@ static bool run(const char *name, const struct frame *f, int v6, int reason)
 	else if (o.data_size_out != want.len || memcmp(out, want.b, want.len))
 		snprintf(why, sizeof(why), "output frame differs");
 	stats(cnt, false);
+	for (k = 0; k < XFIB_REASON_COUNT; k++)
+		if (!quiet && cnt[k].packets)
+			reached[k] = true;
 	for (k = 0; k < XFIB_REASON_COUNT && !why[0]; k++)
 		if (cnt[k].packets != ((int)k == reason))
 			snprintf(why, sizeof(why), "counter %s moved by %llu, expected %s",
@@ -885,6 +890,11 @@ int main(void)
 	cases_budget();
 	cases_udp_without_stream_time();
 	cases_without_kfuncs();
+	ncases++;
+	if (reasons_check(RC_BIT(RC_CTGATE), reached, reason_name, NULL))
+		nfailed++;
+	else
+		printf("ok   every outcome of the conntrack gate was reached\n");
 	ring_buffer__free(rb);
 	ctnl_close(ct);
 	xfib_fwd_bpf__destroy(skel);

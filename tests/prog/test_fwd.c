@@ -48,6 +48,7 @@
  * Exit status: 0 pass, 1 failure, 77 cannot run here (reason on stdout).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -75,6 +76,7 @@
 #include "xfib/xfrm.h"
 #include "pin.h"
 #include "dplookup.h"
+#include "reasons.h"
 
 #define SKIP 77
 #define FRAME_MAX 2048
@@ -167,6 +169,7 @@ static __u32 if_last, if_high;
 static __u8 log2n4, log2n6;
 
 static int ncases, nfailed;
+static bool reached[XFIB_REASON_COUNT]; /* a case moved the counter */
 static bool quiet;	/* harness self-check: report nothing */
 static bool terse;	/* print failures only */
 
@@ -1080,6 +1083,9 @@ static int check(const char *name, const struct frame *f, unsigned int len,
 	for (k = 0; k < XFIB_REASON_COUNT; k++) {
 		__u64 wp = (int)k == reason ? 1 : 0;
 
+		if (!quiet && r.cnt[k].packets)
+			reached[k] = true;
+
 		if (r.cnt[k].packets == wp && r.cnt[k].bytes == wp * len)
 			continue;
 		say_fail(&first, name);
@@ -1360,14 +1366,18 @@ static struct frame build(const struct pkt_desc *p)
 /*
  * xfibctl lookup and verify answer from ctl/lib/dplookup.c, which runs the
  * program's decision code (include/xfib/decide.h) over the same maps from
- * userspace, for a destination rather than a packet. For every case whose
- * outcome the destination alone decides, its answer must be the counter
- * the program moved: the two cannot drift apart, whatever the map
- * accessors of either side do.
+ * userspace, for a destination, or with --from and --iif for a source and
+ * an ingress port, rather than for a frame. Every case of an IP frame asks
+ * it (tests/prog/reasons.h): for an outcome those decide, its answer must
+ * be the counter the program moved; for one only the frame shows, what
+ * the program does with a well-formed frame of the same addresses on the
+ * same port. The two cannot drift apart, whatever the map accessors of
+ * either side do.
  */
 static struct dpl dpl[XFIB_FAMILIES];
 static int nlookups;
 
+/* The outcomes the destination alone decides: xfibctl lookup ADDR. */
 static bool destination_decides(const struct fwd_case *c)
 {
 	if (!c->pkt.ip || c->from_peer || c->iif ||
@@ -1394,24 +1404,9 @@ static bool destination_decides(const struct fwd_case *c)
 	}
 }
 
-/* The outcomes the destination, the source and the ingress port decide:
- * xfibctl lookup --from ADDR --iif IFNAME. */
-static bool packet_decides(const struct fwd_case *c)
+static __u32 case_iif(const struct fwd_case *c)
 {
-	if (!c->pkt.ip || c->from_peer || c->iif)
-		return false;
-	switch (c->reason) {
-	case XFIB_PASS_LOCAL_SOURCE:
-	case XFIB_PASS_RP_FILTER:
-	case XFIB_PASS_HAIRPIN:
-	case XFIB_PASS_FWD_DISABLED:
-	case XFIB_PASS_SPECIAL_ADDR:
-		return true;
-	default:
-		return destination_decides(c) ||
-		       c->reason == XFIB_FWD_V4 || c->reason == XFIB_FWD_V6 ||
-		       c->reason == XFIB_DROP_BLACKHOLE;
-	}
+	return c->iif ? *c->iif : c->from_peer ? if_peer : if_in;
 }
 
 static void lookup_addr(const struct fwd_case *c, const char *s, __u8 *a)
@@ -1423,9 +1418,32 @@ static void lookup_addr(const struct fwd_case *c, const char *s, __u8 *a)
 		addr6(s, a);
 }
 
+/*
+ * The counter the program moves for a well-formed frame (TTL 64, 32 bytes
+ * of UDP, untagged, to the port's MAC) from c's source to c's destination
+ * on c's port; -1 if it moved none or one of another class than
+ * RC_LOOKUP.
+ */
+static int plain_reason(const struct fwd_case *c)
+{
+	static struct result r;
+	struct frame f = c->pkt.ip == 4 ?
+		frame4(-1, c->pkt.src, c->pkt.dst, 64, 32) :
+		frame6(-1, c->pkt.src, c->pkt.dst, 64, 32);
+	int k;
+
+	run_prog(&f, f.len, case_iif(c), &r);
+	if (r.err)
+		return -1;
+	for (k = 0; k < XFIB_REASON_COUNT; k++)
+		if (r.cnt[k].packets == 1)
+			return reason_class[k] == RC_LOOKUP ? k : -1;
+	return -1;
+}
+
 /* xfibctl lookup's answer for c, with the source and ingress port if
- * from, must be the counter the program moved. */
-static void check_lookup_one(const struct fwd_case *c, bool from)
+ * from, must be want. */
+static void check_lookup_one(const struct fwd_case *c, bool from, int want)
 {
 	int fam = c->pkt.ip == 4 ? XFIB_V4 : XFIB_V6;
 	struct dpl_result r;
@@ -1436,10 +1454,10 @@ static void check_lookup_one(const struct fwd_case *c, bool from)
 	lookup_addr(c, c->pkt.src, src);
 	nlookups++;
 	if (from)
-		err = dpl_resolve_from(&dpl[fam], dst, src, if_in, &r);
+		err = dpl_resolve_from(&dpl[fam], dst, src, case_iif(c), &r);
 	else
 		err = dpl_resolve(&dpl[fam], dst, &r);
-	if (!err && (int)r.action == c->reason)
+	if (!err && (int)r.action == want)
 		return;
 	ncases++;
 	nfailed++;
@@ -1448,18 +1466,34 @@ static void check_lookup_one(const struct fwd_case *c, bool from)
 		       c->pkt.dst, from ? " from " : "", from ? c->pkt.src : "",
 		       strerror(-err));
 	else
-		printf("FAIL %s\n    xfibctl lookup of %s%s%s says %s, the program counted %s\n",
+		printf("FAIL %s\n    xfibctl lookup of %s%s%s says %s, the program %s %s\n",
 		       c->name, c->pkt.dst, from ? " from " : "",
 		       from ? c->pkt.src : "", reason_name[r.action],
-		       reason_name[c->reason]);
+		       want == c->reason ? "counted" :
+					   "counts for a well-formed frame",
+		       reason_name[want]);
 }
 
 static void check_lookup(const struct fwd_case *c)
 {
+	int want;
+
+	if (!c->pkt.ip)
+		return; /* no address to ask about */
 	if (destination_decides(c))
-		check_lookup_one(c, false);
-	if (packet_decides(c))
-		check_lookup_one(c, true);
+		check_lookup_one(c, false, c->reason);
+	switch (reason_class[c->reason]) {
+	case RC_LOOKUP:
+		check_lookup_one(c, true, c->reason);
+		break;
+	case RC_FRAME:
+		want = plain_reason(c);
+		if (want >= 0)
+			check_lookup_one(c, true, want);
+		break;
+	default:
+		break;
+	}
 }
 
 static void lookup_open(void)
@@ -2240,6 +2274,8 @@ static const struct port_case {
 	{ ST_V6_XFRM, { "v6 with IPv6 XFRM mode pass", V6(DST6),
 			PASS(XFIB_PASS_XFRM) } },
 	{ ST_V6_XFRM, { "v4 with IPv6 XFRM mode pass", V4(DST4), FWD4(mac_gw4) } },
+	{ ST_V4_XFRM, { "v4 from an unknown port, IPv4 XFRM mode pass", V4(DST4),
+			PASS(XFIB_PASS_NO_IFACE), .from_peer = true } },
 	{ ST_DEFAULT, { "v4 after restoring the tables", V4(DST4),
 			FWD4(mac_gw4) } },
 	{ ST_DEFAULT, { "v6 after restoring the tables", V6(DST6),
@@ -2486,6 +2522,133 @@ static void cases_truncated(void)
 	}
 }
 
+/*
+ * drop_redirect: xt1 leaves xfib_tx_ports between the program's check that
+ * it is attached (xfib_after_lookup) and bpf_redirect_map(). Only a race
+ * shows it: a thread detaches and re-attaches xt1 without pause while the
+ * program runs one frame over and over. Every run must count one of
+ * forwarded_v4 (attached throughout), pass_egress_not_attached (detached
+ * at the check) and drop_redirect (detached in between), and the last
+ * must happen. The batches stop once it has: a bound on the runs, not a
+ * retry. It takes two CPUs running at once.
+ *
+ * The runs of a batch share one buffer, which each forward rewrites: the
+ * gateway's MAC is xt0's meanwhile, so that the frame stays addressed to
+ * the port, and its TTL of 255 outlasts the batch's decrements.
+ */
+#define RACE_REPEAT 250
+#define RACE_BATCHES 4000
+
+static volatile bool race_stop;
+
+/* The update takes far longer than the delete: a pause after it keeps
+ * xt1 attached most of the time, for the program's check to find it. */
+static void *detach_loop(void *arg)
+{
+	struct bpf_devmap_val v = { .ifindex = if_out };
+	int i;
+
+	(void)arg;
+	while (!race_stop) {
+		bpf_map_delete_elem(fd_tx, &if_out);
+		bpf_map_update_elem(fd_tx, &if_out, &v, BPF_ANY);
+		for (i = 0; i < 2000 && !race_stop; i++)
+			__asm__ volatile("" ::: "memory");
+	}
+	return NULL;
+}
+
+/* Runs f RACE_REPEAT times on xt0, adding the counters into sum. */
+static int race_batch(const struct frame *f, struct xfib_counter *sum)
+{
+	static __u8 out[sizeof(((struct frame *)0)->b)];
+	struct xfib_counter cnt[XFIB_REASON_COUNT];
+	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = if_in };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->b,
+		    .data_size_in = f->len, .data_out = out,
+		    .data_size_out = sizeof(out), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = RACE_REPEAT);
+	int k;
+
+	stats_reset();
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	stats_read(cnt);
+	for (k = 0; k < XFIB_REASON_COUNT; k++)
+		sum[k].packets += cnt[k].packets;
+	return 0;
+}
+
+static void case_drop_redirect(void)
+{
+	static const struct fwd_case c = { "v4 egress detached while forwarding",
+					   F4(-1, SRC4, DST4, 255, 32),
+					   DROP(XFIB_DROP_REDIRECT) };
+	struct xfib_counter sum[XFIB_REASON_COUNT] = {};
+	struct frame f = build(&c.pkt);
+	__u64 runs = 0, others;
+	pthread_t t;
+	int b, err = 0;
+
+	set_port_state(ST_DEFAULT);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return; /* reasons_check() notes it */
+	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_in, XFIB_NEIGH_VALID,
+		  if_out);
+	race_stop = false;
+	if (pthread_create(&t, NULL, detach_loop, NULL))
+		die("pthread_create: %s", strerror(errno));
+	for (b = 0; b < RACE_BATCHES && !err; b++) {
+		err = race_batch(&f, sum);
+		runs += RACE_REPEAT;
+		if (sum[XFIB_DROP_REDIRECT].packets)
+			break;
+	}
+	race_stop = true;
+	pthread_join(t, NULL);
+	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_gw4, XFIB_NEIGH_VALID,
+		  if_out);
+	set_port_state(ST_DEFAULT);
+	others = runs - sum[XFIB_FWD_V4].packets -
+		 sum[XFIB_PASS_EGRESS_NOT_ATTACHED].packets -
+		 sum[XFIB_DROP_REDIRECT].packets;
+	ncases++;
+	if (err || others || !sum[XFIB_DROP_REDIRECT].packets) {
+		nfailed++;
+		printf("FAIL %s\n    %llu runs%s%s: %llu forwarded, %llu not attached, %llu drop_redirect, %llu other\n",
+		       c.name, (unsigned long long)runs, err ? ", " : "",
+		       err ? strerror(-err) : "",
+		       (unsigned long long)sum[XFIB_FWD_V4].packets,
+		       (unsigned long long)sum[XFIB_PASS_EGRESS_NOT_ATTACHED].packets,
+		       (unsigned long long)sum[XFIB_DROP_REDIRECT].packets,
+		       (unsigned long long)others);
+		return;
+	}
+	reached[XFIB_DROP_REDIRECT] = true;
+	printf("ok   %s (%llu of %llu runs)\n", c.name,
+	       (unsigned long long)sum[XFIB_DROP_REDIRECT].packets,
+	       (unsigned long long)runs);
+	/* Attached again: xfibctl lookup says forward, as the program does. */
+	check_lookup(&c);
+}
+
+/* Every outcome of test_fwd's classes was reached (tests/prog/reasons.h). */
+static void check_reached(void)
+{
+	static const char *excused[XFIB_REASON_COUNT];
+	int bad;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		excused[XFIB_DROP_REDIRECT] = "its race needs two CPUs";
+	bad = reasons_check(RC_BIT(RC_LOOKUP) | RC_BIT(RC_FRAME), reached,
+			    reason_name, excused);
+	ncases++;
+	if (bad)
+		nfailed++;
+	else
+		printf("ok   every outcome of the program but the conntrack gate's was reached\n");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2508,7 +2671,9 @@ int main(void)
 	run_cases(l2_cases, ARRAY_SIZE(l2_cases));
 	run_cases(l3_cases, ARRAY_SIZE(l3_cases));
 	cases_truncated();
+	case_drop_redirect();
 	lookup_close();
+	check_reached();
 
 	xfib_fwd_bpf__destroy(skel);
 	printf("\n%d cases, %d failed\n", ncases, nfailed);
