@@ -357,7 +357,8 @@ bench-fwd: deps
 # of a minute or two.
 .PHONY: bench-lookup
 
-# lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
+# lookupbench.c includes ctl/lib/dplookup.c (the .d file records it) and
+# tests/lib/prog_insns.h.
 # The algorithm names come from libxfib (ctl/lib/algo_names.c); the
 # counting pass (lookupreads.c) includes the lookup headers and
 # ctl/lib/dpl_dispatch.h again, with its own accessors, in its own object.
@@ -367,7 +368,7 @@ $(BENCH_DIR)/lookupreads.o: tests/bench/lookupreads.c | $(BENCH_DIR)
 
 $(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -Itests/lib -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
 		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
 
 bench-lookup: deps
