@@ -76,7 +76,15 @@ XFIBD_OBJS   := $(call ctl_objs,$(XFIBD_SRCS))
 XFIBCTL_OBJS := $(call ctl_objs,$(XFIBCTL_SRCS))
 CTL_LIB_A    := $(BUILD)/ctl/libxfib.a
 
-all: $(BUILD)/xfibd $(BUILD)/xfibctl
+all: $(BUILD)/xfibd $(BUILD)/xfibctl $(BUILD)/prog-insns
+
+# prog-insns: the instructions the verifier processed for loaded programs
+# (tests/lib/prog_insns.c; front end scripts/prog-insns.sh), for the
+# benchmarks and the tests that report a program's margin to the limit.
+$(BUILD)/prog-insns: tests/lib/prog_insns.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $(DEPFLAGS) $< -o $@ -lbpf
 
 # Every BPF object depends on this file, which holds BPF_CFLAGS and is
 # rewritten only when they change: new flags rebuild every BPF object, and
