@@ -10,7 +10,8 @@
 #
 # gen sends 64-byte UDP frames with BPF_PROG_TEST_RUN live frames
 # (tests/bench/gen.bpf.c) to NDST destinations spread evenly over
-# 198.19.0.0/16 and over 2001:db8:8000::/33 (bits 32..63). The sinks count
+# 198.19.0.0/16 and over 2001:db8:8000::/33 (bits 32..63), in a shuffled
+# order (consecutive frames do not share a route). The sinks count
 # and drop them in XDP (tests/bench/sink.bpf.c). Paths, per family:
 #
 #   kernel   no XDP on the router: the kernel forwards (ip_forward on)
