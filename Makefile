@@ -379,6 +379,10 @@ $(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $
 	$(Q)$(CC) $(CFLAGS) -Itests/bench -Itests/lib -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
 		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
 
+# The verifier-margin test loads the lookup benchmark's programs too.
+$(BUILD)/tests/prog_test_verifier_margin: CFLAGS += -Itests/lib -I$(BENCH_DIR)
+$(BUILD)/tests/prog_test_verifier_margin: | $(BENCH_DIR)/lookup.skel.h
+
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench
 	$(Q)tests/bench/lookup.sh

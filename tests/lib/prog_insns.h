@@ -59,7 +59,12 @@ static inline __u32 prog_insns_of_log(const char *log)
 static inline int prog_insns_load(struct bpf_object *obj,
 				  struct bpf_program *prog, __u32 *insns)
 {
-	static char log[65536];
+	/* The statistics are a few lines, but the verifier also writes
+	 * messages it takes back (it rewinds the log) and fails the load
+	 * with ENOSPC if those overflow: 64 KiB was too little for a
+	 * program of 100k processed instructions. Pages never written cost
+	 * nothing. */
+	static char log[4 << 20];
 	int err;
 
 	log[0] = '\0';
