@@ -211,9 +211,10 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_route_expiry net/test_verify_linkdown \
                 net/test_nexthop_scale net/test_replay net/test_dump_large
 
+# net/test_bench_gen_order runs the forwarding benchmark's generator.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
-		$(DIFFTEST_OBJS)
+		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:
