@@ -363,7 +363,8 @@ struct opts {
 /*
  * The measured program's size after the verifier: instructions, JITed
  * bytes, and the calls left in it, helpers (map lookups the verifier did
- * not inline, bpf_fib_lookup) and BPF-to-BPF calls (the bpf_loop body).
+ * not inline, bpf_fib_lookup) and BPF-to-BPF calls (the bpf_loop body,
+ * and the global function of lookups it calls).
  * Printed with each result: what the per-lookup time is made of.
  */
 static void print_prog_shape(int prog_fd)
