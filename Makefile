@@ -78,7 +78,15 @@ XFIBD_OBJS   := $(call ctl_objs,$(XFIBD_SRCS))
 XFIBCTL_OBJS := $(call ctl_objs,$(XFIBCTL_SRCS))
 CTL_LIB_A    := $(BUILD)/ctl/libxfib.a
 
-all: $(BUILD)/xfibd $(BUILD)/xfibctl
+all: $(BUILD)/xfibd $(BUILD)/xfibctl $(BUILD)/prog-insns
+
+# prog-insns: the instructions the verifier processed for loaded programs
+# (tests/lib/prog_insns.c; front end scripts/prog-insns.sh), for the
+# benchmarks and the tests that report a program's margin to the limit.
+$(BUILD)/prog-insns: tests/lib/prog_insns.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $(DEPFLAGS) $< -o $@ -lbpf
 
 # Every BPF object depends on this file, which holds BPF_CFLAGS and is
 # rewritten only when they change: new flags rebuild every BPF object, and
@@ -224,9 +232,10 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_nexthop_scale net/test_replay net/test_dump_large \
                 net/test_neigh_host_delete
 
+# net/test_bench_gen_order runs the forwarding benchmark's generator.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
-		$(DIFFTEST_OBJS)
+		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:
@@ -390,7 +399,8 @@ bench-fwd: deps
 # of a minute or two.
 .PHONY: bench-lookup
 
-# lookupbench.c includes ctl/lib/dplookup.c (the .d file records it).
+# lookupbench.c includes ctl/lib/dplookup.c (the .d file records it) and
+# tests/lib/prog_insns.h.
 # The algorithm names come from libxfib (ctl/lib/algo_names.c); the
 # counting pass (lookupreads.c) includes the lookup headers and
 # ctl/lib/dpl_dispatch.h again, with its own accessors, in its own object.
@@ -398,10 +408,14 @@ $(BENCH_DIR)/lookupreads.o: tests/bench/lookupreads.c | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bench $(DEPFLAGS) -c $< -o $@
 
-$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/kconfig.o $(BUILD)/ctl/lib/algo_names.o | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
+$(BENCH_DIR)/lookupbench: tests/bench/lookupbench.c $(BENCH_DIR)/lookupreads.o $(CTL_LIB_A) | $(BENCH_DIR)/lookup.skel.h $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/bench -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
-		$(BUILD)/ctl/lib/pin.o $(BUILD)/ctl/lib/kconfig.o $(BUILD)/ctl/lib/algo_names.o -o $@ -lbpf -lelf -lz
+	$(Q)$(CC) $(CFLAGS) -Itests/bench -Itests/lib -I$(BENCH_DIR) $(DEPFLAGS) $< $(BENCH_DIR)/lookupreads.o \
+		$(CTL_LIB_A) -o $@ $(LDLIBS)
+
+# The verifier-margin test loads the lookup benchmark's programs too.
+$(BUILD)/tests/prog_test_verifier_margin: CFLAGS += -Itests/lib -I$(BENCH_DIR)
+$(BUILD)/tests/prog_test_verifier_margin: | $(BENCH_DIR)/lookup.skel.h
 
 bench-lookup: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/lookupbench

@@ -10,7 +10,8 @@
 #
 # gen sends 64-byte UDP frames with BPF_PROG_TEST_RUN live frames
 # (tests/bench/gen.bpf.c) to NDST destinations spread evenly over
-# 198.19.0.0/16 and over 2001:db8:8000::/33 (bits 32..63). The sinks count
+# 198.19.0.0/16 and over 2001:db8:8000::/33 (bits 32..63), in a shuffled
+# order (consecutive frames do not share a route). The sinks count
 # and drop them in XDP (tests/bench/sink.bpf.c). Paths, per family:
 #
 #   kernel   no XDP on the router: the kernel forwards (ip_forward on)
@@ -410,6 +411,17 @@ use_nolookup() {
 	PATH_NOW=nolookup
 }
 
+# record_verifier: the instructions the verifier processed for xfib_fwd
+# as xfibctl attach loaded it (scripts/prog-insns.sh), once per run, into
+# VERIFIER. A count the kernel does not report fails the benchmark.
+VERIFIER="$XFIB_TMP/verifier.json"
+record_verifier() {
+	[ ! -s "$VERIFIER" ] || return 0
+	"$XFIB_TOP/scripts/prog-insns.sh" -j xdp "$RTR" "$R_GEN" >"$VERIFIER" ||
+		fail "the forwarding program's processed-instruction count"
+	log "verifier: $(jq -r '.[] | "\(.name) (id \(.id)): \(.verified_insns) instructions processed, margin \(.margin)"' "$VERIFIER")"
+}
+
 # attach_xfib: xfibctl attach on every router port, checked, with a few
 # retries: a benchmark should not die of one transient failure, but the
 # failure is logged.
@@ -422,7 +434,10 @@ attach_xfib() {
 		for p in $(router_ports); do
 			xdp_prog_on "$RTR" "$p" || ok=0
 		done
-		[ "$ok" = 0 ] || return 0
+		if [ "$ok" = 1 ]; then
+			record_verifier
+			return 0
+		fi
 		log "attach try $try failed: $(for p in $(router_ports); do
 			printf '%s %s ' "$p" "$(xdp_state "$p")"; done)"
 		for p in $(router_ports); do
@@ -876,7 +891,9 @@ in_ns "$SNK2" "$FWDBENCH" sink-detach --pin-dir "$SINK2_PIN" || true
 # ---- report -------------------------------------------------------------
 
 mkdir -p "$(dirname "$OUT")"
+[ -s "$VERIFIER" ] || fail "xfib was never attached: no processed-instruction count"
 jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
+	--slurpfile verifier "$VERIFIER" \
 	--argjson reps "$REPS" --argjson secs "$SECS" --argjson ndst "$NDST" \
 	--argjson gcpu "$GEN_CPU" --arg placement "$PLACEMENT" \
 	--argjson full "{\"ipv4\": $((FULL4 + tn4 + 10)), \"ipv6\": $((FULL6 + tn6 + 10))}" \
@@ -933,6 +950,9 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 	 frame_bytes: 64, seconds_per_repetition: $secs, repetitions: $reps,
 	 destinations: $ndst, generator_cpu: $gcpu, placement: $placement,
 	 summary: $sum,
+	 verifier: {verifier_limit: $verifier[0][0].limit,
+		    programs: [$verifier[0][] | {program: .name, loaded: true, verified_insns,
+			note: "as xfibctl attach loaded it"}]},
 	 router_cost: $cost,
 	 records: (([ $cost[] as $c |
 		{bench: "fwd", family: "ipv\($c.family)",
@@ -1050,4 +1070,6 @@ echo "rx = received by the sinks per second of generator run; loss = 1 - receive
 echo "xfib+ct = xfib with a stateful ruleset and every flow established in conntrack;"
 echo "kernel_ct = the kernel with that ruleset and those entries;"
 echo "/kernel, /fibfwd = ratio of the medians to that path's, same table and family."
+jq -r '.verifier as $v | $v.programs[] | "Verifier: \(.program) (\(.note)): \(.verified_insns) instructions processed of \($v.verifier_limit), "
+	+ "margin \($v.verifier_limit - .verified_insns) (\(.verified_insns / $v.verifier_limit * 1000 | round / 10)% used)"' "$OUT"
 echo "Records: $OUT"

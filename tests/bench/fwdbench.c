@@ -13,6 +13,10 @@
  *                --dst-base IP --ndst N (--packets COUNT | --duration SEC)
  *                [--family 4|6] [--stride N] [--cpu N] [--batch N]
  *
+ * gen sends to its N destinations in an order shuffled once (the same
+ * for every run of a given N), not in address order, so that consecutive
+ * frames do not share a route and its cache lines.
+ *
  * Every command works on the network namespace it runs in; run it with
  * `nsenter --net=/run/netns/NS` so that bpffs pins stay visible (see
  * tests/lib/netns.sh). The sink is attached through a BPF link pinned in
@@ -433,6 +437,30 @@ static unsigned long long gen_sent(struct gen_bpf *skel)
 	return sum;
 }
 
+/*
+ * dst_order: 0..n-1 shuffled (Fisher-Yates), the same for every run of a
+ * given n, so that repetitions and paths see the same sequence.
+ */
+static void shuffle_dsts(__u32 *order, __u32 n)
+{
+	__u64 state = 0x9e3779b97f4a7c15ull * n, z;
+	__u32 i, j, t;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		/* splitmix64 */
+		z = (state += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		j = z % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
 static int cmd_gen(struct gen_opts *g)
 {
 	unsigned long long done = 0, chunk = 65536, sent;
@@ -463,6 +491,7 @@ static int cmd_gen(struct gen_opts *g)
 		return err;
 	}
 	skel->rodata->cfg = g->cfg;
+	shuffle_dsts(skel->bss->dst_order, g->cfg.ndst);
 	err = gen_bpf__load(skel);
 	if (err) {
 		err_msg("gen: load: %s", strerror(-err));
@@ -561,7 +590,7 @@ static int gen_parse(int argc, char **argv, struct gen_opts *g)
 			dst = optarg;
 			break;
 		case 'n':
-			if (parse_u64(optarg, UINT32_MAX, &v) || !v)
+			if (parse_u64(optarg, FWDBENCH_NDST_MAX, &v) || !v)
 				goto bad;
 			g->cfg.ndst = v;
 			break;
@@ -671,7 +700,8 @@ static void usage(FILE *f)
 		"                                     with BPF_PROG_TEST_RUN live frames;\n"
 		"                                     prints \"sent N seconds S mpps R\";\n"
 		"                                     destination i is base + i * stride\n"
-		"                                     (IPv6 with a stride: in bits 32..63)\n"
+		"                                     (IPv6 with a stride: in bits 32..63),\n"
+		"                                     i < N <= 65536, sent in a shuffled order\n"
 		"  fibfwd-attach --pin-dir DIR IFNAME...  the bpf_fib_lookup forwarder on the ports\n"
 		"  fibfwd-detach --pin-dir DIR        detach it and remove DIR\n"
 		"  nolookup-attach --pin-dir DIR OUT_IFNAME DST_MAC IFNAME...\n"

@@ -15,13 +15,17 @@
  * Ethernet + IPv6 + UDP (62 bytes). */
 #define FWDBENCH_FRAME_LEN 64
 
+/* Most destinations the generator cycles through (a power of two). */
+#define FWDBENCH_NDST_MAX 65536
+
 /* Generator settings. Addresses and MACs are kept as raw network-order
  * words so the program copies them with word stores. */
 struct gen_cfg {
 	__u16 dmac[3];     /* router ingress port */
 	__u16 smac[3];     /* generator port */
 	__u32 family;      /* 4 or 6 */
-	__u32 ndst;        /* destinations: base + i * stride, i < ndst */
+	__u32 ndst;        /* destinations: base + i * stride, i < ndst,
+			    * sent in the order of gen's dst_order */
 	__u32 src4;        /* network order */
 	__u32 dst4;        /* host order: added to before the byte swap */
 	__u32 src6[4];     /* network order */

@@ -29,6 +29,16 @@ char LICENSE[] SEC("license") = "GPL";
  * the other family's code. */
 const volatile struct gen_cfg cfg = {};
 
+/*
+ * The order of the destinations: frame n goes to destination
+ * dst_order[n % ndst], a shuffle of 0..ndst-1 fwdbench writes before the
+ * load. In address order, consecutive frames would share a route, a
+ * tbl24 entry, a cache line (256 frames in a row through one /24 entry
+ * with 65536 destinations over a /16): a router's caches would see far
+ * fewer misses than under a real mix of traffic.
+ */
+__u32 dst_order[FWDBENCH_NDST_MAX];
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -171,6 +181,7 @@ int gen(struct xdp_md *ctx)
 		idx = 0;
 	st->next = idx + 1;
 	st->sent++;
+	idx = dst_order[idx & (FWDBENCH_NDST_MAX - 1)];
 
 	if (cfg.family == 6) {
 		write_eth(data, ETH_P_IPV6);

@@ -68,6 +68,18 @@ static __always_inline int active(__u32 fam, __u32 algo,
  * on jumps in one path. bpf_loop() is verified once and the verifier
  * inlines it into a loop of direct calls; each call does LOOKUPS_PER_CALL
  * lookups in a row, so the call costs a small share of a lookup.
+ *
+ * The lookups of a call are a global function (NAME_lookups), not code
+ * inlined into the bpf_loop callback. A callback is verified as the body
+ * of a loop, and recent verifiers compare the states inside a loop
+ * exactly: the constants bsearch's position takes along each path of its
+ * steps (0 or 1 << i at each) then never prune each other, and
+ * lookup_bsearch4, bsearch6, dxr and trie6 stopped at the verifier's
+ * 1,000,000 instructions. A global function is verified once, alone,
+ * with unknown arguments and no loop around it, as the forwarder's single
+ * lookup is, and every call site of it costs the verifier one
+ * instruction. Its arguments are scalars (and ctx), its results a return
+ * value and the globals below, which a global function may use.
  */
 #define LOOKUPS_PER_CALL 16
 _Static_assert(LOOKUPS_PER_RUN % LOOKUPS_PER_CALL == 0, "whole calls per run");
@@ -90,89 +102,140 @@ _Static_assert(LOOKUPS_PER_RUN % LOOKUPS_PER_CALL == 0, "whole calls per run");
  * Each result goes through lat_link, a store and a load (a few cycles,
  * the same in lookupbench's native loop): the verifier then sees an
  * unknown value, not one it tracks per branch of the lookup into the
- * next key's index, which made it walk every combination of branches of
- * the 16 lookups of a call and give up (E2BIG).
+ * next key's index.
  */
 __u32 dep_mask;
 __u64 lat_link;
-/* The last result of a latency run: the chain goes on across runs. */
+/* The last result of a latency run: the chain goes on across calls and
+ * runs. */
 __u64 lat_prev;
 
 /* One run's state, on the program's stack, handed to each call. */
 struct run {
-	void *t24;
 	struct xdp_md *ctx; /* bpf_fib_lookup() needs it */
 	__u64 sum;
-	__u64 prev;
 	__u32 pos;
-	__u32 mask;
-	__u32 slot;
-	__u32 log2n;
-	__u32 iif;
-	__u32 dep;
 };
 
-/* The keys of call n, in order. The index is masked with kmask (a
- * RUN_LOCALS): the loader's mask, bounded once per call by the array's
- * size so that the verifier sees every index in range, one AND per key
- * as in lookupbench's native loop. */
-#define FOR_EACH_KEY(r, n, i, k) \
-	for (i = 0, k = (r)->pos + (__u32)(n) * LOOKUPS_PER_CALL; \
-	     i < LOOKUPS_PER_CALL; i++, k++)
-#define KEY_IDX(r, k) ((k) & kmask)
-
-/* The run's instance in registers, as the forwarder has them. */
-#define RUN_LOCALS(r)                                           \
-	void *t24 __attribute__((unused)) = (r)->t24;           \
-	struct xfib_pool t8_dir24 __attribute__((unused)) =      \
-		XFIB_POOL(&xfib_dir24_tbl8, (r)->slot);          \
-	struct xfib_pool t8_trie6 __attribute__((unused)) =      \
-		XFIB_POOL(&xfib_trie6_tbl8, (r)->slot);          \
-	__u32 slot __attribute__((unused)) = (r)->slot;         \
-	__u32 kmask = (r)->mask & (KEYS_MAX - 1);               \
-	__u32 log2n __attribute__((unused)) = (r)->log2n
+/* The run's instance, from its xfib_active word: written by the program
+ * before its calls, read by the global functions (as globals, not
+ * arguments: clang leaves an argument unset where the callee ignores it,
+ * and the verifier refuses an unset scalar argument). */
+__u8 run_slot;
+__u8 run_log2n;
 
 /*
- * LOOKUP_CALLS(name, LOOKUP): name_call (throughput) and name_lat_call
- * (latency), LOOKUP(idx) being the lookup of key idx, an expression of
+ * The keys of one call, from index first on, in order, written out:
+ * clang unrolls a loop of 16 heavy lookups only partly, and the loop left
+ * would be a loop for the verifier again. EACH_KEY(S, L) is
+ * S(L, 0)..S(L, 15).
+ * The index is masked with kmask: the loader's mask, bounded by the
+ * array's size so that the verifier sees every index in range, one AND
+ * per key as in lookupbench's native loop.
+ */
+#define KEYS_2(S, L, j) S(L, j) S(L, j + 1)
+#define KEYS_4(S, L, j) KEYS_2(S, L, j) KEYS_2(S, L, j + 2)
+#define KEYS_8(S, L, j) KEYS_4(S, L, j) KEYS_4(S, L, j + 4)
+#define EACH_KEY(S, L) KEYS_8(S, L, 0) KEYS_8(S, L, 8)
+_Static_assert(LOOKUPS_PER_CALL == 16, "EACH_KEY writes out 16 keys");
+#define KEY_IDX(k) ((k) & kmask)
+
+/* The instance's tables, fetched once per call. A slot emptied under a
+ * stale word (the run's set-up found it) is counted as a mismatch. */
+#define T24_OF(outer)                                                   \
+	void *t24 = (void *)tbl24_of(outer, run_slot);                  \
+	if (!t24) {                                                     \
+		mismatches++;                                           \
+		return 0;                                               \
+	}
+#define NO_T24
+#define T24_DIR24 T24_OF(&xfib_dir24_tbl24)
+#define T24_TRIE6 T24_OF(&xfib_trie6_tbl24)
+
+/*
+ * The locals every LOOKUP expression may use. ctx is checked (the
+ * verifier knows it is never NULL) so that it is used: clang leaves an
+ * argument the callee ignores unset, and the verifier refuses a global
+ * function's ctx argument that is not the context.
+ */
+#define CALL_LOCALS                                                     \
+	if (!ctx)                                                       \
+		return 0;                                               \
+	__u32 slot __attribute__((unused)) = run_slot;                  \
+	struct xfib_pool t8_dir24 __attribute__((unused)) =            \
+		XFIB_POOL(&xfib_dir24_tbl8, slot);                     \
+	struct xfib_pool t8_trie6 __attribute__((unused)) =            \
+		XFIB_POOL(&xfib_trie6_tbl8, slot);                     \
+	__u32 kmask = key_mask & (KEYS_MAX - 1);                        \
+	__u64 sum = 0
+
+/* Key j of a call, looked up with LOOKUP, in each mode. */
+#define TPUT_KEY(LOOKUP, j) sum += LOOKUP(KEY_IDX(first + (j)));
+#define LAT_KEY(LOOKUP, j)                                              \
+	*(volatile __u64 *)&lat_link =                                  \
+		LOOKUP(KEY_IDX(first + (j) + ((__u32)prev & dep)));     \
+	prev = *(volatile __u64 *)&lat_link;                            \
+	sum += prev;
+
+/*
+ * LOOKUP_CALLS(name, T24, LOOKUP): the global functions name_lookups
+ * (throughput) and name_lat_lookups (latency), each the lookups of one
+ * call returning the sum of their results, and their bpf_loop callbacks
+ * name_call and name_lat_call. T24 fetches the tbl24 the lookups need
+ * (or nothing); LOOKUP(idx) is the lookup of key idx, an expression of
  * the nexthop index (or hit count) found.
  */
-#define LOOKUP_CALLS(name, LOOKUP)                                          \
+#define LOOKUP_CALLS(name, T24, LOOKUP)                                     \
+	__attribute__((noinline)) __u64 name##_lookups(                     \
+		struct xdp_md *ctx, __u32 first)                            \
+	{                                                                   \
+		T24                                                         \
+		CALL_LOCALS;                                                \
+                                                                            \
+		EACH_KEY(TPUT_KEY, LOOKUP)                                  \
+		return sum;                                                 \
+	}                                                                   \
+	__attribute__((noinline)) __u64 name##_lat_lookups(                 \
+		struct xdp_md *ctx, __u32 first)                            \
+	{                                                                   \
+		T24                                                         \
+		CALL_LOCALS;                                                \
+		__u64 prev = lat_prev;                                      \
+		__u32 dep = dep_mask;                                       \
+                                                                            \
+		EACH_KEY(LAT_KEY, LOOKUP)                                   \
+		lat_prev = prev;                                            \
+		return sum;                                                 \
+	}                                                                   \
 	static long name##_call(__u64 n, struct run *r)                     \
 	{                                                                   \
-		RUN_LOCALS(r);                                              \
-		__u64 sum = 0;                                              \
-		__u32 i, k;                                                 \
-                                                                            \
-		FOR_EACH_KEY(r, n, i, k)                                    \
-			sum += LOOKUP(KEY_IDX(r, k));                       \
-		r->sum += sum;                                              \
+		r->sum += name##_lookups(r->ctx,                            \
+			r->pos + (__u32)n * LOOKUPS_PER_CALL);              \
 		return 0;                                                   \
 	}                                                                   \
 	static long name##_lat_call(__u64 n, struct run *r)                 \
 	{                                                                   \
-		RUN_LOCALS(r);                                              \
-		__u64 sum = 0, prev = r->prev;                              \
-		__u32 i, k, dep = r->dep;                                   \
-                                                                            \
-		FOR_EACH_KEY(r, n, i, k) {                                  \
-			*(volatile __u64 *)&lat_link =                      \
-				LOOKUP(KEY_IDX(r, k + ((__u32)prev & dep))); \
-			prev = *(volatile __u64 *)&lat_link;                \
-			sum += prev;                                        \
-		}                                                           \
-		r->prev = prev;                                             \
-		r->sum += sum;                                              \
+		r->sum += name##_lat_lookups(r->ctx,                        \
+			r->pos + (__u32)n * LOOKUPS_PER_CALL);              \
 		return 0;                                                   \
 	}
 
-#define BS4(idx) xfib_bs4_lookup(&xfib_bs4, slot, log2n, bpf_ntohl(keys4[idx]))
+/*
+ * bsearch's log2n is read anew for each lookup, as the forwarder reads it
+ * from the active word per packet. Read once per call, the verifier
+ * carried what the first lookup's branches on it had learnt (log2n is 17,
+ * or below 17, ...) into the next ones: each of the 16 lookups was
+ * verified once per such range, some 19 times (117k instructions
+ * processed instead of 14k).
+ */
+#define LOG2N (*(volatile __u8 *)&run_log2n)
+#define BS4(idx) xfib_bs4_lookup(&xfib_bs4, slot, LOG2N, bpf_ntohl(keys4[idx]))
 #define DIR24(idx) xfib_dir24_lookup(t24, &t8_dir24, bpf_ntohl(keys4[idx]))
 #define DXR(idx) \
 	xfib_dxr_lookup(&xfib_dxr_direct, &xfib_dxr_ranges, slot, bpf_ntohl(keys4[idx]))
 #define BS6(idx) ({                                                     \
 	const __u8 *a = keys6[idx];                                     \
-	xfib_bs6_lookup(&xfib_bs6, slot, log2n, load_be64(a),           \
+	xfib_bs6_lookup(&xfib_bs6, slot, LOG2N, load_be64(a),           \
 			load_be64(a + 8));                              \
 })
 #define TRIE6(idx) xfib_trie6_lookup(t24, &t8_trie6, keys6[idx])
@@ -183,34 +246,31 @@ struct run {
 			load_be64(a + 8));                              \
 })
 
-LOOKUP_CALLS(bsearch4, BS4)
-LOOKUP_CALLS(dir24_8, DIR24)
-LOOKUP_CALLS(dxr, DXR)
-LOOKUP_CALLS(bsearch6, BS6)
-LOOKUP_CALLS(trie6, TRIE6)
-LOOKUP_CALLS(poptrie6, PT6)
+LOOKUP_CALLS(bsearch4, NO_T24, BS4)
+LOOKUP_CALLS(dir24_8, T24_DIR24, DIR24)
+LOOKUP_CALLS(dxr, NO_T24, DXR)
+LOOKUP_CALLS(bsearch6, NO_T24, BS6)
+LOOKUP_CALLS(trie6, T24_TRIE6, TRIE6)
+LOOKUP_CALLS(poptrie6, NO_T24, PT6)
 
 /* Runs the calls of one run and publishes its results. */
 #define RUN(fn, r)                                                          \
 	do {                                                                \
-		(r).prev = lat_prev;                                        \
-		(r).dep = dep_mask;                                         \
 		bpf_loop(LOOKUPS_PER_RUN / LOOKUPS_PER_CALL, fn, &(r), 0); \
 		pos = (r).pos + LOOKUPS_PER_RUN;                            \
 		acc += (r).sum;                                             \
-		lat_prev = (r).prev;                                        \
 	} while (0)
 
-/* Instance set-ups: the published word, then the tables as the forwarder
- * fetches them. */
+/* Instance set-ups: the published word, then (dir24_8, trie6) whether
+ * the slot holds a table, as the forwarder checks. */
 static __always_inline int setup_bs(struct run *r, __u32 fam, __u32 algo)
 {
 	struct xfib_active act;
 
 	if (active(fam, algo, &act))
 		return -1;
-	r->slot = act.slot;
-	r->log2n = act.log2n;
+	run_slot = act.slot;
+	run_log2n = act.log2n;
 	return 0;
 }
 
@@ -242,9 +302,8 @@ static __always_inline int setup_dir24_8(struct run *r)
 	if (active(XFIB_V4, XFIB_ALGO_DIR24_8, &act))
 		return -1;
 	slot = act.slot;
-	r->t24 = (void *)tbl24_of(&xfib_dir24_tbl24, slot);
-	r->slot = slot;
-	if (!r->t24) {
+	run_slot = slot;
+	if (!tbl24_of(&xfib_dir24_tbl24, slot)) {
 		mismatches++; /* a slot emptied under a stale word */
 		return -1;
 	}
@@ -259,9 +318,8 @@ static __always_inline int setup_trie6(struct run *r)
 	if (active(XFIB_V6, XFIB_ALGO_TRIE6, &act))
 		return -1;
 	slot = act.slot;
-	r->t24 = (void *)tbl24_of(&xfib_trie6_tbl24, slot);
-	r->slot = slot;
-	if (!r->t24) {
+	run_slot = slot;
+	if (!tbl24_of(&xfib_trie6_tbl24, slot)) {
 		mismatches++; /* a slot emptied under a stale word */
 		return -1;
 	}
@@ -273,7 +331,7 @@ static __always_inline int setup_trie6(struct run *r)
 	SEC("xdp")                                                          \
 	int lookup_##name(struct xdp_md *ctx)                               \
 	{                                                                   \
-		struct run r = { .pos = pos, .mask = key_mask };            \
+		struct run r = { .ctx = ctx, .pos = pos }; \
                                                                             \
 		if (setup_##name(&r))                                       \
 			return XDP_ABORTED;                                 \
@@ -283,7 +341,7 @@ static __always_inline int setup_trie6(struct run *r)
 	SEC("xdp")                                                          \
 	int lookup_##name##_lat(struct xdp_md *ctx)                         \
 	{                                                                   \
-		struct run r = { .pos = pos, .mask = key_mask };            \
+		struct run r = { .ctx = ctx, .pos = pos }; \
                                                                             \
 		if (setup_##name(&r))                                       \
 			return XDP_ABORTED;                                 \
@@ -300,8 +358,9 @@ XFIB_PROGS(poptrie6)
 
 /*
  * Baselines: what a user would take instead of xfib, over the same keys,
- * in the same loop shape (bpf_loop, LOOKUPS_PER_CALL in a row), so the
- * only difference measured is the lookup itself.
+ * in the same loop shape (bpf_loop, a global function per
+ * LOOKUPS_PER_CALL lookups), so the only difference measured is the
+ * lookup itself.
  *
  * base_lpm4 / base_lpm6: BPF_MAP_TYPE_LPM_TRIE maps the loader sizes and
  * fills with the table's prefixes (value 1). acc counts the hits.
@@ -364,40 +423,38 @@ __u32 fib_iif;
 	struct bpf_fib_lookup p;                                        \
 	__builtin_memset(&p, 0, sizeof(p));                             \
 	p.family = XFIB_AF_INET;                                        \
-	p.ifindex = r->iif;                                             \
+	p.ifindex = fib_iif;                                             \
 	p.ipv4_dst = keys4[idx];                                        \
-	bpf_fib_lookup(r->ctx, &p, sizeof(p), BASE_FIB_SKIP_NEIGH) ==   \
+	bpf_fib_lookup(ctx, &p, sizeof(p), BASE_FIB_SKIP_NEIGH) ==   \
 		BPF_FIB_LKUP_RET_SUCCESS;                               \
 })
 #define FIB6(idx) ({                                                    \
 	struct bpf_fib_lookup p;                                        \
 	__builtin_memset(&p, 0, sizeof(p));                             \
 	p.family = XFIB_AF_INET6;                                       \
-	p.ifindex = r->iif;                                             \
+	p.ifindex = fib_iif;                                             \
 	__builtin_memcpy(p.ipv6_dst, keys6[idx], 16);                   \
-	bpf_fib_lookup(r->ctx, &p, sizeof(p), BASE_FIB_SKIP_NEIGH) ==   \
+	bpf_fib_lookup(ctx, &p, sizeof(p), BASE_FIB_SKIP_NEIGH) ==   \
 		BPF_FIB_LKUP_RET_SUCCESS;                               \
 })
 
-LOOKUP_CALLS(lpm4, LPM4)
-LOOKUP_CALLS(lpm6, LPM6)
-LOOKUP_CALLS(fib4, FIB4)
-LOOKUP_CALLS(fib6, FIB6)
+LOOKUP_CALLS(lpm4, NO_T24, LPM4)
+LOOKUP_CALLS(lpm6, NO_T24, LPM6)
+LOOKUP_CALLS(fib4, NO_T24, FIB4)
+LOOKUP_CALLS(fib6, NO_T24, FIB6)
 
 #define BASE_PROG(name, fn)                                                 \
 	SEC("xdp")                                                          \
 	int name(struct xdp_md *ctx)                                        \
 	{                                                                   \
-		struct run r = { .ctx = ctx, .pos = pos,                    \
-				 .mask = key_mask, .iif = fib_iif };        \
+		struct run r = { .ctx = ctx, .pos = pos };                  \
 		RUN(fn##_call, r);                                          \
 		return XDP_DROP;                                            \
 	}                                                                   \
 	SEC("xdp")                                                          \
 	int name##_lat(struct xdp_md *ctx)                                  \
 	{                                                                   \
-		struct run r = { .ctx = ctx, .pos = pos,                    \
-				 .mask = key_mask, .iif = fib_iif };        \
+		struct run r = { .ctx = ctx, .pos = pos };                  \
 		RUN(fn##_lat_call, r);                                      \
 		return XDP_DROP;                                            \
 	}

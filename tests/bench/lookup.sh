@@ -62,8 +62,14 @@
 # IPv6 algorithm and baseline is measured again on it (table
 # "clustered"; the others are "generated").
 #
+# Verifier: before measuring, lookupbench --verifier loads every program
+# of lookup.bpf.c once over the live maps and reports the instructions
+# the verifier processed for each, with its margin to the limit.
+#
 # Table on stdout, records in build/bench/lookup.json. Low numbers are
-# reported, never an error.
+# reported, never an error; a program that does not load, or a
+# measurement lookupbench cannot make, fails the run (exit 1), after the
+# rest has run and been recorded.
 #
 # Environment: SCALE=full (IPv4 10, 1000, 100000, 1000000 and IPv6 10,
 # 1000, 100000, 250000 prefixes; 5 repetitions of 0.3 s) or small (1000
@@ -173,6 +179,21 @@ grep : "$table" >"$XFIB_TMP/v6.batch" || true
 	fail "$table holds fewer prefixes than asked for"
 
 xfibd_start
+
+# Every program of lookup.bpf.c loaded once over the live maps: the
+# instructions the verifier processed for each, against its limit. One
+# that does not load fails the benchmark (at the end, after the others).
+FAILED=()
+if ! "$LOOKUPBENCH" --pin-dir "$PIN" --verifier >"$XFIB_TMP/verifier.json" \
+	2>"$XFIB_TMP/verifier.err"; then
+	cat "$XFIB_TMP/verifier.err" >&2
+	FAILED+=("loading lookup.bpf.c")
+fi
+jq -e . "$XFIB_TMP/verifier.json" >/dev/null 2>&1 || echo '{"programs": []}' >"$XFIB_TMP/verifier.json"
+jq -r '.programs[] | "verifier: \(.program): \(.verified_insns) instructions processed"
+	+ (if .loaded then "" else ", NOT LOADED" end)' "$XFIB_TMP/verifier.json" |
+	while read -r l; do log "$l"; done
+
 st=$(rctl status -j)
 BASE4=$(jq '.ipv4.routes' <<<"$st")
 BASE6=$(jq '.ipv6.routes' <<<"$st")
@@ -210,7 +231,10 @@ measure() {
 	if ! out=$(in_ns "$RTR" "$LOOKUPBENCH" --pin-dir "$PIN" --family "$fam" --source "$src" \
 		--nkeys "$NKEYS" --hot "$NHOT" --reps "$REPS" --min-time "$MIN_TIME" \
 		--cpu "$CPU" "${base[@]}" <"$pfx" 2>"$XFIB_TMP/lookupbench.err"); then
+		# A measurement that cannot run is broken tooling, not a slow
+		# number: the others still run, and the benchmark fails.
 		log "IPv$fam $algo $n routes: lookupbench failed: $(tail -n 3 "$XFIB_TMP/lookupbench.err")"
+		FAILED+=("IPv$fam $algo $n routes")
 		return 0
 	fi
 	# Warnings (a sum mismatch, a retry after a swap) stay visible.
@@ -332,6 +356,7 @@ fi
 
 mkdir -p "$(dirname "$OUT")"
 jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname -r)" \
+	--slurpfile verifier "$XFIB_TMP/verifier.json" \
 	--argjson ncpu "$(nproc)" --arg scale "$SCALE" --argjson cpu "$CPU" \
 	--arg cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
 	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson base4 "$BASE4" \
@@ -350,6 +375,7 @@ jq -n --slurpfile s "$SAMPLES" --slurpfile steps "$STEPS" --arg kernel "$(uname 
 	 note: "ratio_to_native = value / the native value of the same metric: for ns_per_lookup above 1 means the BPF program is slower, for mlookups_per_s below 1",
 	 steps: $steps,
 	 summary: $sum,
+	 verifier: $verifier[0],
 	 records: ([ $sum[] as $r |
 		({metric: "bpf_ns_per_lookup", value: ($r.bpf_ns_median | r4), unit: "ns",
 		  ratio_to_native: nat($r; $r.bpf_ns_median / $r.native_ns_median | r4)},
@@ -428,4 +454,15 @@ echo "B/prefix = the instance's memory per generated prefix;"
 echo "reads, lines = table reads and distinct 64-byte cache lines per lookup, WS = the distinct lines the"
 echo "key set touches (counting pass, untimed; L2 $((L2 / 1024)) KiB, L3 $((L3 / 1024)) KiB on cpu0);"
 echo "hits = keys with a route; check = both paths summed the same nexthops over one pass."
+echo
+echo "Instructions the verifier processed per program (limit $(jq -r '.verifier.verifier_limit // 1000000' "$OUT")):"
+jq -r '.verifier as $v | $v.programs[] | [.program, .verified_insns,
+	($v.verifier_limit - .verified_insns), (.verified_insns / $v.verifier_limit * 100),
+	(if .loaded then "loaded" else "NOT LOADED" end)] | @tsv' "$OUT" |
+	while IFS=$'\t' read -r p n left pct st; do
+		printf '  %-22s %8d  margin %8d (%5.1f%% of the limit used)  %s\n' "$p" "$n" "$left" "$pct" "$st"
+	done
 echo "Records: $OUT"
+if ((${#FAILED[@]})); then
+	fail "broken: ${FAILED[*]}"
+fi

@@ -7,6 +7,7 @@
  *               [--source uniform|prefixes] [--nkeys N] [--hot N]
  *               [--reps N] [--min-time SEC] [--cpu N] [--seed N]
  *               [--baseline lpm_trie|fib_lookup [--iif IFNAME]] [-v]
+ *   lookupbench --pin-dir DIR --verifier
  *
  * Kernel: tests/bench/lookup.bpf.c, loaded with the router's pin directory
  * as pin root so that its maps are the live pinned ones, run with
@@ -61,6 +62,10 @@
  * Each result also gives the measured program's size after the verifier
  * (instructions, JITed bytes) and the calls left in it: the helper calls
  * show which map lookups the verifier could not inline.
+ *
+ * --verifier loads every program of lookup.bpf.c, one at a time, and
+ * prints the instructions the verifier processed for each (its margin to
+ * the limit), failing if any does not load.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -84,6 +89,7 @@
 #include "algo_names.h"
 #include "lookup.skel.h"
 #include "lookupreads.h"
+#include "prog_insns.h"
 
 #define REPS_MAX 99
 
@@ -357,7 +363,8 @@ struct opts {
 /*
  * The measured program's size after the verifier: instructions, JITed
  * bytes, and the calls left in it, helpers (map lookups the verifier did
- * not inline, bpf_fib_lookup) and BPF-to-BPF calls (the bpf_loop body).
+ * not inline, bpf_fib_lookup) and BPF-to-BPF calls (the bpf_loop body,
+ * and the global function of lookups it calls).
  * Printed with each result: what the per-lookup time is made of.
  */
 static void print_prog_shape(int prog_fd)
@@ -738,6 +745,60 @@ err:
 	return err;
 }
 
+/*
+ * --verifier: every program of lookup.bpf.c (the forwarder it includes
+ * aside: xfibctl attach loads that one, fwd.sh reports it), each loaded
+ * alone over the maps pinned in pin_dir, and the instructions the
+ * verifier processed for it, against its limit: one JSON object on
+ * stdout. Non-zero if any program fails to load: a benchmark whose
+ * program cannot load is broken, however the rest measures.
+ */
+static int verify_all(const char *pin_dir)
+{
+	struct bpf_object_open_opts oo = { .sz = sizeof(oo), .pin_root_path = pin_dir };
+	struct bpf_program *prog, *p;
+	struct lookup_bpf *skel;
+	const char *sep = "";
+	char name[64];
+	int failed = 0, err;
+	__u32 n;
+
+	skel = lookup_bpf__open_opts(&oo);
+	if (!skel)
+		return -errno;
+	printf("{\"verifier_limit\":%u,\"programs\":[", XFIB_VERIFIER_LIMIT);
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct lookup_bpf *one;
+
+		snprintf(name, sizeof(name), "%s", bpf_program__name(prog));
+		if (!strcmp(name, "xfib_fwd"))
+			continue;
+		one = lookup_bpf__open_opts(&oo);
+		if (!one) {
+			err = -errno;
+			goto out;
+		}
+		bpf_object__for_each_program(p, one->obj)
+			bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+		p = bpf_object__find_program_by_name(one->obj, name);
+		err = prog_insns_load(one->obj, p, &n);
+		printf("%s{\"program\":\"%s\",\"loaded\":%s,\"verified_insns\":%u}",
+		       sep, name, err ? "false" : "true", n);
+		sep = ",";
+		if (err) {
+			err_msg("%s: the verifier refused it (%s, %u instructions processed)",
+				name, strerror(-err), n);
+			failed++;
+		}
+		lookup_bpf__destroy(one);
+	}
+	err = failed ? -ENOEXEC : 0;
+out:
+	printf("]}\n");
+	lookup_bpf__destroy(skel);
+	return err;
+}
+
 /* Fills the family's LPM_TRIE with the prefixes read, value 1. */
 static int fill_lpm(struct bench *b)
 {
@@ -833,6 +894,7 @@ static void usage(void)
 		"                   [--source uniform|prefixes] [--nkeys N] [--hot N]\n"
 		"                   [--reps N] [--min-time SEC] [--cpu N] [--seed N]\n"
 		"                   [--baseline lpm_trie|fib_lookup [--iif IFNAME]] [-v]\n"
+		"       lookupbench --pin-dir DIR --verifier\n"
 		"  --source prefixes and --baseline lpm_trie read ADDR/LEN lines on stdin\n");
 	exit(2);
 }
@@ -853,6 +915,7 @@ int main(int argc, char **argv)
 		{ "baseline", required_argument, NULL, 'B' },
 		{ "iif", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "verifier", no_argument, NULL, 'V' },
 		{}
 	};
 	struct opts o = {
@@ -861,6 +924,7 @@ int main(int argc, char **argv)
 	};
 	struct bench b = { 0 };
 	unsigned int keys_max;
+	bool verifier = false;
 	__u32 algo = 0;
 	int c, err = 0;
 
@@ -916,9 +980,20 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
+		case 'V':
+			verifier = true;
+			break;
 		default:
 			usage();
 		}
+	}
+	if (verifier && o.pin_dir && optind == argc) {
+		libbpf_set_print(libbpf_print);
+		err = verify_all(o.pin_dir);
+		if (err && err != -ENOEXEC)
+			err_msg("loading lookup.bpf.c over %s: %s", o.pin_dir,
+				strerror(-err));
+		return err ? 1 : 0;
 	}
 	if (!o.pin_dir || o.fam < 0 || optind != argc || (!o.random && !o.hot))
 		usage();

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Every BPF program xfib loads is well under the verifier's limit of
- * 1,000,000 processed instructions: at most half of it, so that another
- * kernel's verifier (each release explores differently) or a change of
- * the program has room. Loads, with private maps, each program as this
- * kernel would get it (the forwarder with or without the conntrack
- * kfuncs, ctl/lib/pin.c; xfibctl verify's referee), and prints how many
- * instructions the verifier processed. The kernel matrix
- * (tests/kernels/matrix.sh) runs it on every kernel.
+ * Every BPF program xfib and its benchmarks load is well under the
+ * verifier's limit of 1,000,000 processed instructions: at most half of
+ * it, so that another kernel's verifier (each release explores
+ * differently; builds of one version differ too) or a change of the
+ * program has room. Loads, with private maps, each program as this kernel
+ * would get it (the forwarder with or without the conntrack kfuncs,
+ * ctl/lib/pin.c; xfibctl verify's referee; each program of
+ * tests/bench/lookup.bpf.c alone, with the verifier's statistics,
+ * tests/lib/prog_insns.h), and prints how many instructions the verifier
+ * processed. The kernel matrix (tests/kernels/matrix.sh) runs it on every
+ * kernel.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,9 +24,11 @@
 #include "log.h"
 #include "xfib/verify.h"
 #include "xfib_verify.skel.h"
+#include "lookup.skel.h"
+#include "prog_insns.h"
 #include "progtest.h"
 
-#define VERIFIER_LIMIT 1000000u
+#define VERIFIER_LIMIT XFIB_VERIFIER_LIMIT
 #define MARGIN_LIMIT (VERIFIER_LIMIT / 2)
 
 /* The instructions the verifier processed for prog (Linux 5.16+). */
@@ -47,19 +52,66 @@ static void report(const char *name, int prog_fd)
 	       name, n, MARGIN_LIMIT);
 }
 
+/* Private maps: nothing is pinned or reused from /sys/fs/bpf. */
+static void unpin(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj)
+		bpf_map__set_pin_path(map, NULL);
+}
+
+static void check(const char *name, int err, __u32 n)
+{
+	expect(!err && n > 0 && n <= MARGIN_LIMIT,
+	       "%-22s %s, %u instructions processed (at most %u)", name,
+	       err ? strerror(-err) : "loaded", n, MARGIN_LIMIT);
+}
+
+static void lookup_progs(void)
+{
+	struct bpf_program *prog, *p;
+	struct lookup_bpf *all, *one;
+	char name[64];
+	__u32 n;
+	int err;
+
+	all = lookup_bpf__open();
+	if (!all) {
+		expect(false, "open lookup.bpf.c: %s", strerror(errno));
+		return;
+	}
+	bpf_object__for_each_program(prog, all->obj) {
+		snprintf(name, sizeof(name), "%s", bpf_program__name(prog));
+		if (!strcmp(name, "xfib_fwd"))
+			continue; /* the included forwarder: below, alone */
+		one = lookup_bpf__open();
+		if (!one) {
+			expect(false, "open lookup.bpf.c: %s", strerror(errno));
+			break;
+		}
+		unpin(one->obj);
+		bpf_object__for_each_program(p, one->obj)
+			bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+		p = bpf_object__find_program_by_name(one->obj, name);
+		err = prog_insns_load(one->obj, p, &n);
+		check(name, err, n);
+		lookup_bpf__destroy(one);
+	}
+	lookup_bpf__destroy(all);
+}
+
 /* The forwarder as xfib_open() would load it here; 0 or -errno. */
 static int check_fwd(bool with_ct, bool udp_stream)
 {
 	struct xfib_fwd_bpf *skel = xfib_fwd_open(NULL, with_ct);
-	struct bpf_map *m;
 	char name[64];
 	int err;
 
 	if (!skel)
 		return -errno;
 	skel->rodata->xfib_ct_udp_stream = udp_stream;
-	bpf_object__for_each_map(m, skel->obj)
-		bpf_map__set_pin_path(m, NULL);
+	unpin(skel->obj);
 	err = xfib_fwd_bpf__load(skel);
 	if (!err) {
 		snprintf(name, sizeof(name), "xfib_fwd (%s%s)",
@@ -104,6 +156,7 @@ int main(void)
 	if (v)
 		report("xfib_verify", bpf_program__fd(v->progs.xfib_verify));
 	xfib_verify_bpf__destroy(v);
+	lookup_progs();
 	printf("\n%d cases, %d failed\n", ncases, nfailed);
 	return nfailed ? 1 : 0;
 }
