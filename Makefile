@@ -345,6 +345,11 @@ BENCH_SKELS   := $(BENCH_BPF_OBJS:.bpf.o=.skel.h)
 $(BENCH_DIR):
 	$(Q)mkdir -p $@
 
+# The lookup benchmark includes the forwarder for its maps but loads none
+# of its code: built without the conntrack kfuncs, it loads on a kernel
+# without nf_conntrack too (bpf/lib/ctgate.h).
+$(BENCH_DIR)/lookup.bpf.o: BPF_CFLAGS += -DXFIB_NO_CT_KFUNCS
+
 # Shorter stems than the $(BUILD)/%... rules above, so make picks these.
 $(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c $(BPF_FLAGS_FILE) | $(BENCH_DIR)
 	$(call msg,BPF,$@)
