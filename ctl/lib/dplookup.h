@@ -59,6 +59,8 @@ struct dpl {
 	size_t grp_len;
 	struct xfib_port *port;     /* xfib_ifaces */
 	size_t port_len;
+	struct xfib_lease *lease;   /* xfib_lease */
+	size_t lease_len;
 };
 
 /*

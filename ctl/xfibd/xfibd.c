@@ -2,7 +2,10 @@
 /*
  * xfibd: mirrors the kernel FIB of the network namespace it runs in into
  * the pinned xfib dataplane maps, and keeps them in sync until stopped.
- * Stopping it leaves the dataplane forwarding with the last state.
+ * Stopping it leaves the dataplane forwarding with the last state, for as
+ * long as its lease on the mirror runs (lease_renew.h): a successor that
+ * syncs within it takes over without a gap; without one, the kernel
+ * forwards everything after it.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -26,6 +29,7 @@
 #include "netlink.h"
 #include "pin.h"
 #include "fib.h"
+#include "lease_renew.h"
 #include "nfgate.h"
 #include "rib.h"
 #include "xdpfeat.h"
@@ -36,6 +40,12 @@
 #define DEFAULT_EVAL_MS 30000
 #define DEFAULT_RCVBUF (32 << 20)
 #define RESYNC_MIN_INTERVAL_MS 1000
+/* How long the dataplane forwards by the mirror after the last renewal:
+ * long enough for a restart at full table (loading the program, adopting
+ * the pinned maps and a full sync of 1.25M routes, after systemd's
+ * RestartSec of 2 s), short enough that a withdrawn route does not stay
+ * in the dataplane for long without a daemon. See xfibd(8). */
+#define DEFAULT_LEASE_S 10
 
 struct daemon {
 	struct xfib_fwd_bpf *skel;
@@ -47,6 +57,10 @@ struct daemon {
 	struct nfgate nf;
 	struct xdpfeat xf; /* which ports take XDP-redirected frames */
 	struct xfrm_watch xfrm;
+	struct lease_renew lease;
+	/* The last full sync succeeded: with no resync due, the mirror is
+	 * the kernel's FIB and the lease may be renewed. */
+	bool synced;
 	int batch_ms;
 	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
@@ -73,7 +87,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xfibd [OPTIONS]\n"
 		"Mirror this network namespace's FIB into the xfib XDP dataplane.\n"
-		"Runs in the foreground; SIGTERM/SIGINT stop it and leave the dataplane forwarding.\n"
+		"Runs in the foreground; SIGTERM/SIGINT stop it and leave the dataplane forwarding for the lease.\n"
 		"\n"
 		"  -p, --pin-dir DIR     pinned maps directory (default: /sys/fs/bpf/xfib in the\n"
 		"                        initial namespace, /sys/fs/bpf/xfib-ns<cookie> elsewhere)\n"
@@ -87,11 +101,15 @@ static void usage(FILE *f)
 		"                        (forward established flows the rules accept in XDP,\n"
 		"                        the rest by the kernel; default), pass (all by the\n"
 		"                        kernel) or ignore (forward as if there were none)\n"
+		"  -l, --lease SECONDS   the dataplane forwards by the mirror only while xfibd,\n"
+		"                        in sync with the kernel, renewed its lease within\n"
+		"                        SECONDS; after that, everything goes to the kernel\n"
+		"                        (default: %d)\n"
 		"  -s, --syslog          log to syslog instead of stderr\n"
 		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
 		"  -h, --help            this help\n",
 		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF,
-		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS);
+		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS, DEFAULT_LEASE_S);
 }
 
 static void write_daemon_info(struct daemon *d)
@@ -164,6 +182,16 @@ static int flush(struct daemon *d)
 	return err;
 }
 
+/* Vouches for the mirror if it is the kernel's FIB: the last full sync
+ * succeeded and no resync is due (lost notifications, changes the RIB
+ * could not apply). Called from the event loop: a daemon that no longer
+ * runs it, or keeps up with nothing, renews nothing. */
+static void renew(struct daemon *d)
+{
+	if (d->synced && !d->rib.resync_wanted)
+		lease_renew(&d->lease);
+}
+
 static int full_sync(struct daemon *d, const char *why)
 {
 	__u64 t0 = now_ms();
@@ -171,6 +199,7 @@ static int full_sync(struct daemon *d, const char *why)
 	int err;
 
 	d->last_resync_ms = t0; /* a failed one is retried a second later */
+	d->synced = false;
 	err = nl_dump_all(&d->nl);
 	if (err) {
 		pr_warn("netlink dump: %s", strerror(-err));
@@ -186,6 +215,10 @@ static int full_sync(struct daemon *d, const char *why)
 	err = flush(d);
 	if (err)
 		return err;
+	/* In sync, and not before: the dataplane may forward by the mirror
+	 * again (after a start, an adoption or a resync). */
+	d->synced = true;
+	renew(d);
 	d->last_sync = time(NULL);
 	d->last_resync_ms = now_ms(); /* the next one a second after this */
 	pr_info("sync (%s) done in %llu ms: %zu links, %u ipv4 routes, %u ipv6 routes, %zu neighbours, %zu nexthops",
@@ -230,6 +263,9 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	}
 	if (d->rib.rules_changed)
 		timeout = 0;
+	/* Renewals a quarter of the lease apart at most. */
+	if (d->lease.lease_ms / 4 < (__u64)timeout)
+		timeout = d->lease.lease_ms / 4;
 	t = nfgate_timeout(&d->nf, now);
 	if (t < timeout)
 		timeout = t;
@@ -318,6 +354,7 @@ static int run(struct daemon *d)
 			 * by neighbour removals. */
 			flush(d);
 		}
+		renew(d);
 		if (now - last_info >= 1000) {
 			rib_report_no_room(&d->rib);
 			write_daemon_info(d);
@@ -325,15 +362,22 @@ static int run(struct daemon *d)
 			last_info = now;
 		}
 	}
-	pr_info("stopping on signal %d; the dataplane keeps forwarding",
-		(int)stop_signal);
+	/* A full lease for a successor (a restart, an upgrade): it takes
+	 * over without a gap if it syncs within it. */
+	renew(d);
+	if (d->synced && !d->rib.resync_wanted)
+		pr_info("stopping on signal %d; the dataplane keeps forwarding for the %llu s lease",
+			(int)stop_signal, (unsigned long long)d->lease.lease_ms / 1000);
+	else
+		pr_info("stopping on signal %d, not in sync: the dataplane forwards until the last lease runs out",
+			(int)stop_signal);
 	return 0;
 }
 
 /* The command line. */
 struct options {
 	const char *pin_dir;
-	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms;
+	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms, lease_s;
 	int netfilter; /* enum xfib_nf_option */
 	bool syslog;
 	int verbose;
@@ -374,6 +418,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "eval-changes", required_argument, NULL, 'c' },
 		{ "eval-ms", required_argument, NULL, 'e' },
 		{ "netfilter", required_argument, NULL, 'n' },
+		{ "lease", required_argument, NULL, 'l' },
 		{ "syslog", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -381,7 +426,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c, err = 0;
 
-	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:svh", opts, NULL)) != -1) {
+	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:l:svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pin_dir = optarg;
@@ -413,6 +458,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 				err = -EINVAL;
 			}
+			break;
+		case 'l':
+			err = opt_number("lease", optarg, "a number of seconds",
+					 1, 3600, &o->lease_s);
 			break;
 		case 's':
 			o->syslog = true;
@@ -567,6 +616,11 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	err = xfrm_watch_init(&d->xfrm, d->skel);
 	if (err)
 		goto out;
+	err = lease_renew_open(&d->lease, d->skel, o->lease_s * 1000);
+	if (err) {
+		pr_warn("lease: %s", strerror(-err));
+		goto out;
+	}
 	/* Subscribe before dumping: a change made during the dump is then
 	 * seen at least once, as a notification. */
 	err = nl_open(&d->nl, &d->rib, o->rcvbuf);
@@ -592,6 +646,7 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		err = run(d);
 out:
 	clear_daemon_info(d);
+	lease_renew_close(&d->lease);
 	xfrm_watch_fini(&d->xfrm);
 	nfgate_fini(&d->nf);
 	xdpfeat_close(&d->xf);
@@ -610,6 +665,7 @@ int main(int argc, char **argv)
 		.rcvbuf = DEFAULT_RCVBUF,
 		.eval_changes = DEFAULT_EVAL_CHANGES,
 		.eval_ms = DEFAULT_EVAL_MS,
+		.lease_s = DEFAULT_LEASE_S,
 	};
 	struct daemon d = { 0 };
 	char pin_dir[XFIB_PIN_DIR_MAX], why[64];

@@ -5,7 +5,9 @@
  * which answers xfibctl lookup and verify), so that what xfibctl says a
  * packet gets is what the program does with it:
  *
- *  - first, whether the family may be forwarded here at all: not while
+ *  - first, whether anything may be forwarded by the mirror: only while
+ *    xfibd's lease on it runs (xfib_lease_check);
+ *  - then, whether the family may be forwarded here at all: not while
  *    the kernel has IPsec policies or states for it (xfib_xfrm_check);
  *  - before the lookup, the address classes the kernel never forwards as
  *    plain unicast (xfib_ipv4_special, xfib_ipv6_special);
@@ -36,6 +38,7 @@
 #include "counters.h"
 #include "flow_hash.h"
 #include "xfrm.h"
+#include "lease.h"
 
 #ifndef XFIB_INLINE
 #define XFIB_INLINE static inline __attribute__((always_inline))

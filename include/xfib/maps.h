@@ -327,6 +327,28 @@ struct xfib_daemon {
 };
 _Static_assert(sizeof(struct xfib_daemon) == 72, "xfib_daemon size");
 
+/*
+ * The daemon's word for the mirror (xfib_lease, one entry, mmap()ed). The
+ * dataplane forwards by its maps only while the kernel's
+ * CLOCK_MONOTONIC_COARSE (bpf_ktime_get_coarse_ns()) is before until;
+ * after it every packet goes to the kernel (pass_stale). xfibd renews it,
+ * to now + lease_ms, only while it is in sync with the kernel: after its
+ * first full sync, never while a resync is due, and from its event loop,
+ * so a daemon that is killed, stopped or wedged stops renewing, and
+ * after the lease the kernel's FIB decides again. until 0: never
+ * vouched (maps just created). until is written last, with one aligned
+ * 8-byte store; the other fields are for xfibctl status only.
+ */
+struct xfib_lease {
+	__u64 until;     /* CLOCK_MONOTONIC_COARSE, ns */
+	__u64 lease_ms;  /* the renewing daemon's --lease */
+	__u64 renewed;   /* CLOCK_REALTIME, seconds, of the last renewal */
+	__u64 renewals;  /* by the daemon that renewed last */
+	__u32 pid;       /* that daemon */
+	__u32 pad;
+} __attribute__((aligned(8)));
+_Static_assert(sizeof(struct xfib_lease) == 40, "xfib_lease size");
+
 struct xfib_counter {
 	__u64 packets;
 	__u64 bytes;

@@ -44,6 +44,7 @@
 #include "xfib/netfilter.h"
 #include "xfib_fwd.skel.h"
 #include "ctnl.h"
+#include "lease.h"
 
 #define SKIP 77
 #define SRC4 "198.18.200.7"
@@ -469,6 +470,10 @@ static void fill_maps(void)
 	update(skel->maps.xfib_active, &k, &a4);
 	k = XFIB_V6;
 	update(skel->maps.xfib_active, &k, &a6);
+	/* xfibd's word, for the whole test. */
+	k = 0;
+	update(skel->maps.xfib_lease, &k, &(struct xfib_lease){
+		.until = xfib_lease_clock() + 3600 * 1000000000ull });
 }
 
 static void setup(void)

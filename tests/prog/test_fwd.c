@@ -75,6 +75,7 @@
 #include "xfib/xfrm.h"
 #include "xfib_fwd.skel.h"
 #include "dplookup.h"
+#include "lease.h"
 
 #define SKIP 77
 #define FRAME_MAX 2048
@@ -159,7 +160,7 @@ enum {
 static struct xfib_fwd_bpf *skel;
 static int prog_fd;
 static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
-static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats;
+static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats, fd_lease;
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
 /* xt2, the last ifindex xfib_ifaces holds, and xt3, the first beyond. */
@@ -685,6 +686,21 @@ static void put_host(__u32 ifindex, int family, const char *addr, __u32 nb)
 	update(fd_hosts, &k, &nb, "xfib_neigh_hosts");
 }
 
+/* xfibd's lease on the mirror runs until until (CLOCK_MONOTONIC_COARSE). */
+static void put_lease(__u64 until)
+{
+	struct xfib_lease l = { .until = until, .lease_ms = 10000, .pid = 1 };
+
+	update(fd_lease, &(__u32){ 0 }, &l, "lease");
+}
+
+/* A lease that runs through the whole test, by the real clock: the
+ * program compares it with its own reading of the clock. */
+static void lease_default(void)
+{
+	put_lease(xfib_lease_clock() + 3600 * 1000000000ull);
+}
+
 static void fill_maps(void)
 {
 	static const struct xfib_bs4_range r4[] = {
@@ -808,6 +824,7 @@ static void fill_maps(void)
 	put_host(if_out, AF_INET6, HOST6, NB_HOST6);
 	/* The right address on the wrong port must not match. */
 	put_host(if_in, AF_INET, "198.18.0.12", NB_HOST4);
+	lease_default();
 }
 
 /* ---- stats -------------------------------------------------------------- */
@@ -1280,6 +1297,7 @@ static void load(void)
 	fd_stats = bpf_map__fd(skel->maps.xfib_stats);
 	fd_groups = bpf_map__fd(skel->maps.xfib_nh_groups);
 	fd_port_stats = bpf_map__fd(skel->maps.xfib_port_stats);
+	fd_lease = bpf_map__fd(skel->maps.xfib_lease);
 
 	if (prog_info(prog_fd, &info))
 		die("bpf_prog_get_info_by_fd: %s", strerror(errno));
@@ -1388,6 +1406,7 @@ static bool destination_decides(const struct fwd_case *c)
 	case XFIB_PASS_EGRESS_NOT_ATTACHED:
 	case XFIB_PASS_EGRESS_NO_XMIT:
 	case XFIB_PASS_XFRM:
+	case XFIB_PASS_STALE:
 		return true;
 	default:
 		return false;
@@ -2363,6 +2382,44 @@ static void cases_ports(void)
 	set_port_state(ST_DEFAULT);
 }
 
+/*
+ * Without xfibd's word the mirror is not forwarded by: every frame goes to
+ * the kernel as pass_stale, whatever the maps would have done with it
+ * (forward, drop, another reason), and xfibctl lookup says the same.
+ */
+static const struct fwd_case stale_cases[] = {
+	{ "v4 via gateway, lease expired", V4(DST4), PASS(XFIB_PASS_STALE) },
+	{ "v6 via gateway, lease expired", V6(DST6), PASS(XFIB_PASS_STALE) },
+	{ "v4 on-link, lease expired", V4(HOST4), PASS(XFIB_PASS_STALE) },
+	{ "v4 blackhole not dropped, lease expired", V4("198.18.3.1"),
+	  PASS(XFIB_PASS_STALE) },
+	{ "v4 no route, lease expired", V4("198.18.4.1"),
+	  PASS(XFIB_PASS_STALE) },
+	{ "v4 to another host's MAC, lease expired", V4(DST4),
+	  PASS(XFIB_PASS_STALE), .dmac = mac_other },
+	{ "ARP, lease expired", OTHER(-1, ETH_P_ARP), PASS(XFIB_PASS_STALE) },
+};
+
+static const struct fwd_case lease_cases[] = {
+	{ "v4 via gateway, lease 2 s left", V4(DST4), FWD4(mac_gw4) },
+	{ "v6 via gateway, lease 2 s left", V6(DST6), FWD6(mac_gw6) },
+};
+
+static void cases_lease(void)
+{
+	__u64 now = xfib_lease_clock();
+
+	/* Expired a jiffy or more ago (the coarse clock's resolution). */
+	put_lease(now - 20 * 1000000ull);
+	run_cases(stale_cases, ARRAY_SIZE(stale_cases));
+	/* Never given: the maps as created. */
+	put_lease(0);
+	run_cases(stale_cases, 2);
+	put_lease(xfib_lease_clock() + 2000 * 1000000ull);
+	run_cases(lease_cases, ARRAY_SIZE(lease_cases));
+	lease_default();
+}
+
 static const struct fwd_case l2_cases[] = {
 	{ "v4 to another host's MAC", V4(DST4), PASS(XFIB_PASS_NOT_FOR_US),
 	  .dmac = mac_other },
@@ -2505,6 +2562,7 @@ int main(void)
 	run_cases(route_cases, ARRAY_SIZE(route_cases));
 	cases_multipath();
 	cases_ports();
+	cases_lease();
 	run_cases(l2_cases, ARRAY_SIZE(l2_cases));
 	run_cases(l3_cases, ARRAY_SIZE(l3_cases));
 	cases_truncated();
