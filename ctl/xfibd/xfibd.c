@@ -182,13 +182,22 @@ static int flush(struct daemon *d)
 	return err;
 }
 
-/* Vouches for the mirror if it is the kernel's FIB: the last full sync
- * succeeded and no resync is due (lost notifications, changes the RIB
- * could not apply). Called from the event loop: a daemon that no longer
- * runs it, or keeps up with nothing, renews nothing. */
+/*
+ * Vouches for the mirror if it is the kernel's FIB as far as xfibd knows:
+ * the last full sync succeeded, no resync is due (lost notifications,
+ * changes the RIB could not apply), and every change read is in the
+ * dataplane (the event loop reads the socket dry each time, so a daemon
+ * back from SIGSTOP renews only once its backlog is applied). Called from
+ * the event loop: a daemon that no longer runs it renews nothing.
+ */
+static bool in_sync(const struct daemon *d)
+{
+	return d->synced && !d->rib.resync_wanted && !rib_pending(&d->rib);
+}
+
 static void renew(struct daemon *d)
 {
-	if (d->synced && !d->rib.resync_wanted)
+	if (in_sync(d))
 		lease_renew(&d->lease);
 }
 
@@ -364,8 +373,10 @@ static int run(struct daemon *d)
 	}
 	/* A full lease for a successor (a restart, an upgrade): it takes
 	 * over without a gap if it syncs within it. */
+	if (d->synced && !d->rib.resync_wanted && rib_pending(&d->rib))
+		flush(d);
 	renew(d);
-	if (d->synced && !d->rib.resync_wanted)
+	if (in_sync(d))
 		pr_info("stopping on signal %d; the dataplane keeps forwarding for the %llu s lease",
 			(int)stop_signal, (unsigned long long)d->lease.lease_ms / 1000);
 	else
