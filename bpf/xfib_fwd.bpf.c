@@ -202,10 +202,22 @@ static __always_inline __u32 l4_ports(const struct xfib_pkt *pkt,
 	return bpf_ntohl(*ports);
 }
 
+/* The router's flow hash seed: one inlined array read. */
+static __always_inline __u32 flow_seed(void)
+{
+	__u32 zero = 0;
+	const struct xfib_hash_seed *s =
+		bpf_map_lookup_elem(&xfib_hash_seed, &zero);
+
+	return s ? *(const volatile __u32 *)&s->seed : 0;
+}
+
 /* The flow hash of the packet (include/xfib/flow_hash.h). Fragments hash
  * without ports, so all fragments of a datagram take one path. */
 static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 {
+	__u32 seed = flow_seed();
+
 	if (pkt->proto == ETH_P_IP) {
 		const struct iphdr *iph = pkt->l3;
 		__u32 ports = 0;
@@ -214,14 +226,14 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 			return 0;
 		if (!(iph->frag_off & bpf_htons(0x3fff)))
 			ports = l4_ports(pkt, iph + 1, iph->protocol);
-		return xfib_flow_hash(&iph->saddr, &iph->daddr, 1, iph->protocol,
-				      ports);
+		return xfib_flow_hash(seed, &iph->saddr, &iph->daddr, 1,
+				      iph->protocol, ports);
 	} else {
 		const struct ipv6hdr *ip6h = pkt->l3;
 
 		if ((const void *)(ip6h + 1) > pkt->data_end)
 			return 0;
-		return xfib_flow_hash(ip6h->saddr.s6_addr32,
+		return xfib_flow_hash(seed, ip6h->saddr.s6_addr32,
 				      ip6h->daddr.s6_addr32, 4, ip6h->nexthdr,
 				      l4_ports(pkt, ip6h + 1, ip6h->nexthdr));
 	}

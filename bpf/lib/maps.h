@@ -131,6 +131,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_lease SEC(".maps");
 
+/* The flow hash's seed (include/xfib/maps.h), read per multipath
+ * packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_hash_seed);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_hash_seed SEC(".maps");
+
 /* bsearch ranges, two slots per family. mmap()able so the daemon fills a
  * slot with plain stores and xfibctl runs the same lookup on it. */
 struct {

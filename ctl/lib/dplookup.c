@@ -294,6 +294,9 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 	d->lease = xfib_map_mmap(skel->maps.xfib_lease, false, &d->lease_len);
 	if (!d->lease)
 		goto err_errno;
+	d->seed = xfib_map_mmap(skel->maps.xfib_hash_seed, false, &d->seed_len);
+	if (!d->seed)
+		goto err_errno;
 	err = load_instance(d);
 	if (err)
 		goto err;
@@ -327,6 +330,8 @@ void dpl_close(struct dpl *d)
 		munmap(d->port, d->port_len);
 	if (d->lease)
 		munmap(d->lease, d->lease_len);
+	if (d->seed)
+		munmap(d->seed, d->seed_len);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -426,7 +431,8 @@ static __u32 xfib_env_flow_hash(struct xfib_env *env)
 	static const __u32 zero[4];
 	const __u32 *src = env->src ? (const __u32 *)env->src : zero;
 
-	return xfib_flow_hash(src, (const __u32 *)env->addr,
+	return xfib_flow_hash(__atomic_load_n(&env->d->seed->seed, __ATOMIC_RELAXED),
+			      src, (const __u32 *)env->addr,
 			      env->d->fam == XFIB_V4 ? 1 : 4, 0, 0);
 }
 

@@ -61,6 +61,8 @@ struct dpl {
 	size_t port_len;
 	struct xfib_lease *lease;   /* xfib_lease */
 	size_t lease_len;
+	struct xfib_hash_seed *seed; /* xfib_hash_seed */
+	size_t seed_len;
 };
 
 /*

@@ -70,6 +70,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	st->pid = xfib_daemon_pid(skel);
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &st->daemon);
 	xfib_lease_read(skel, &st->lease);
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_hash_seed), &key, &st->seed);
 	st->lease_now = xfib_lease_clock();
 	st->cap_neighs = bpf_map__max_entries(skel->maps.xfib_neighs);
 	st->cap_nexthops = bpf_map__max_entries(skel->maps.xfib_nexthops);
@@ -188,6 +189,40 @@ static void lease_text(const struct status *st)
 	       (unsigned long long)l->lease_ms / 1000, -left / 1000.0);
 }
 
+static const char *seed_origin(__u32 origin)
+{
+	switch (origin) {
+	case XFIB_SEED_RANDOM:
+		return "random";
+	case XFIB_SEED_SET:
+		return "set";
+	default:
+		return "none";
+	}
+}
+
+/* The multipath flow hash's seed, and where it came from. */
+static void seed_text(const struct status *st)
+{
+	static const char *const why[] = {
+		[XFIB_SEED_NONE] = "none yet: xfibd draws one at its first start",
+		[XFIB_SEED_RANDOM] = "drawn at random at the first start",
+		[XFIB_SEED_SET] = "set with xfibd --hash-seed",
+	};
+	__u32 o = st->seed.origin <= XFIB_SEED_SET ? st->seed.origin : 0;
+
+	printf("ecmp hash:   seed 0x%08x (%s)\n", st->seed.seed, why[o]);
+}
+
+static json_object *seed_json(const struct status *st)
+{
+	json_object *o = json_object_new_object();
+
+	js_set(o, "seed", js_u64(st->seed.seed));
+	js_set(o, "origin", js_str(seed_origin(st->seed.origin)));
+	return o;
+}
+
 static json_object *lease_json(const struct status *st)
 {
 	const struct xfib_lease *l = &st->lease;
@@ -283,6 +318,7 @@ static void status_text(const struct status *st)
 	printf("pin dir:     %s\n", st->pin_dir);
 	daemon_text(st);
 	lease_text(st);
+	seed_text(st);
 	printf("interfaces:  ");
 	for (i = 0; i < st->nports; i++)
 		printf("%s%s (%s)", i ? ", " : "", st->ports[i].name,
@@ -309,6 +345,7 @@ static json_object *status_json(const struct status *st)
 	js_set(o, "pin_dir", js_str(st->pin_dir));
 	js_set(o, "daemon", daemon_json(st));
 	js_set(o, "lease", lease_json(st));
+	js_set(o, "hash_seed", seed_json(st));
 	for (i = 0; ifs && i < st->nports; i++) {
 		const struct port *p = &st->ports[i];
 		json_object *e = json_object_new_object();

@@ -29,6 +29,7 @@
 #include "netlink.h"
 #include "pin.h"
 #include "fib.h"
+#include "hash_seed.h"
 #include "lease_renew.h"
 #include "nfgate.h"
 #include "rib.h"
@@ -105,6 +106,8 @@ static void usage(FILE *f)
 		"                        in sync with the kernel, renewed its lease within\n"
 		"                        SECONDS; after that, everything goes to the kernel\n"
 		"                        (default: %d)\n"
+		"  -H, --hash-seed N     seed of the multipath flow hash (default: drawn at\n"
+		"                        random at the first start, kept in the pinned maps)\n"
 		"  -s, --syslog          log to syslog instead of stderr\n"
 		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
 		"  -h, --help            this help\n",
@@ -389,6 +392,8 @@ static int run(struct daemon *d)
 struct options {
 	const char *pin_dir;
 	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms, lease_s;
+	unsigned long long hash_seed;
+	bool hash_seed_set;
 	int netfilter; /* enum xfib_nf_option */
 	bool syslog;
 	int verbose;
@@ -430,6 +435,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "eval-ms", required_argument, NULL, 'e' },
 		{ "netfilter", required_argument, NULL, 'n' },
 		{ "lease", required_argument, NULL, 'l' },
+		{ "hash-seed", required_argument, NULL, 'H' },
 		{ "syslog", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -437,7 +443,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c, err = 0;
 
-	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:l:svh", opts, NULL)) != -1) {
+	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:l:H:svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pin_dir = optarg;
@@ -473,6 +479,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'l':
 			err = opt_number("lease", optarg, "a number of seconds",
 					 1, 3600, &o->lease_s);
+			break;
+		case 'H':
+			err = opt_number("hash-seed", optarg, "a 32-bit number", 0,
+					 UINT32_MAX, &o->hash_seed);
+			o->hash_seed_set = true;
 			break;
 		case 's':
 			o->syslog = true;
@@ -625,6 +636,10 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		goto out;
 	}
 	err = xfrm_watch_init(&d->xfrm, d->skel);
+	if (err)
+		goto out;
+	/* Before the first renewal: no packet is hashed with another. */
+	err = hash_seed_init(d->skel, o->hash_seed_set, o->hash_seed);
 	if (err)
 		goto out;
 	err = lease_renew_open(&d->lease, d->skel, o->lease_s * 1000);

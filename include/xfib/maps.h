@@ -349,6 +349,27 @@ struct xfib_lease {
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct xfib_lease) == 40, "xfib_lease size");
 
+/*
+ * The flow hash's seed (xfib_hash_seed, one entry): per router, drawn at
+ * random by the first xfibd to start on the pin directory, or set with
+ * xfibd --hash-seed, and kept in the pinned map, so flows keep their
+ * paths across restarts and upgrades of xfib. Distinct seeds keep two
+ * tiers of routers from splitting flows alike (polarisation: the second
+ * tier would use one path of each group), and keep outsiders from
+ * computing which path a flow takes.
+ */
+enum xfib_seed_origin {
+	XFIB_SEED_NONE = 0,   /* no xfibd started yet: seed 0 */
+	XFIB_SEED_RANDOM = 1, /* drawn at the first start */
+	XFIB_SEED_SET = 2,    /* --hash-seed */
+};
+
+struct xfib_hash_seed {
+	__u32 seed;
+	__u32 origin; /* enum xfib_seed_origin */
+};
+_Static_assert(sizeof(struct xfib_hash_seed) == 8, "xfib_hash_seed size");
+
 struct xfib_counter {
 	__u64 packets;
 	__u64 bytes;

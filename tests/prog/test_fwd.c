@@ -161,6 +161,8 @@ static struct xfib_fwd_bpf *skel;
 static int prog_fd;
 static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
 static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats, fd_lease;
+static int fd_seed;
+static __u32 cur_seed;	/* the flow hash seed in xfib_hash_seed */
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
 /* xt2, the last ifindex xfib_ifaces holds, and xt3, the first beyond. */
@@ -701,6 +703,15 @@ static void lease_default(void)
 	put_lease(xfib_lease_clock() + 3600 * 1000000000ull);
 }
 
+/* The router's flow hash seed, for the program and for second_half(). */
+static void put_seed(__u32 seed)
+{
+	struct xfib_hash_seed v = { .seed = seed, .origin = XFIB_SEED_SET };
+
+	update(fd_seed, &(__u32){ 0 }, &v, "hash seed");
+	cur_seed = seed;
+}
+
 static void fill_maps(void)
 {
 	static const struct xfib_bs4_range r4[] = {
@@ -825,6 +836,7 @@ static void fill_maps(void)
 	/* The right address on the wrong port must not match. */
 	put_host(if_in, AF_INET, "198.18.0.12", NB_HOST4);
 	lease_default();
+	put_seed(0x5eed0001);
 }
 
 /* ---- stats -------------------------------------------------------------- */
@@ -1298,6 +1310,7 @@ static void load(void)
 	fd_groups = bpf_map__fd(skel->maps.xfib_nh_groups);
 	fd_port_stats = bpf_map__fd(skel->maps.xfib_port_stats);
 	fd_lease = bpf_map__fd(skel->maps.xfib_lease);
+	fd_seed = bpf_map__fd(skel->maps.xfib_hash_seed);
 
 	if (prog_info(prog_fd, &info))
 		die("bpf_prog_get_info_by_fd: %s", strerror(errno));
@@ -1986,13 +1999,13 @@ static bool second_half(const struct frame *f, bool with_ports)
 			ports = (__u32)get16(l3 + 20) << 16 | get16(l3 + 22);
 		memcpy(s, &ip->saddr, 4);
 		memcpy(d, &ip->daddr, 4);
-		h = xfib_flow_hash(s, d, 1, ip->protocol, ports);
+		h = xfib_flow_hash(cur_seed, s, d, 1, ip->protocol, ports);
 	} else {
 		if (with_ports)
 			ports = (__u32)get16(l3 + 40) << 16 | get16(l3 + 42);
 		memcpy(s, l3 + 8, 16);
 		memcpy(d, l3 + 24, 16);
-		h = xfib_flow_hash(s, d, 4, l3[6], ports);
+		h = xfib_flow_hash(cur_seed, s, d, 4, l3[6], ports);
 	}
 	return xfib_flow_bucket(h) >= 128;
 }
@@ -2006,27 +2019,34 @@ static const struct fwd_case multipath_cases[] = {
 	  PASS(XFIB_PASS_NO_ROUTE) },
 };
 
-static void cases_multipath(void)
+/*
+ * Flows differing only in the source port spread over both members, each
+ * where the flow hash with the router's seed puts it. Bit i of *halves:
+ * the IPv4 flow of port 1024 + i took the second member.
+ */
+static void multipath_flows(__u64 *halves)
 {
 	unsigned int i, seen4[2] = { 0 }, seen6[2] = { 0 };
 	char name[96];
 	struct frame f;
 	bool b;
 
-	/* Flows differing only in the source port spread over both
-	 * members, each where the flow hash puts it. */
+	*halves = 0;
 	for (i = 0; i < 64; i++) {
 		f = v4("198.18.12.7");
 		set_sport(&f, 1024 + i);
 		b = second_half(&f, true);
 		seen4[b]++;
-		snprintf(name, sizeof(name), "v4 group, source port %u", 1024 + i);
+		*halves |= (__u64)b << i;
+		snprintf(name, sizeof(name), "v4 group, seed %#x, source port %u",
+			 cur_seed, 1024 + i);
 		expect_fwd(name, &f, b ? mac_gw4b : mac_gw4);
 		f = v6("2001:db8:0:9::7");
 		set_sport(&f, 1024 + i);
 		b = second_half(&f, true);
 		seen6[b]++;
-		snprintf(name, sizeof(name), "v6 group, source port %u", 1024 + i);
+		snprintf(name, sizeof(name), "v6 group, seed %#x, source port %u",
+			 cur_seed, 1024 + i);
 		expect_fwd(name, &f, b ? mac_gw6b : mac_gw6);
 	}
 	ncases++;
@@ -2035,6 +2055,68 @@ static void cases_multipath(void)
 		printf("FAIL 64 flows did not reach both members (v4 %u/%u, v6 %u/%u)\n",
 		       seen4[0], seen4[1], seen6[0], seen6[1]);
 	}
+}
+
+/* The member a lookup of 198.18.12.7 (any source, no ports) takes with
+ * seed. */
+static __u32 lookup_member(__u32 seed)
+{
+	static const __u32 zero[4];
+	const __u8 dst[4] = { 198, 18, 12, 7 };
+	__u32 h = xfib_flow_hash(seed, zero, (const __u32 *)dst, 1, 0, 0);
+
+	return xfib_flow_bucket(h) >= 128 ? NH_GW4_B : NH_GW4;
+}
+
+/* xfibctl lookup's member for a multipath destination is the one the
+ * seed gives. */
+static void multipath_lookup(void)
+{
+	__u8 dst[16] = { 198, 18, 12, 7 };
+	struct dpl_result r;
+	__u32 want = lookup_member(cur_seed);
+
+	ncases++;
+	if (dpl_resolve(&dpl[XFIB_V4], dst, &r) || r.nh_idx != want) {
+		nfailed++;
+		printf("FAIL lookup 198.18.12.7 with seed %#x: member %u, expected %u\n",
+		       cur_seed, r.nh_idx, want);
+	} else {
+		printf("ok   lookup 198.18.12.7 with seed %#x: member %u\n",
+		       cur_seed, r.nh_idx);
+	}
+}
+
+static void cases_multipath(void)
+{
+	unsigned int i;
+	__u64 a, b;
+	char name[96];
+	struct frame f;
+
+	/* Two routers' seeds split the same flows differently; the program
+	 * and lookup follow the seed in the map. */
+	__u32 seed2 = 0xc0ffee42;
+
+	multipath_flows(&a);
+	multipath_lookup();
+	/* A second seed whose lookup takes the other member: a lookup that
+	 * ignored the seed would be wrong for one of the two. */
+	while (lookup_member(seed2) == lookup_member(cur_seed))
+		seed2++;
+	put_seed(seed2);
+	multipath_flows(&b);
+	multipath_lookup();
+	ncases++;
+	if (__builtin_popcountll(a ^ b) < 8) {
+		nfailed++;
+		printf("FAIL seeds %#x and %#x split 64 flows alike but for %d\n",
+		       0x5eed0001, cur_seed, __builtin_popcountll(a ^ b));
+	} else {
+		printf("ok   seeds %#x and %#x put %d of 64 flows on other members\n",
+		       0x5eed0001, cur_seed, __builtin_popcountll(a ^ b));
+	}
+	put_seed(0x5eed0001);
 	/* Fragments hash without ports: all of a datagram's take one path. */
 	for (i = 0; i < 8; i++) {
 		f = v4("198.18.12.9");
