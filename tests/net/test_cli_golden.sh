@@ -164,7 +164,7 @@ done
 # ---- show commands: text and JSON ----------------------------------------------
 run status status
 json status '.daemon.running and .daemon.synced and .daemon.table == 254 and
-	.lease.valid and .lease.given and .lease.seconds == 10 and .lease.left_ms > 0 and
+	.lease.valid and .lease.given and .lease.seconds == 30 and .lease.left_ms > 0 and
 	.lease.expired_ms == 0 and .lease.pid == .daemon.pid and .lease.renewals > 0 and
 	.hash_seed.origin == "random" and (.hash_seed.seed | type) == "number" and
 	([.interfaces[].name] | sort) == ([$rg, $rs] | sort) and

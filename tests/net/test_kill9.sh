@@ -5,7 +5,7 @@
 # stream running, xfibd is killed with SIGKILL; traffic keeps flowing and
 # is still forwarded by xfib, not the kernel, and no packet goes to the
 # kernel for want of a lease (pass_stale). A new xfibd, started within the
-# lease (10 s by default), adopts the pinned state: traffic still flows,
+# lease (30 s by default), adopts the pinned state: traffic still flows,
 # status shows the new daemon and its lease, and a route added afterwards
 # is reflected in the dataplane. (After the lease, the kernel takes over:
 # test_lease.)
