@@ -298,6 +298,21 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	return timeout;
 }
 
+/* On SIGTERM/SIGINT: a full lease for a successor (a restart, an
+ * upgrade), which takes over without a gap if it syncs within it. */
+static void stop_renew(struct daemon *d)
+{
+	if (d->synced && !d->rib.resync_wanted && rib_pending(&d->rib))
+		flush(d);
+	renew(d);
+	if (in_sync(d))
+		pr_info("stopping on signal %d; the dataplane keeps forwarding for the %llu s lease",
+			(int)stop_signal, (unsigned long long)d->lease.lease_ms / 1000);
+	else
+		pr_info("stopping on signal %d, not in sync: the dataplane forwards until the last lease runs out",
+			(int)stop_signal);
+}
+
 static int run(struct daemon *d)
 {
 	struct pollfd pfd[6] = {
@@ -376,17 +391,7 @@ static int run(struct daemon *d)
 			last_info = now;
 		}
 	}
-	/* A full lease for a successor (a restart, an upgrade): it takes
-	 * over without a gap if it syncs within it. */
-	if (d->synced && !d->rib.resync_wanted && rib_pending(&d->rib))
-		flush(d);
-	renew(d);
-	if (in_sync(d))
-		pr_info("stopping on signal %d; the dataplane keeps forwarding for the %llu s lease",
-			(int)stop_signal, (unsigned long long)d->lease.lease_ms / 1000);
-	else
-		pr_info("stopping on signal %d, not in sync: the dataplane forwards until the last lease runs out",
-			(int)stop_signal);
+	stop_renew(d);
 	return 0;
 }
 
