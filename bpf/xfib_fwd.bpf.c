@@ -12,6 +12,8 @@
  * xfib_fwd() at the bottom runs the steps in order; each returns XFIB_NEXT
  * or the reason (enum xfib_reason) that stops the packet:
  *
+ *   check_lease     xfibd vouches for the mirror (xfib_lease_check in
+ *                   include/xfib/decide.h): else everything to the kernel
  *   parse_eth       Ethernet and a priority tag
  *   check_ingress   the ingress port is xfib's and the frame is for it
  *   xfib_xfrm_check the family has no IPsec policy or state
@@ -207,10 +209,22 @@ static __always_inline __u32 l4_ports(const struct xfib_pkt *pkt,
 	return bpf_ntohl(*ports);
 }
 
+/* The router's flow hash seed: one inlined array read. */
+static __always_inline __u32 flow_seed(void)
+{
+	__u32 zero = 0;
+	const struct xfib_hash_seed *s =
+		bpf_map_lookup_elem(&xfib_hash_seed, &zero);
+
+	return s ? *(const volatile __u32 *)&s->seed : 0;
+}
+
 /* The flow hash of the packet (include/xfib/flow_hash.h). Fragments hash
  * without ports, so all fragments of a datagram take one path. */
 static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 {
+	__u32 seed = flow_seed();
+
 	if (pkt->proto == ETH_P_IP) {
 		const struct iphdr *iph = pkt->l3;
 		__u32 ports = 0;
@@ -219,14 +233,14 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 			return 0;
 		if (!(iph->frag_off & bpf_htons(XFIB_IP_MF_OFFSET)))
 			ports = l4_ports(pkt, iph + 1, iph->protocol);
-		return xfib_flow_hash(&iph->saddr, &iph->daddr, 1, iph->protocol,
-				      ports);
+		return xfib_flow_hash(seed, &iph->saddr, &iph->daddr, 1,
+				      iph->protocol, ports);
 	} else {
 		const struct ipv6hdr *ip6h = pkt->l3;
 
 		if ((const void *)(ip6h + 1) > pkt->data_end)
 			return 0;
-		return xfib_flow_hash(ip6h->saddr.s6_addr32,
+		return xfib_flow_hash(seed, ip6h->saddr.s6_addr32,
 				      ip6h->daddr.s6_addr32, 4, ip6h->nexthdr,
 				      l4_ports(pkt, ip6h + 1, ip6h->nexthdr));
 	}
@@ -318,14 +332,25 @@ static __always_inline void xfib_env_rpf_scan(struct xfib_env *env,
 
 /* ---- the steps ---------------------------------------------------------- */
 
-/* Ethernet and at most one 802.1Q tag, which must be a priority tag. */
-static __always_inline __u32 parse_eth(struct xdp_md *ctx,
-				       struct xfib_pkt *pkt)
+/*
+ * The mirror is forwarded by only while xfibd's lease runs: one inlined
+ * array read and the coarse clock (CLOCK_MONOTONIC_COARSE, the clock xfibd
+ * renews the lease by: a jiffy's resolution, no clock source read).
+ */
+static __always_inline __u32 check_lease(void)
 {
-	pkt->data = (void *)(long)ctx->data;
-	pkt->data_end = (void *)(long)ctx->data_end;
-	pkt->len = pkt->data_end - pkt->data;
+	__u32 zero = 0;
+	const struct xfib_lease *l = bpf_map_lookup_elem(&xfib_lease, &zero);
 
+	if (!l)
+		return XFIB_PASS_STALE;
+	return xfib_lease_check(*(const volatile __u64 *)&l->until,
+				bpf_ktime_get_coarse_ns());
+}
+
+/* Ethernet and at most one 802.1Q tag, which must be a priority tag. */
+static __always_inline __u32 parse_eth(struct xfib_pkt *pkt)
+{
 	pkt->eth = pkt->data;
 	if ((void *)(pkt->eth + 1) > pkt->data_end)
 		return XFIB_PASS_MALFORMED;
@@ -656,7 +681,14 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	const struct xfib_iface *in;
 	__u32 r, nf, nh_idx;
 
-	r = parse_eth(ctx, pkt);
+	/* The frame's length, for the counters, whatever stops it. */
+	pkt->data = (void *)(long)ctx->data;
+	pkt->data_end = (void *)(long)ctx->data_end;
+	pkt->len = pkt->data_end - pkt->data;
+	r = check_lease();
+	if (r != XFIB_NEXT)
+		return r;
+	r = parse_eth(pkt);
 	if (r != XFIB_NEXT)
 		return r;
 	r = check_ingress(pkt, q->in_ifindex, &in);

@@ -129,6 +129,28 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_prog_info SEC(".maps");
 
+/* The daemon's lease on the mirror (include/xfib/maps.h), read per
+ * packet: an array, so the lookup is inlined. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_lease);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_lease SEC(".maps");
+
+/* The flow hash's seed (include/xfib/maps.h), read per multipath
+ * packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_hash_seed);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_hash_seed SEC(".maps");
+
 /* bsearch ranges, two slots per family. mmap()able so the daemon fills a
  * slot with plain stores and xfibctl runs the same lookup on it. */
 struct {

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "dplookup.h"
+#include "lease.h"
 #include "pin.h"
 #include "xfib/tbl8_pool.h"
 
@@ -290,6 +291,12 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 	d->port = xfib_map_mmap(skel->maps.xfib_ifaces, false, &d->port_len);
 	if (!d->port)
 		goto err_errno;
+	d->lease = xfib_map_mmap(skel->maps.xfib_lease, false, &d->lease_len);
+	if (!d->lease)
+		goto err_errno;
+	d->seed = xfib_map_mmap(skel->maps.xfib_hash_seed, false, &d->seed_len);
+	if (!d->seed)
+		goto err_errno;
 	err = load_instance(d);
 	if (err)
 		goto err;
@@ -321,6 +328,10 @@ void dpl_close(struct dpl *d)
 		munmap(d->grp, d->grp_len);
 	if (d->port)
 		munmap(d->port, d->port_len);
+	if (d->lease)
+		munmap(d->lease, d->lease_len);
+	if (d->seed)
+		munmap(d->seed, d->seed_len);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -420,7 +431,8 @@ static __u32 xfib_env_flow_hash(struct xfib_env *env)
 	static const __u32 zero[4];
 	const __u32 *src = env->src ? (const __u32 *)env->src : zero;
 
-	return xfib_flow_hash(src, (const __u32 *)env->addr,
+	return xfib_flow_hash(__atomic_load_n(&env->d->seed->seed, __ATOMIC_RELAXED),
+			      src, (const __u32 *)env->addr,
 			      env->d->fam == XFIB_V4 ? 1 : 4, 0, 0);
 }
 
@@ -585,18 +597,21 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
 }
 
 /*
- * The same, with the family's check that the program makes right after
- * it has found the ingress port known: the route is still followed, for
- * display, but the family's IPsec policies decide.
+ * The same, with the checks that the program makes before all the others:
+ * the route is still followed, for display, but the daemon's lease, then
+ * (the ingress port known) the family's IPsec policies decide.
  */
 static void follow(struct dpl *d, struct dpl_result *r)
 {
 	struct xfib_env env = { .d = d, .addr = r->addr };
+	__u64 until = __atomic_load_n(&d->lease->until, __ATOMIC_ACQUIRE);
 	__u32 x;
 
 	follow_route(d, r);
-	x = xfib_xfrm_check(&env, r->fam);
-	if (x != XFIB_NEXT && r->action != XFIB_PASS_NO_IFACE)
+	x = xfib_lease_check(until, xfib_lease_clock());
+	if (x == XFIB_NEXT && r->action != XFIB_PASS_NO_IFACE)
+		x = xfib_xfrm_check(&env, r->fam);
+	if (x != XFIB_NEXT)
 		r->action = x;
 }
 

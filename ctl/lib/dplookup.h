@@ -59,6 +59,10 @@ struct dpl {
 	size_t grp_len;
 	struct xfib_port *port;     /* xfib_ifaces */
 	size_t port_len;
+	struct xfib_lease *lease;   /* xfib_lease */
+	size_t lease_len;
+	struct xfib_hash_seed *seed; /* xfib_hash_seed */
+	size_t seed_len;
 };
 
 /*

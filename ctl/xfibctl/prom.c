@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo_names.h"
+#include "lease.h"
 #include "output.h"
 #include "utf8.h"
 #include "xfibctl.h"
@@ -95,8 +96,16 @@ static void prom_instances(const struct xfib_fib_info *fi)
 static void prom_daemon(const struct status *st)
 {
 	prom_head("xfib_daemon_up", "gauge",
-		  "1 if xfibd maintains the maps; at 0 the dataplane forwards with its last state.");
+		  "1 if xfibd maintains the maps; at 0 the dataplane forwards with its last state while the lease runs.");
 	printf("xfib_daemon_up %d\n", st->pid ? 1 : 0);
+	prom_head("xfib_lease_valid", "gauge",
+		  "1 while xfibd's lease on the mirror runs; at 0 every packet goes to the kernel (pass_stale).");
+	printf("xfib_lease_valid %d\n",
+	       xfib_lease_valid(&st->lease, st->lease_now) ? 1 : 0);
+	prom_head("xfib_lease_seconds", "gauge",
+		  "How long the dataplane forwards by the mirror after xfibd's last renewal (xfibd --lease).");
+	printf("xfib_lease_seconds %llu\n",
+	       (unsigned long long)st->lease.lease_ms / 1000);
 	prom_head("xfib_resyncs_total", "counter",
 		  "Full netlink dumps xfibd made after losing messages (socket overruns).");
 	printf("xfib_resyncs_total %llu\n", (unsigned long long)st->daemon.resyncs);

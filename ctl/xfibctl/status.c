@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "algo_names.h"
+#include "lease.h"
 #include "output.h"
 #include "xfibctl.h"
 
@@ -68,6 +69,9 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	st->pin_dir = pin_dir;
 	st->pid = xfib_daemon_pid(skel);
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &st->daemon);
+	xfib_lease_read(skel, &st->lease);
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_hash_seed), &key, &st->seed);
+	st->lease_now = xfib_lease_clock();
 	st->cap_neighs = bpf_map__max_entries(skel->maps.xfib_neighs);
 	st->cap_nexthops = bpf_map__max_entries(skel->maps.xfib_nexthops);
 	st->cap_groups = bpf_map__max_entries(skel->maps.xfib_nh_groups);
@@ -160,13 +164,91 @@ static json_object *fib_info_json(__u32 fam, const struct xfib_fib_info *fi)
 
 /* ---- status ---------------------------------------------------------------- */
 
+/* ms the lease has left (> 0), or has been expired for (<= 0). */
+static long long lease_left_ms(const struct status *st)
+{
+	return ((long long)st->lease.until - (long long)st->lease_now) / 1000000;
+}
+
+/* Whether the dataplane forwards by the mirror, and for how long. */
+static void lease_text(const struct status *st)
+{
+	const struct xfib_lease *l = &st->lease;
+	long long left = lease_left_ms(st);
+
+	if (!l->until) {
+		printf("lease:       never given: every packet goes to the kernel (pass_stale) until xfibd syncs\n");
+		return;
+	}
+	if (xfib_lease_valid(l, st->lease_now)) {
+		printf("lease:       %llu s, renewed by xfibd (pid %u): %.1f s left\n",
+		       (unsigned long long)l->lease_ms / 1000, l->pid,
+		       left / 1000.0);
+		return;
+	}
+	printf("lease:       %llu s, expired %.1f s ago: every packet goes to the kernel (pass_stale) until xfibd syncs\n",
+	       (unsigned long long)l->lease_ms / 1000, -left / 1000.0);
+}
+
+static const char *seed_origin(__u32 origin)
+{
+	switch (origin) {
+	case XFIB_SEED_RANDOM:
+		return "random";
+	case XFIB_SEED_SET:
+		return "set";
+	default:
+		return "none";
+	}
+}
+
+/* The multipath flow hash's seed, and where it came from. */
+static void seed_text(const struct status *st)
+{
+	static const char *const why[] = {
+		[XFIB_SEED_NONE] = "none yet: xfibd draws one at its first start",
+		[XFIB_SEED_RANDOM] = "drawn at random at the first start",
+		[XFIB_SEED_SET] = "set with xfibd --hash-seed",
+	};
+	__u32 o = st->seed.origin <= XFIB_SEED_SET ? st->seed.origin : 0;
+
+	printf("ecmp hash:   seed 0x%08x (%s)\n", st->seed.seed, why[o]);
+}
+
+static json_object *seed_json(const struct status *st)
+{
+	json_object *o = json_object_new_object();
+
+	js_set(o, "seed", js_u64(st->seed.seed));
+	js_set(o, "origin", js_str(seed_origin(st->seed.origin)));
+	return o;
+}
+
+static json_object *lease_json(const struct status *st)
+{
+	const struct xfib_lease *l = &st->lease;
+	json_object *o = json_object_new_object();
+	long long left = lease_left_ms(st);
+	bool valid = xfib_lease_valid(l, st->lease_now);
+
+	js_set(o, "valid", js_bool(valid));
+	js_set(o, "given", js_bool(l->until));
+	js_set(o, "seconds", js_u64(l->lease_ms / 1000));
+	js_set(o, "left_ms", js_u64(valid ? left : 0));
+	js_set(o, "expired_ms", js_u64(!valid && l->until ? -left : 0));
+	js_set(o, "pid", js_u64(l->pid));
+	js_set(o, "renewals", js_u64(l->renewals));
+	js_set(o, "renewed", js_u64(l->renewed));
+	return o;
+}
+
 static void daemon_text(const struct status *st)
 {
 	const struct xfib_daemon *d = &st->daemon;
 	char when[32];
 
 	if (!st->pid) {
-		printf("daemon:      not running (the dataplane forwards with its last state)\n");
+		printf("daemon:      not running (the dataplane forwards with its last state while the lease runs)\n");
 		return;
 	}
 	when_str(d->last_sync, when, sizeof(when));
@@ -236,6 +318,8 @@ static void status_text(const struct status *st)
 
 	printf("pin dir:     %s\n", st->pin_dir);
 	daemon_text(st);
+	lease_text(st);
+	seed_text(st);
 	printf("interfaces:  ");
 	for (i = 0; i < st->nports; i++)
 		printf("%s%s (%s)", i ? ", " : "", st->ports[i].name,
@@ -262,6 +346,8 @@ static json_object *status_json(const struct status *st)
 
 	js_set(o, "pin_dir", js_str(st->pin_dir));
 	js_set(o, "daemon", daemon_json(st));
+	js_set(o, "lease", lease_json(st));
+	js_set(o, "hash_seed", seed_json(st));
 	for (i = 0; ifs && i < st->nports; i++) {
 		const struct port *p = &st->ports[i];
 		json_object *e = json_object_new_object();

@@ -157,6 +157,9 @@ struct status {
 	const char *pin_dir;
 	int pid;                /* the daemon's; 0: not running */
 	struct xfib_daemon daemon;
+	struct xfib_lease lease; /* the daemon's word for the mirror */
+	__u64 lease_now;         /* xfib_lease_clock() when read */
+	struct xfib_hash_seed seed; /* the multipath flow hash's */
 	/* entries the dataplane's arrays hold */
 	__u32 cap_neighs, cap_nexthops, cap_groups;
 	struct port *ports;     /* attached ports */

@@ -23,6 +23,7 @@
 #include <linux/netfilter_ipv6/ip6_tables.h>
 #include <linux/netfilter/nf_tables.h>
 
+#include "fnv.h"
 #include "nfrules.h"
 #include "ipt.h"
 
@@ -278,15 +279,6 @@ static int blob_to_table(const struct blob *b, const char *name,
 	return 0;
 }
 
-/* FNV-1a, to tell a changed table from the same one. */
-static __u64 fnv(__u64 h, const void *p, size_t n)
-{
-	const __u8 *c = p;
-
-	while (n--)
-		h = (h ^ *c++) * 0x100000001b3ull;
-	return h;
-}
 
 /* The blob's hash without the counters, which move with every packet. */
 static __u64 blob_hash(__u64 h, const struct blob *b)
@@ -296,11 +288,11 @@ static __u64 blob_hash(__u64 h, const struct blob *b)
 	unsigned int off;
 	struct entry e;
 
-	h = fnv(h, b->hook_entry, sizeof(b->hook_entry));
-	h = fnv(h, b->underflow, sizeof(b->underflow));
+	h = xfib_fnv1a(h, b->hook_entry, sizeof(b->hook_entry));
+	h = xfib_fnv1a(h, b->underflow, sizeof(b->underflow));
 	for (off = 0; off < b->size && !entry_at(b, off, &e); off = e.next) {
-		h = fnv(h, b->p + off, cnt_off);
-		h = fnv(h, b->p + off + cnt_off + sizeof(struct xt_counters),
+		h = xfib_fnv1a(h, b->p + off, cnt_off);
+		h = xfib_fnv1a(h, b->p + off + cnt_off + sizeof(struct xt_counters),
 			e.next - off - cnt_off - sizeof(struct xt_counters));
 	}
 	return h;
@@ -341,7 +333,7 @@ static int read_table(int fd, bool v6, const char *name, struct nfx_ruleset *rs,
 	b.valid_hooks = info.valid_hooks;
 	memcpy(b.hook_entry, info.hook_entry, sizeof(b.hook_entry));
 	memcpy(b.underflow, info.underflow, sizeof(b.underflow));
-	*hash = blob_hash(fnv(*hash, name, strlen(name) + 1), &b);
+	*hash = blob_hash(xfib_fnv1a(*hash, name, strlen(name) + 1), &b);
 	snprintf(tname, sizeof(tname), "%s %s", v6 ? "ip6tables-legacy" : "iptables-legacy",
 		 name);
 	t = nfx_table_add(rs, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4, tname, true);
@@ -359,7 +351,7 @@ int ipt_read(struct nfx_ruleset *rs, __u64 *hash)
 					      "/proc/self/net/ip6_tables_names" };
 	int v6, err = 0;
 
-	*hash = 0xcbf29ce484222325ull;
+	*hash = XFIB_FNV1A_BASIS;
 	for (v6 = 0; v6 < 2 && !err; v6++) {
 		FILE *f = fopen(names[v6], "re");
 		char line[XT_TABLE_MAXNAMELEN + 2];

@@ -20,6 +20,7 @@
 #include <libmnl/libmnl.h>
 
 #include "log.h"
+#include "fnv.h"
 #include "monoclock.h"
 #include "netlink.h"
 #include "nl_policy.h"
@@ -344,21 +345,12 @@ static void parse_multipath(const struct nlattr *mp, int family,
 /* Flags of a route or path that describe it, not its state. */
 #define RTNH_F_IDENT (RTNH_F_ONLINK | RTNH_F_PERVASIVE)
 
-static __u64 fnv64(__u64 h, const void *p, size_t len)
-{
-	const __u8 *b = p;
-
-	while (len--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
 static __u64 fnv64_attr(__u64 h, const struct nlattr *a)
 {
 	__u16 type = mnl_attr_get_type(a);
 
-	h = fnv64(h, &type, sizeof(type));
-	return fnv64(h, mnl_attr_get_payload(a), mnl_attr_get_payload_len(a));
+	h = xfib_fnv1a(h, &type, sizeof(type));
+	return xfib_fnv1a(h, mnl_attr_get_payload(a), mnl_attr_get_payload_len(a));
 }
 
 /* The paths of RTA_MULTIPATH without their state flags (dead, linkdown,
@@ -373,8 +365,8 @@ static __u64 fnv64_multipath(__u64 h, const struct nlattr *mp)
 		struct rtnexthop n = *rtnh;
 
 		n.rtnh_flags &= RTNH_F_IDENT;
-		h = fnv64(h, &n, sizeof(n));
-		h = fnv64(h, RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh));
+		h = xfib_fnv1a(h, &n, sizeof(n));
+		h = xfib_fnv1a(h, RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh));
 		len -= RTNH_ALIGN(rtnh->rtnh_len);
 		rtnh = (const void *)((const char *)rtnh + RTNH_ALIGN(rtnh->rtnh_len));
 	}
@@ -397,7 +389,7 @@ static __u64 route_ident(const struct rtmsg *rtm, const struct nlattr **tb)
 				    RTA_ENCAP_TYPE, RTA_ENCAP };
 	__u8 hdr[4] = { rtm->rtm_type, rtm->rtm_protocol, rtm->rtm_scope,
 			rtm->rtm_flags & RTNH_F_IDENT };
-	__u64 h = fnv64(0xcbf29ce484222325ull, hdr, sizeof(hdr));
+	__u64 h = xfib_fnv1a(XFIB_FNV1A_BASIS, hdr, sizeof(hdr));
 	size_t i;
 
 	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)

@@ -2,7 +2,10 @@
 /*
  * xfibd: mirrors the kernel FIB of the network namespace it runs in into
  * the pinned xfib dataplane maps, and keeps them in sync until stopped.
- * Stopping it leaves the dataplane forwarding with the last state.
+ * Stopping it leaves the dataplane forwarding with the last state, for as
+ * long as its lease on the mirror runs (lease_renew.h): a successor that
+ * syncs within it takes over without a gap; without one, the kernel
+ * forwards everything after it.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -27,6 +30,8 @@
 #include "netlink.h"
 #include "pin.h"
 #include "fib.h"
+#include "hash_seed.h"
+#include "lease_renew.h"
 #include "nfgate.h"
 #include "rib.h"
 #include "xdpfeat.h"
@@ -37,6 +42,14 @@
 #define DEFAULT_EVAL_MS 30000
 #define DEFAULT_RCVBUF (32 << 20)
 #define RESYNC_MIN_INTERVAL_MS 1000
+/* How long the dataplane forwards by the mirror after the last renewal:
+ * long enough for a restart at full table (SIGTERM to the new daemon's
+ * first renewal at 1.25M routes: 15.0-17.5 s on a 2-core VM at load
+ * average 8, make bench-ctl's restart_ms), after systemd's RestartSec of
+ * 2 s and up to 1 s since the last renewal, with half again to spare;
+ * short enough that a withdrawn route does not stay in the dataplane for
+ * long without a daemon. See xfibd(8). */
+#define DEFAULT_LEASE_S 30
 
 struct daemon {
 	struct xfib_fwd_bpf *skel;
@@ -48,6 +61,10 @@ struct daemon {
 	struct nfgate nf;
 	struct xdpfeat xf; /* which ports take XDP-redirected frames */
 	struct xfrm_watch xfrm;
+	struct lease_renew lease;
+	/* The last full sync succeeded: with no resync due, the mirror is
+	 * the kernel's FIB and the lease may be renewed. */
+	bool synced;
 	int batch_ms;
 	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
@@ -66,7 +83,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xfibd [OPTIONS]\n"
 		"Mirror this network namespace's FIB into the xfib XDP dataplane.\n"
-		"Runs in the foreground; SIGTERM/SIGINT stop it and leave the dataplane forwarding.\n"
+		"Runs in the foreground; SIGTERM/SIGINT stop it and leave the dataplane forwarding for the lease.\n"
 		"\n"
 		"  -p, --pin-dir DIR     pinned maps directory (default: /sys/fs/bpf/xfib in the\n"
 		"                        initial namespace, /sys/fs/bpf/xfib-ns<cookie> elsewhere)\n"
@@ -80,11 +97,17 @@ static void usage(FILE *f)
 		"                        (forward established flows the rules accept in XDP,\n"
 		"                        the rest by the kernel; default), pass (all by the\n"
 		"                        kernel) or ignore (forward as if there were none)\n"
+		"  -l, --lease SECONDS   the dataplane forwards by the mirror only while xfibd,\n"
+		"                        in sync with the kernel, renewed its lease within\n"
+		"                        SECONDS; after that, everything goes to the kernel\n"
+		"                        (default: %d)\n"
+		"  -H, --hash-seed N     seed of the multipath flow hash (default: drawn at\n"
+		"                        random at the first start, kept in the pinned maps)\n"
 		"  -s, --syslog          log to syslog instead of stderr\n"
 		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
 		"  -h, --help            this help\n",
 		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF,
-		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS);
+		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS, DEFAULT_LEASE_S);
 }
 
 static void write_daemon_info(struct daemon *d)
@@ -157,6 +180,25 @@ static int flush(struct daemon *d)
 	return err;
 }
 
+/*
+ * Vouches for the mirror if it is the kernel's FIB as far as xfibd knows:
+ * the last full sync succeeded, no resync is due (lost notifications,
+ * changes the RIB could not apply), and every change read is in the
+ * dataplane (the event loop reads the socket dry each time, so a daemon
+ * back from SIGSTOP renews only once its backlog is applied). Called from
+ * the event loop: a daemon that no longer runs it renews nothing.
+ */
+static bool in_sync(const struct daemon *d)
+{
+	return d->synced && !d->rib.resync_wanted && !rib_pending(&d->rib);
+}
+
+static void renew(struct daemon *d)
+{
+	if (in_sync(d))
+		lease_renew(&d->lease);
+}
+
 static int full_sync(struct daemon *d, const char *why)
 {
 	__u64 t0 = mono_ms();
@@ -164,6 +206,7 @@ static int full_sync(struct daemon *d, const char *why)
 	int err;
 
 	d->last_resync_ms = t0; /* a failed one is retried a second later */
+	d->synced = false;
 	err = nl_dump_all(&d->nl);
 	if (err) {
 		pr_warn("netlink dump: %s", strerror(-err));
@@ -179,6 +222,10 @@ static int full_sync(struct daemon *d, const char *why)
 	err = flush(d);
 	if (err)
 		return err;
+	/* In sync, and not before: the dataplane may forward by the mirror
+	 * again (after a start, an adoption or a resync). */
+	d->synced = true;
+	renew(d);
 	d->last_sync = time(NULL);
 	d->last_resync_ms = mono_ms(); /* the next one a second after this */
 	pr_info("sync (%s) done in %llu ms: %zu links, %u ipv4 routes, %u ipv6 routes, %zu neighbours, %zu nexthops",
@@ -223,6 +270,9 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	}
 	if (d->rib.rules_changed)
 		timeout = 0;
+	/* Renewals a quarter of the lease apart at most. */
+	if (d->lease.lease_ms / 4 < (__u64)timeout)
+		timeout = d->lease.lease_ms / 4;
 	t = nfgate_timeout(&d->nf, now);
 	if (t < timeout)
 		timeout = t;
@@ -239,6 +289,21 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 			timeout = t;
 	}
 	return timeout;
+}
+
+/* On SIGTERM/SIGINT: a full lease for a successor (a restart, an
+ * upgrade), which takes over without a gap if it syncs within it. */
+static void stop_renew(struct daemon *d)
+{
+	if (d->synced && !d->rib.resync_wanted && rib_pending(&d->rib))
+		flush(d);
+	renew(d);
+	if (in_sync(d))
+		pr_info("stopping on signal %d; the dataplane keeps forwarding for the %llu s lease",
+			(int)stop_signal, (unsigned long long)d->lease.lease_ms / 1000);
+	else
+		pr_info("stopping on signal %d, not in sync: the dataplane forwards until the last lease runs out",
+			(int)stop_signal);
 }
 
 static int run(struct daemon *d)
@@ -311,6 +376,7 @@ static int run(struct daemon *d)
 			 * by neighbour removals. */
 			flush(d);
 		}
+		renew(d);
 		if (now - last_info >= 1000) {
 			rib_report_no_room(&d->rib);
 			write_daemon_info(d);
@@ -318,15 +384,16 @@ static int run(struct daemon *d)
 			last_info = now;
 		}
 	}
-	pr_info("stopping on signal %d; the dataplane keeps forwarding",
-		(int)stop_signal);
+	stop_renew(d);
 	return 0;
 }
 
 /* The command line. */
 struct options {
 	const char *pin_dir;
-	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms;
+	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms, lease_s;
+	unsigned long long hash_seed;
+	bool hash_seed_set;
 	int netfilter; /* enum xfib_nf_option */
 	bool syslog;
 	int verbose;
@@ -367,6 +434,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "eval-changes", required_argument, NULL, 'c' },
 		{ "eval-ms", required_argument, NULL, 'e' },
 		{ "netfilter", required_argument, NULL, 'n' },
+		{ "lease", required_argument, NULL, 'l' },
+		{ "hash-seed", required_argument, NULL, 'H' },
 		{ "syslog", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -374,7 +443,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c, err = 0;
 
-	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:svh", opts, NULL)) != -1) {
+	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:l:H:svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pin_dir = optarg;
@@ -406,6 +475,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 				err = -EINVAL;
 			}
+			break;
+		case 'l':
+			err = opt_number("lease", optarg, "a number of seconds",
+					 1, 3600, &o->lease_s);
+			break;
+		case 'H':
+			err = opt_number("hash-seed", optarg, "a 32-bit number", 0,
+					 UINT32_MAX, &o->hash_seed);
+			o->hash_seed_set = true;
 			break;
 		case 's':
 			o->syslog = true;
@@ -560,6 +638,15 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	err = xfrm_watch_init(&d->xfrm, d->skel);
 	if (err)
 		goto out;
+	/* Before the first renewal: no packet is hashed with another. */
+	err = hash_seed_init(d->skel, o->hash_seed_set, o->hash_seed);
+	if (err)
+		goto out;
+	err = lease_renew_open(&d->lease, d->skel, o->lease_s * 1000);
+	if (err) {
+		pr_warn("lease: %s", strerror(-err));
+		goto out;
+	}
 	/* Subscribe before dumping: a change made during the dump is then
 	 * seen at least once, as a notification. */
 	err = nl_open(&d->nl, &d->rib, o->rcvbuf);
@@ -585,6 +672,7 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		err = run(d);
 out:
 	clear_daemon_info(d);
+	lease_renew_close(&d->lease);
 	xfrm_watch_fini(&d->xfrm);
 	nfgate_fini(&d->nf);
 	xdpfeat_close(&d->xf);
@@ -603,6 +691,7 @@ int main(int argc, char **argv)
 		.rcvbuf = DEFAULT_RCVBUF,
 		.eval_changes = DEFAULT_EVAL_CHANGES,
 		.eval_ms = DEFAULT_EVAL_MS,
+		.lease_s = DEFAULT_LEASE_S,
 	};
 	struct daemon d = { 0 };
 	char pin_dir[XFIB_PIN_DIR_MAX], why[64];

@@ -69,9 +69,11 @@
 	X(PASS_XFRM, "pass_xfrm",                                              \
 	  "to kernel: IPsec (XFRM) forward/output policies or states of the family") \
 	X(PASS_CSUM_PARTIAL, "pass_csum_partial",                              \
-	  "to kernel: TCP/UDP checksum left to the device by a local sender") \
+	  "to kernel: TCP/UDP checksum left to the device by a local sender")  \
 	X(PASS_CT_UNAVAILABLE, "pass_ct_unavailable",                          \
-	  "to kernel: stateful rules, but the program was loaded without conntrack kfuncs")
+	  "to kernel: stateful rules, but the program was loaded without conntrack kfuncs") \
+	X(PASS_STALE, "pass_stale",                                            \
+	  "to kernel: no xfibd vouches for the mirror (lease expired)")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

@@ -5,7 +5,9 @@
  * which answers xfibctl lookup and verify), so that what xfibctl says a
  * packet gets is what the program does with it:
  *
- *  - first, whether the family may be forwarded here at all: not while
+ *  - first, whether anything may be forwarded by the mirror: only while
+ *    xfibd's lease on it runs (xfib_lease_check);
+ *  - then, whether the family may be forwarded here at all: not while
  *    the kernel has IPsec policies or states for it (xfib_xfrm_check);
  *  - before the lookup, the ingress port's settings for the family and
  *    the address classes the kernel never forwards as plain unicast
@@ -37,6 +39,7 @@
 #include "counters.h"
 #include "flow_hash.h"
 #include "xfrm.h"
+#include "lease.h"
 
 #ifndef XFIB_INLINE
 #define XFIB_INLINE static inline __attribute__((always_inline))

@@ -4,14 +4,14 @@
  * and ports, so every packet of a flow takes the same member. Written once
  * for the XDP program and for xfibctl, which shows the member a given flow
  * takes. A murmur3-style mix: cheap, and its top 8 bits (the bucket) are
- * spread evenly even when flows differ only in a port.
+ * spread evenly even when flows differ only in a port. Seeded per router
+ * (struct xfib_hash_seed): routers with other seeds split the same flows
+ * independently.
  */
 #ifndef XFIB_FLOW_HASH_H
 #define XFIB_FLOW_HASH_H
 
 #include <linux/types.h>
-
-#define XFIB_FLOW_SEED 0x9e3779b9u
 
 static inline __u32 xfib_flow_mix(__u32 h, __u32 w)
 {
@@ -34,14 +34,16 @@ static inline __u32 xfib_flow_final(__u32 h)
 }
 
 /*
- * Addresses as 32-bit words in network order as loaded from the packet
- * (1 word for IPv4, 4 for IPv6); ports is (sport << 16 | dport) in host
- * order, 0 when the packet has none (other protocols, fragments).
+ * The router's seed; addresses as 32-bit words in network order as loaded
+ * from the packet (1 word for IPv4, 4 for IPv6); ports is (sport << 16 |
+ * dport) in host order, 0 when the packet has none (other protocols,
+ * fragments).
  */
-static inline __u32 xfib_flow_hash(const __u32 *saddr, const __u32 *daddr,
-				   int words, __u32 proto, __u32 ports)
+static inline __u32 xfib_flow_hash(__u32 seed, const __u32 *saddr,
+				   const __u32 *daddr, int words, __u32 proto,
+				   __u32 ports)
 {
-	__u32 h = XFIB_FLOW_SEED;
+	__u32 h = seed;
 	int i;
 
 	for (i = 0; i < words; i++)

@@ -343,6 +343,49 @@ struct xfib_daemon {
 };
 _Static_assert(sizeof(struct xfib_daemon) == 72, "xfib_daemon size");
 
+/*
+ * The daemon's word for the mirror (xfib_lease, one entry, mmap()ed). The
+ * dataplane forwards by its maps only while the kernel's
+ * CLOCK_MONOTONIC_COARSE (bpf_ktime_get_coarse_ns()) is before until;
+ * after it every packet goes to the kernel (pass_stale). xfibd renews it,
+ * to now + lease_ms, only while it is in sync with the kernel: after its
+ * first full sync, never while a resync is due, and from its event loop,
+ * so a daemon that is killed, stopped or wedged stops renewing, and
+ * after the lease the kernel's FIB decides again. until 0: never
+ * vouched (maps just created). until is written last, with one aligned
+ * 8-byte store; the other fields are for xfibctl status only.
+ */
+struct xfib_lease {
+	__u64 until;     /* CLOCK_MONOTONIC_COARSE, ns */
+	__u64 lease_ms;  /* the renewing daemon's --lease */
+	__u64 renewed;   /* CLOCK_REALTIME, seconds, of the last renewal */
+	__u64 renewals;  /* by the daemon that renewed last */
+	__u32 pid;       /* that daemon */
+	__u32 pad;
+} __attribute__((aligned(8)));
+_Static_assert(sizeof(struct xfib_lease) == 40, "xfib_lease size");
+
+/*
+ * The flow hash's seed (xfib_hash_seed, one entry): per router, drawn at
+ * random by the first xfibd to start on the pin directory, or set with
+ * xfibd --hash-seed, and kept in the pinned map, so flows keep their
+ * paths across restarts and upgrades of xfib. Distinct seeds keep two
+ * tiers of routers from splitting flows alike (polarisation: the second
+ * tier would use one path of each group), and keep outsiders from
+ * computing which path a flow takes.
+ */
+enum xfib_seed_origin {
+	XFIB_SEED_NONE = 0,   /* no xfibd started yet: seed 0 */
+	XFIB_SEED_RANDOM = 1, /* drawn at the first start */
+	XFIB_SEED_SET = 2,    /* --hash-seed */
+};
+
+struct xfib_hash_seed {
+	__u32 seed;
+	__u32 origin; /* enum xfib_seed_origin */
+};
+_Static_assert(sizeof(struct xfib_hash_seed) == 8, "xfib_hash_seed size");
+
 struct xfib_counter {
 	__u64 packets;
 	__u64 bytes;

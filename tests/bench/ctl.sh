@@ -28,6 +28,14 @@
 #     every route; that check is not timed), xfibd's own "sync (start)
 #     done in N ms" and "netlink dumps read in N ms" log lines and its
 #     CPU time (medians); then its private and mapped resident memory;
+#  4b. restart, RESTART_RUNS times (3): the daemon stopped with SIGTERM
+#     and a new one started on the same pin directory (what the service
+#     does on restart, and systemd after a crash, after RestartSec): it
+#     adopts the pinned maps and syncs; from the SIGTERM to the new
+#     daemon's first renewal of the lease (the time stamp of its "sync
+#     (start) done" line, which follows the renewal), the time the
+#     dataplane forwards on the old daemon's last lease: the default
+#     lease (xfibd --lease) must cover it, plus RestartSec after a crash;
 #  5. FRR as the source (tests/bench/ctl_frr.sh): on a second router,
 #     BIRD announces FRR4 + FRR6 prefixes over eBGP to FRR's bgpd, and
 #     zebra installs them through a nexthop object; the mirror lag and
@@ -334,6 +342,46 @@ done
 rec xfibd_cold_private_bytes "$COLD_ANON" bytes all "{\"routes\": $routes, \"note\": \"RssAnon after the last cold start; $COLD_MEM_LINE\"}"
 rec xfibd_cold_private_bytes_per_route "$((COLD_ANON / routes))" bytes all "{\"note\": \"RssAnon / routes mirrored\"}"
 rec xfibd_cold_mapped_bytes "$COLD_MAPPED" bytes all "{\"routes\": $routes, \"note\": \"RssFile + RssShmem: the BPF maps mmap()ed\"}"
+
+# ---- 4b. restart: adoption within the lease ------------------------------------
+
+# restart I: SIGTERM, then a new xfibd on the same pin directory; sets
+# RESTART_MS (SIGTERM to the new daemon's first renewal) and
+# RESTART_LEFT_MS (what was left of the old daemon's lease then).
+restart() {
+	local log="$XFIB_TMP/xfibd-restart$1.log" t0 t1 st lease_ms
+	t0=$(now_ms)
+	kill -TERM "$XFIBD_PID"
+	wait "$XFIBD_PID" 2>/dev/null || true
+	lease_ms=$(($(rctl status -j | jq '.lease.left_ms') + $(now_ms) - t0))
+	nsenter --net="/run/netns/$RTR" -- "$XFIBD" -v --pin-dir "$PIN" >>"$log" 2>&1 &
+	XFIBD_PID=$!
+	XFIB_PIDS+=("$XFIBD_PID")
+	while ! grep -q "sync (start) done" "$log"; do
+		kill -0 "$XFIBD_PID" 2>/dev/null || fail "xfibd exited during the restart: $(tail -n 5 "$log")"
+		(($(now_ms) - t0 < 300000)) || fail "restart not done after 300 s"
+		sleep 0.1
+	done
+	t1=$(sed -n 's/^\([0-9T:.-]*\) .*sync (start) done.*/\1/p' "$log" | head -n 1)
+	t1=$(date -d "$t1" +%s%3N) || fail "cannot read the time of the sync line in $log"
+	st=$(rctl status -j)
+	jq -e --argjson p "$XFIBD_PID" '.lease.valid and .lease.pid == $p' <<<"$st" >/dev/null ||
+		fail "restart $1: the new daemon holds no lease: $(jq -c .lease <<<"$st")"
+	RESTART_MS=$((t1 - t0))
+	RESTART_LEFT_MS=$((lease_ms - RESTART_MS))
+}
+
+RESTART_RUNS=${RESTART_RUNS:-3}
+restart_ms=() restart_left=()
+for i in $(seq "$RESTART_RUNS"); do
+	restart "$i"
+	log "restart $i: lease renewed by the new xfibd $RESTART_MS ms after the SIGTERM, $RESTART_LEFT_MS ms of the old lease left"
+	restart_ms+=("$RESTART_MS") restart_left+=("$RESTART_LEFT_MS")
+done
+x="{\"routes\": $routes, \"runs\": $RESTART_RUNS, \"all\": [$(IFS=,; echo "${restart_ms[*]}")], \"note\": \"SIGTERM to the new daemon's first renewal, same pin directory, median\"}"
+rec restart_ms "$(printf '%s\n' "${restart_ms[@]}" | median)" ms all "$x"
+rec restart_lease_left_ms "$(printf '%s\n' "${restart_left[@]}" | median)" ms all \
+	"{\"routes\": $routes, \"note\": \"what was left of the old daemon's lease at the takeover, median\"}"
 
 # ---- 5. FRR as the source ---------------------------------------------------
 

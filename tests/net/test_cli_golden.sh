@@ -74,6 +74,8 @@ norm() {
 		-e 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?/<TIME>/g' \
 		-e 's/generation [0-9]+/generation <N>/g; s/[0-9]+ swaps/<N> swaps/' \
 		-e 's/built in [0-9]+ us/built in <N> us/' \
+		-e 's/: [0-9]+\.[0-9] s left$/: <SECS> s left/' \
+		-e 's/^(ecmp hash: +seed) 0x[0-9a-f]{8} /\1 <SEED> /' \
 		-e 's/ in [0-9.]+ s \([0-9]+\/s\)/ in <SECS> s (<RATE>\/s)/' \
 		-e 's/^(neigh|nexthop) [0-9]+ /\1 <I> /; s/ neigh [0-9]+ / neigh <I> /; s/\(nexthop [0-9]+\)/(nexthop <I>)/' \
 		-e 's/^(nexthop|neighbour):( +)[0-9]+,/\1:\2<I>,/' \
@@ -163,6 +165,9 @@ done
 # ---- show commands: text and JSON ----------------------------------------------
 run status status
 json status '.daemon.running and .daemon.synced and .daemon.table == 254 and
+	.lease.valid and .lease.given and .lease.seconds == 30 and .lease.left_ms > 0 and
+	.lease.expired_ms == 0 and .lease.pid == .daemon.pid and .lease.renewals > 0 and
+	.hash_seed.origin == "random" and (.hash_seed.seed | type) == "number" and
 	([.interfaces[].name] | sort) == ([$rg, $rs] | sort) and
 	all(.interfaces[]; .xdp_redirect_target == true and (has("no_redirect_reason") | not)) and
 	.ipv4.algorithm == "bsearch4" and .ipv6.algorithm == "bsearch6" and

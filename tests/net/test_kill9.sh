@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The dataplane outlives its daemon: with a steady stream running, xfibd
-# is killed with SIGKILL; traffic keeps flowing and is still forwarded by
-# xfib, not the kernel. A new xfibd adopts the pinned state: traffic still
-# flows, status shows the new daemon, and a route added afterwards is
-# reflected in the dataplane.
+# The dataplane outlives its daemon for the daemon's lease: with a steady
+# stream running, xfibd is killed with SIGKILL; traffic keeps flowing and
+# is still forwarded by xfib, not the kernel, and no packet goes to the
+# kernel for want of a lease (pass_stale). A new xfibd, started within the
+# lease (30 s by default), adopts the pinned state: traffic still flows,
+# status shows the new daemon and its lease, and a route added afterwards
+# is reflected in the dataplane. (After the lease, the kernel takes over:
+# test_lease.)
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -20,6 +23,7 @@ stream_start stream6 6 "$SNK6" -i 0.02 -w "$STREAM_S"
 sleep 1
 
 check_flowing "xfibd running"
+stale0=$(counter pass_stale)
 
 OLD=$XFIBD_PID
 log "kill -9 xfibd (pid $OLD)"
@@ -31,11 +35,15 @@ rctl status -j | jqe '.daemon.running == false' >/dev/null ||
 	fail "status still shows a running daemon after kill -9: $(rctl status -j | jq -c .daemon)"
 # Interfaces stay attached with nobody watching.
 rctl status -j | jqe '.interfaces | length == 2' >/dev/null || fail "ports lost after kill -9"
+rctl status -j | jqe '.lease.valid == true' >/dev/null ||
+	fail "the lease ran out right after kill -9: $(rctl status -j | jq -c .lease)"
 
 log "restart xfibd"
 xfibd_start
 pid=$(rctl status -j | jq -r .daemon.pid)
 [ "$pid" = "$XFIBD_PID" ] || fail "status shows daemon pid $pid, expected $XFIBD_PID"
+rctl status -j | jqe --argjson p "$XFIBD_PID" '.lease.valid and .lease.pid == $p' >/dev/null ||
+	fail "the new xfibd did not renew the lease: $(rctl status -j | jq -c .lease)"
 check_flowing "xfibd restarted"
 
 # The new daemon mirrors changes: a route added now is used.
@@ -56,4 +64,7 @@ for f in 4 6; do
 		fail "stream v$f lost $((PING_TX - PING_RX)) of $PING_TX echoes across kill -9 and restart"
 done
 
-log "PASS: forwarding survived kill -9 and restart; changes mirrored after restart"
+stale=$(($(counter pass_stale) - stale0))
+[ "$stale" = 0 ] || fail "$stale packets went to the kernel for want of a lease across kill -9 and restart"
+
+log "PASS: forwarding survived kill -9 and restart within the lease; changes mirrored after restart"

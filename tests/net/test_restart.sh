@@ -5,7 +5,9 @@
 # while it is away, then a new xfibd:
 #
 # - the flow to an unchanged route loses nothing (every echo answered,
-#   counted by ping at gen) and never goes through the router kernel;
+#   counted by ping at gen) and never goes through the router kernel: the
+#   stopped daemon renewed its lease on the way out, and the new one
+#   syncs within it (pass_stale stays 0);
 # - the stopped daemon says so in status, the ports stay attached;
 # - the new xfibd adopts the pinned maps and reconciles: a route added
 #   while it was down is forwarded, a route deleted is not (the kernel
@@ -85,6 +87,7 @@ stream_start stream6 6 "$(dst6 10)" -i 0.02 -c "$COUNT" -W 2
 sleep 1
 
 check_flowing "xfibd running"
+stale0=$(counter pass_stale)
 
 OLD=$XFIBD_PID
 log "SIGTERM xfibd (pid $OLD)"
@@ -97,6 +100,8 @@ rctl status -j | jqe '.daemon.running == false' >/dev/null ||
 	fail "status after SIGTERM: $(rctl status -j | jq -c .daemon)"
 rctl status -j | jqe '.interfaces | length == 4' >/dev/null ||
 	fail "ports lost after SIGTERM: $(rctl status -j | jq -c .interfaces)"
+rctl status -j | jqe --argjson p "$OLD" '.lease.valid and .lease.pid == $p and .lease.left_ms > 5000' >/dev/null ||
+	fail "SIGTERM did not leave a full lease: $(rctl status -j | jq -c .lease)"
 check_flowing "xfibd stopped"
 
 log "changing the kernel's state while no xfibd runs"
@@ -108,7 +113,8 @@ ip -n "$RTR" neigh replace "$SNK2_4" lladdr "$NEW_MAC" dev "$R_SNK2" nud reachab
 ip -n "$RTR" neigh replace "$SNK2_6" lladdr "$NEW_MAC" dev "$R_SNK2" nud reachable
 ip -n "$RTR" link set dev "$R_SNK3" down
 [ -z "$(ip -n "$RTR" -4 route show 198.19.14.0/24)" ] || fail "kernel kept 198.19.14.0/24 through a down link"
-# Nobody tells the dataplane: it keeps its last state meanwhile.
+# Nobody tells the dataplane: it keeps its last state meanwhile, for the
+# lease.
 lookup_is "$(dst4 11)" '.action == "forward"' ||
 	fail "the dataplane changed without a daemon: $(rctl -j lookup "$(dst4 11)" | jq -c '{action, reason}')"
 check_flowing "kernel changed, xfibd stopped"
@@ -163,6 +169,8 @@ done
 k4=$(($(kfwd4 "$RTR") - S0_K4))
 k6=$(($(kfwd6 "$RTR") - S0_K6))
 ((k4 == 0 && k6 == 0)) || fail "the router kernel forwarded v4 +$k4 v6 +$k6 during the run"
+stale=$(($(counter pass_stale) - stale0))
+((stale == 0)) || fail "$stale packets went to the kernel for want of a lease across the restart"
 verify_clean "end"
 rctl status -j | jqe --argjson pid "$XFIBD_PID" '.daemon.pid == $pid and .daemon.synced' >/dev/null ||
 	fail "status at the end: $(rctl status -j | jq -c .daemon)"

@@ -45,6 +45,7 @@
 #include "ctnl.h"
 #include "pin.h"
 #include "reasons.h"
+#include "lease.h"
 
 #define SKIP 77
 #define SRC4 "198.18.200.7"
@@ -474,6 +475,10 @@ static void fill_maps(void)
 	update(skel->maps.xfib_active, &k, &a4);
 	k = XFIB_V6;
 	update(skel->maps.xfib_active, &k, &a6);
+	/* xfibd's word, for the whole test. */
+	k = 0;
+	update(skel->maps.xfib_lease, &k, &(struct xfib_lease){
+		.until = xfib_lease_clock() + 3600 * 1000000000ull });
 }
 
 /* Whether this kernel's verifier takes the UDP stream time read

@@ -77,6 +77,7 @@
 #include "pin.h"
 #include "dplookup.h"
 #include "reasons.h"
+#include "lease.h"
 
 #define SKIP 77
 #define FRAME_MAX 2048
@@ -161,7 +162,9 @@ enum {
 static struct xfib_fwd_bpf *skel;
 static int prog_fd;
 static int fd_ifaces, fd_active, fd_bs4, fd_bs6, fd_nexthops, fd_neighs;
-static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats;
+static int fd_hosts, fd_tx, fd_stats, fd_groups, fd_port_stats, fd_lease;
+static int fd_seed;
+static __u32 cur_seed;	/* the flow hash seed in xfib_hash_seed */
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
 /* xt2, the last ifindex xfib_ifaces holds, and xt3, the first beyond. */
@@ -688,6 +691,30 @@ static void put_host(__u32 ifindex, int family, const char *addr, __u32 nb)
 	update(fd_hosts, &k, &nb, "xfib_neigh_hosts");
 }
 
+/* xfibd's lease on the mirror runs until until (CLOCK_MONOTONIC_COARSE). */
+static void put_lease(__u64 until)
+{
+	struct xfib_lease l = { .until = until, .lease_ms = 10000, .pid = 1 };
+
+	update(fd_lease, &(__u32){ 0 }, &l, "lease");
+}
+
+/* A lease that runs through the whole test, by the real clock: the
+ * program compares it with its own reading of the clock. */
+static void lease_default(void)
+{
+	put_lease(xfib_lease_clock() + 3600 * 1000000000ull);
+}
+
+/* The router's flow hash seed, for the program and for second_half(). */
+static void put_seed(__u32 seed)
+{
+	struct xfib_hash_seed v = { .seed = seed, .origin = XFIB_SEED_SET };
+
+	update(fd_seed, &(__u32){ 0 }, &v, "hash seed");
+	cur_seed = seed;
+}
+
 static void fill_maps(void)
 {
 	static const struct xfib_bs4_range r4[] = {
@@ -811,6 +838,8 @@ static void fill_maps(void)
 	put_host(if_out, AF_INET6, HOST6, NB_HOST6);
 	/* The right address on the wrong port must not match. */
 	put_host(if_in, AF_INET, "198.18.0.12", NB_HOST4);
+	lease_default();
+	put_seed(0x5eed0001);
 }
 
 /* ---- stats -------------------------------------------------------------- */
@@ -1286,6 +1315,8 @@ static void load(void)
 	fd_stats = bpf_map__fd(skel->maps.xfib_stats);
 	fd_groups = bpf_map__fd(skel->maps.xfib_nh_groups);
 	fd_port_stats = bpf_map__fd(skel->maps.xfib_port_stats);
+	fd_lease = bpf_map__fd(skel->maps.xfib_lease);
+	fd_seed = bpf_map__fd(skel->maps.xfib_hash_seed);
 
 	if (prog_info(prog_fd, &info))
 		die("bpf_prog_get_info_by_fd: %s", strerror(errno));
@@ -1398,6 +1429,7 @@ static bool destination_decides(const struct fwd_case *c)
 	case XFIB_PASS_EGRESS_NOT_ATTACHED:
 	case XFIB_PASS_EGRESS_NO_XMIT:
 	case XFIB_PASS_XFRM:
+	case XFIB_PASS_STALE:
 		return true;
 	default:
 		return false;
@@ -2001,13 +2033,13 @@ static bool second_half(const struct frame *f, bool with_ports)
 			ports = (__u32)get16(l3 + 20) << 16 | get16(l3 + 22);
 		memcpy(s, &ip->saddr, 4);
 		memcpy(d, &ip->daddr, 4);
-		h = xfib_flow_hash(s, d, 1, ip->protocol, ports);
+		h = xfib_flow_hash(cur_seed, s, d, 1, ip->protocol, ports);
 	} else {
 		if (with_ports)
 			ports = (__u32)get16(l3 + 40) << 16 | get16(l3 + 42);
 		memcpy(s, l3 + 8, 16);
 		memcpy(d, l3 + 24, 16);
-		h = xfib_flow_hash(s, d, 4, l3[6], ports);
+		h = xfib_flow_hash(cur_seed, s, d, 4, l3[6], ports);
 	}
 	return xfib_flow_bucket(h) >= 128;
 }
@@ -2021,27 +2053,34 @@ static const struct fwd_case multipath_cases[] = {
 	  PASS(XFIB_PASS_NO_ROUTE) },
 };
 
-static void cases_multipath(void)
+/*
+ * Flows differing only in the source port spread over both members, each
+ * where the flow hash with the router's seed puts it. Bit i of *halves:
+ * the IPv4 flow of port 1024 + i took the second member.
+ */
+static void multipath_flows(__u64 *halves)
 {
 	unsigned int i, seen4[2] = { 0 }, seen6[2] = { 0 };
 	char name[96];
 	struct frame f;
 	bool b;
 
-	/* Flows differing only in the source port spread over both
-	 * members, each where the flow hash puts it. */
+	*halves = 0;
 	for (i = 0; i < 64; i++) {
 		f = v4("198.18.12.7");
 		set_sport(&f, 1024 + i);
 		b = second_half(&f, true);
 		seen4[b]++;
-		snprintf(name, sizeof(name), "v4 group, source port %u", 1024 + i);
+		*halves |= (__u64)b << i;
+		snprintf(name, sizeof(name), "v4 group, seed %#x, source port %u",
+			 cur_seed, 1024 + i);
 		expect_fwd(name, &f, b ? mac_gw4b : mac_gw4);
 		f = v6("2001:db8:0:9::7");
 		set_sport(&f, 1024 + i);
 		b = second_half(&f, true);
 		seen6[b]++;
-		snprintf(name, sizeof(name), "v6 group, source port %u", 1024 + i);
+		snprintf(name, sizeof(name), "v6 group, seed %#x, source port %u",
+			 cur_seed, 1024 + i);
 		expect_fwd(name, &f, b ? mac_gw6b : mac_gw6);
 	}
 	ncases++;
@@ -2050,6 +2089,68 @@ static void cases_multipath(void)
 		printf("FAIL 64 flows did not reach both members (v4 %u/%u, v6 %u/%u)\n",
 		       seen4[0], seen4[1], seen6[0], seen6[1]);
 	}
+}
+
+/* The member a lookup of 198.18.12.7 (any source, no ports) takes with
+ * seed. */
+static __u32 lookup_member(__u32 seed)
+{
+	static const __u32 zero[4];
+	const __u8 dst[4] = { 198, 18, 12, 7 };
+	__u32 h = xfib_flow_hash(seed, zero, (const __u32 *)dst, 1, 0, 0);
+
+	return xfib_flow_bucket(h) >= 128 ? NH_GW4_B : NH_GW4;
+}
+
+/* xfibctl lookup's member for a multipath destination is the one the
+ * seed gives. */
+static void multipath_lookup(void)
+{
+	__u8 dst[16] = { 198, 18, 12, 7 };
+	struct dpl_result r;
+	__u32 want = lookup_member(cur_seed);
+
+	ncases++;
+	if (dpl_resolve(&dpl[XFIB_V4], dst, &r) || r.nh_idx != want) {
+		nfailed++;
+		printf("FAIL lookup 198.18.12.7 with seed %#x: member %u, expected %u\n",
+		       cur_seed, r.nh_idx, want);
+	} else {
+		printf("ok   lookup 198.18.12.7 with seed %#x: member %u\n",
+		       cur_seed, r.nh_idx);
+	}
+}
+
+static void cases_multipath(void)
+{
+	unsigned int i;
+	__u64 a, b;
+	char name[96];
+	struct frame f;
+
+	/* Two routers' seeds split the same flows differently; the program
+	 * and lookup follow the seed in the map. */
+	__u32 seed2 = 0xc0ffee42;
+
+	multipath_flows(&a);
+	multipath_lookup();
+	/* A second seed whose lookup takes the other member: a lookup that
+	 * ignored the seed would be wrong for one of the two. */
+	while (lookup_member(seed2) == lookup_member(cur_seed))
+		seed2++;
+	put_seed(seed2);
+	multipath_flows(&b);
+	multipath_lookup();
+	ncases++;
+	if (__builtin_popcountll(a ^ b) < 8) {
+		nfailed++;
+		printf("FAIL seeds %#x and %#x split 64 flows alike but for %d\n",
+		       0x5eed0001, cur_seed, __builtin_popcountll(a ^ b));
+	} else {
+		printf("ok   seeds %#x and %#x put %d of 64 flows on other members\n",
+		       0x5eed0001, cur_seed, __builtin_popcountll(a ^ b));
+	}
+	put_seed(0x5eed0001);
 	/* Fragments hash without ports: all of a datagram's take one path. */
 	for (i = 0; i < 8; i++) {
 		f = v4("198.18.12.9");
@@ -2399,6 +2500,44 @@ static void cases_ports(void)
 	set_port_state(ST_DEFAULT);
 }
 
+/*
+ * Without xfibd's word the mirror is not forwarded by: every frame goes to
+ * the kernel as pass_stale, whatever the maps would have done with it
+ * (forward, drop, another reason), and xfibctl lookup says the same.
+ */
+static const struct fwd_case stale_cases[] = {
+	{ "v4 via gateway, lease expired", V4(DST4), PASS(XFIB_PASS_STALE) },
+	{ "v6 via gateway, lease expired", V6(DST6), PASS(XFIB_PASS_STALE) },
+	{ "v4 on-link, lease expired", V4(HOST4), PASS(XFIB_PASS_STALE) },
+	{ "v4 blackhole not dropped, lease expired", V4("198.18.3.1"),
+	  PASS(XFIB_PASS_STALE) },
+	{ "v4 no route, lease expired", V4("198.18.4.1"),
+	  PASS(XFIB_PASS_STALE) },
+	{ "v4 to another host's MAC, lease expired", V4(DST4),
+	  PASS(XFIB_PASS_STALE), .dmac = mac_other },
+	{ "ARP, lease expired", OTHER(-1, ETH_P_ARP), PASS(XFIB_PASS_STALE) },
+};
+
+static const struct fwd_case lease_cases[] = {
+	{ "v4 via gateway, lease 2 s left", V4(DST4), FWD4(mac_gw4) },
+	{ "v6 via gateway, lease 2 s left", V6(DST6), FWD6(mac_gw6) },
+};
+
+static void cases_lease(void)
+{
+	__u64 now = xfib_lease_clock();
+
+	/* Expired a jiffy or more ago (the coarse clock's resolution). */
+	put_lease(now - 20 * 1000000ull);
+	run_cases(stale_cases, ARRAY_SIZE(stale_cases));
+	/* Never given: the maps as created. */
+	put_lease(0);
+	run_cases(stale_cases, 2);
+	put_lease(xfib_lease_clock() + 2000 * 1000000ull);
+	run_cases(lease_cases, ARRAY_SIZE(lease_cases));
+	lease_default();
+}
+
 static const struct fwd_case l2_cases[] = {
 	{ "v4 to another host's MAC", V4(DST4), PASS(XFIB_PASS_NOT_FOR_US),
 	  .dmac = mac_other },
@@ -2668,6 +2807,7 @@ int main(void)
 	run_cases(route_cases, ARRAY_SIZE(route_cases));
 	cases_multipath();
 	cases_ports();
+	cases_lease();
 	run_cases(l2_cases, ARRAY_SIZE(l2_cases));
 	run_cases(l3_cases, ARRAY_SIZE(l3_cases));
 	cases_truncated();
