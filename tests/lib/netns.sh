@@ -559,6 +559,14 @@ stream_answered() {
 		fail "$3: $PING_RX of $PING_TX echoes answered, $2 expected: $(tr '\n' ' ' <"$XFIB_TMP/$1.out")"
 }
 
+# stream_finish NAME: ends a running stream the way ping's own deadline
+# does (SIGINT: it prints its summary), then stream_wait. For a stream
+# that must span steps whose duration depends on the machine's load.
+stream_finish() {
+	kill -INT "${XFIB_STREAMS[$1]}" 2>/dev/null || true
+	stream_wait "$1"
+}
+
 # stream_stop NAME: ends a stream that is still running.
 stream_stop() {
 	kill "${XFIB_STREAMS[$1]}" 2>/dev/null || true
