@@ -13,6 +13,10 @@
 #    the port the kernel's route names, forwarded by XDP;
 #  - a restarted xfibd syncs the whole table again (cold start reported).
 # XFIB_SCALE_V4 / XFIB_SCALE_V6 set the table size.
+# Alone: its 1.25M-route install and verify keep both CPUs busy
+# for minutes, which would stretch other tests' latency bounds, and it
+# bounds how long xfibd takes to catch up.
+# run.sh: alone
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
