@@ -56,7 +56,12 @@ skip() {
 xfib_cleanup() {
 	local rc=$? pid ns d live=() mine
 	set +e
-	trap - EXIT INT TERM
+	# Not back to the defaults: timeout(1) signals the test and then its
+	# whole process group, so a second SIGTERM can come while this runs,
+	# and must not cut the cleanup short. (A trap, unlike an ignored
+	# signal, is not inherited by the commands run here.)
+	trap - EXIT
+	trap : INT TERM
 	# Only processes this shell started and has not reaped yet: a pid that
 	# was waited for may since belong to someone else.
 	mine=" $(jobs -p | tr '\n' ' ') "
