@@ -207,11 +207,22 @@ reap() {
 	report "${names[$i]}" "${names[$i]//\//_}"
 }
 
+# closing: the skipped and failed tests and the closing line.
+closing() {
+	echo
+	[ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
+	[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+	echo "$pass passed, $fail failed, $skip skipped"
+}
+
+# stop_all: the runner was stopped: so are the running tests (each
+# counts as failed), and the tests not started are left out.
 stop_all() {
 	trap '' INT TERM
 	echo "run.sh: stopping ${#running[@]} running test(s)" >&2
 	[ ${#running[@]} -eq 0 ] || kill -TERM "${!running[@]}" 2>/dev/null
 	while [ ${#running[@]} -gt 0 ]; do reap; done
+	closing
 	exit 130
 }
 trap stop_all INT TERM
@@ -228,8 +239,5 @@ for i in "${order[@]}"; do
 done
 while [ ${#running[@]} -gt 0 ]; do reap; done
 
-echo
-[ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
-[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
-echo "$pass passed, $fail failed, $skip skipped"
+closing
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
