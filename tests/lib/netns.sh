@@ -568,7 +568,10 @@ stream_answered() {
 # does (SIGINT: it prints its summary), then stream_wait. For a stream
 # that must span steps whose duration depends on the machine's load.
 stream_finish() {
+	# The stream's pid is the background subshell that runs nping (with
+	# SIGINT ignored, as every background command), ping its child.
 	kill -INT "${XFIB_STREAMS[$1]}" 2>/dev/null || true
+	pkill -INT -P "${XFIB_STREAMS[$1]}" 2>/dev/null || true
 	stream_wait "$1"
 }
 
