@@ -3,6 +3,7 @@
 # xfib: XDP forwarding dataplane and its controller.
 #   make            build build/xfibd and build/xfibctl
 #   make test       install missing dependencies, build, run all tests (root)
+#   make test-quick the unit, packet and core forwarding tests, a few minutes
 #   make demo       install missing dependencies, build, run the namespaced demo
 #   make bench      install missing dependencies, build, run every benchmark (root)
 #   make test-kernels  the tests on Debian 12's 6.1 and 6.12 kernels under qemu (root)
@@ -13,7 +14,8 @@
 # with ASan, UBSan and LSan into build/asan, and the test runner then fails
 # a test on any sanitizer report (make test SAN=1, or make test-san for
 # the mirror tests CI runs that way). TESTS="net/test_ecmp ..." runs only
-# those tests (or suites).
+# those tests (or suites). The runner runs several tests at a time:
+# XFIB_TEST_JOBS=N (tests/run.sh -j N) sets how many.
 
 SAN        ?= 0
 ifeq ($(SAN),1)
@@ -55,7 +57,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-san test-unit test-prog test-net test-doc demo clean \
+.PHONY: all deps test test-san test-quick test-unit test-prog test-net test-doc demo clean \
 	difftest
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -240,6 +242,14 @@ test: deps
 
 test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(MIRROR_TESTS)"
+
+# make test-quick: the edit-test loop, a few minutes: the unit and packet
+# tests and the core forwarding tests (traffic forwarded by XDP, route
+# changes, TTL expiry, neighbour changes, detach).
+QUICK_TESTS := unit prog net/test_forward net/test_route_update \
+               net/test_ttl_exceeded net/test_neigh_change net/test_detach
+test-quick: all $(UNIT_TESTS) $(PROG_TESTS)
+	$(Q)$(RUN_TESTS) $(QUICK_TESTS)
 
 test-unit: $(UNIT_TESTS)
 	$(Q)$(RUN_TESTS) unit

@@ -56,7 +56,12 @@ skip() {
 xfib_cleanup() {
 	local rc=$? pid ns d live=() mine
 	set +e
-	trap - EXIT INT TERM
+	# Not back to the defaults: timeout(1) signals the test and then its
+	# whole process group, so a second SIGTERM can come while this runs,
+	# and must not cut the cleanup short. (A trap, unlike an ignored
+	# signal, is not inherited by the commands run here.)
+	trap - EXIT
+	trap : INT TERM
 	# Only processes this shell started and has not reaped yet: a pid that
 	# was waited for may since belong to someone else.
 	mine=" $(jobs -p | tr '\n' ' ') "
@@ -566,6 +571,17 @@ stream_answered() {
 	stream_wait "$1"
 	((PING_TX == $2 && PING_RX == $2)) ||
 		fail "$3: $PING_RX of $PING_TX echoes answered, $2 expected: $(tr '\n' ' ' <"$XFIB_TMP/$1.out")"
+}
+
+# stream_finish NAME: ends a running stream the way ping's own deadline
+# does (SIGINT: it prints its summary), then stream_wait. For a stream
+# that must span steps whose duration depends on the machine's load.
+stream_finish() {
+	# The stream's pid is the background subshell that runs nping (with
+	# SIGINT ignored, as every background command), ping its child.
+	kill -INT "${XFIB_STREAMS[$1]}" 2>/dev/null || true
+	pkill -INT -P "${XFIB_STREAMS[$1]}" 2>/dev/null || true
+	stream_wait "$1"
 }
 
 # stream_stop NAME: ends a stream that is still running.

@@ -12,24 +12,48 @@ set -euo pipefail
 xfib_init
 
 # BPF map memory is charged to the memory cgroup of the process creating
-# the map; a cgroup v1 memory controller lets the test set a limit.
-own=$(sed -n 's/^[0-9]*:memory:\(.*\)$/\1/p' /proc/self/cgroup)
-memroot=/sys/fs/cgroup/memory
-[ -n "$own" ] && [ -w "$memroot$own" ] || skip "no writable cgroup v1 memory controller"
-CG="$memroot${own%/}/xfib-test-$$"
-mkdir "$CG" || skip "cannot create a memory cgroup"
+# the map. mem_cgroup: a memory cgroup of this test's own, from a cgroup v1
+# memory controller or, where only cgroup v2 exists (Debian 12's
+# default), from the v2 hierarchy. Sets CG (the cgroup), CG_LIMIT (its
+# limit file: memory.limit_in_bytes or memory.max) and CG_HOME (the cgroup
+# this shell leaves it for).
+mem_cgroup() {
+	local own mnt
+	own=$(sed -n 's/^[0-9]*:memory:\(.*\)$/\1/p' /proc/self/cgroup)
+	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+	if [ -n "$own" ] && [ -n "$mnt" ] && [ -w "$mnt$own" ]; then
+		CG="$mnt${own%/}/xfib-test-$$" CG_LIMIT=memory.limit_in_bytes CG_HOME="$mnt$own"
+		mkdir "$CG" || skip "cannot create a cgroup v1 memory cgroup under $mnt$own"
+		return 0
+	fi
+	# cgroup v2: a process may only join a leaf, and only the root may hold
+	# processes and enable controllers for its children at once, so the
+	# test's cgroup is a child of the hierarchy's root.
+	own=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$own" ] && [ -n "$mnt" ] || skip "no cgroup v1 memory controller and no cgroup v2 hierarchy"
+	grep -qw memory "$mnt/cgroup.controllers" ||
+		skip "no memory controller: not in cgroup v1, not in cgroup v2 ($mnt)"
+	grep -qw memory "$mnt/cgroup.subtree_control" ||
+		echo +memory >"$mnt/cgroup.subtree_control" ||
+		skip "cannot enable the cgroup v2 memory controller in $mnt"
+	CG="$mnt/xfib-test-$$" CG_LIMIT=memory.max CG_HOME="$mnt$own"
+	mkdir "$CG" || skip "cannot create a cgroup v2 memory cgroup in $mnt"
+}
+mem_cgroup
 # Removed at exit, once xfibd (its last member) is gone.
 XFIB_EXIT_HOOKS+=("rmdir '$CG' 2>/dev/null")
+log "memory cgroup $CG ($CG_LIMIT)"
 
 topo_create
 # The ports and the maps exist first (created outside the cgroup), as on a
 # router where xfibd restarts under a tighter limit.
 attach_all
-echo 48M >"$CG/memory.limit_in_bytes"
+echo 48M >"$CG/$CG_LIMIT"
 # Children inherit the cgroup: join it for the start, then leave.
 echo "$BASHPID" >"$CG/cgroup.procs"
 xfibd_start
-echo "$BASHPID" >"$memroot$own/cgroup.procs"
+echo "$BASHPID" >"$CG_HOME/cgroup.procs"
 resolve_neighbours
 expect_xdp 4 "$SNK4"
 [ "$(rctl status -j | jq -r '.ipv4.algorithm')" = bsearch4 ] || fail "not on bsearch4"
@@ -53,7 +77,7 @@ grep -q "retrying in 1000 ms" "$XFIBD_LOG" && grep -q "retrying in 2000 ms" "$XF
 expect_xdp 4 "$SNK4"
 log "ENOMEM: bsearch4 keeps forwarding through 3 failed attempts with backoff"
 
-echo 1G >"$CG/memory.limit_in_bytes"
+echo 1G >"$CG/$CG_LIMIT"
 wait_until 20 status_is '.ipv4.algorithm == "dir24_8"' ||
 	fail "no successful retry 20 s after raising the limit: $(rctl status -j | jq -c .ipv4)"
 st=$(rctl status -j)

@@ -17,6 +17,7 @@
 # The package is installed system-wide: runs of this test take turns (a
 # lock), and the test skips rather than touch an xfib installed by other
 # means (a package or files at the package's paths).
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

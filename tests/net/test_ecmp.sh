@@ -12,6 +12,7 @@
 # one path, that the split is within 15% of the weights, that no datagram
 # was lost, and the MACs and TTL of the frames; the router kernel's
 # forwarding counters stay flat. Ends with xfibctl verify.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

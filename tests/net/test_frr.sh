@@ -26,6 +26,7 @@
 #     everything sink announces (thousands of routes change nexthop);
 #  5. sink withdraws everything and the static routes are deleted: the
 #     dataplane is back to its base table, the traffic goes to the kernel.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

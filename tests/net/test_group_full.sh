@@ -10,6 +10,7 @@
 # route; verify finds no mismatch; deleting routes frees groups that a new
 # route can take. (Routes already handed to the kernel stay there until
 # they change or a resync.)
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

@@ -113,6 +113,11 @@ v6_passed_on_ingress() {
 }
 
 log "2a. disable_ipv6 on the ingress port"
+# The router stops answering neighbour solicitations on the port: gen's
+# entry for it would go from stale to failed within seconds (sooner on a
+# busy machine) and gen stop sending. A permanent entry keeps every echo
+# going to the router, whose answer to them is what is checked here.
+ip -n "$GEN" neigh replace "$R_GEN6" lladdr "$R_GEN_MAC" dev "$GEN_IF" nud permanent
 in_ns "$RTR" sysctl -qw "net.ipv6.conf.$R_GEN.disable_ipv6=1"
 wait_until 10 v6_passed_on_ingress ||
 	fail "IPv6 on $R_GEN not passed to the kernel after disable_ipv6 ($(stats_line))"
@@ -122,6 +127,7 @@ in_ns "$RTR" sysctl -qw "net.ipv6.conf.$R_GEN.disable_ipv6=0"
 # Disabling took the port's addresses with it.
 ip -n "$RTR" addr add "$R_GEN6/64" dev "$R_GEN" nodad
 wait_ipv6_ready "$RTR"
+ip -n "$GEN" neigh del "$R_GEN6" dev "$GEN_IF"
 expect_xdp 6 "$SNK2_6" 5000 "$SNK2"
 expect_xdp 6 "$D6" 3000 "$SNK"
 

@@ -21,6 +21,7 @@
 #   including those the kernel removed without an announcement.
 #
 # After each step xfib's prefixes equal the kernel's and verify is clean.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

@@ -17,6 +17,7 @@
 #   then re-probes and confirms it (REACHABLE), and when the sink has
 #   silently changed its MAC, the probes fail, the kernel resolves again
 #   and the traffic follows the new MAC, as it would through the kernel.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

@@ -25,6 +25,7 @@
 # The router's extra ports va, vb, vc, vd are veth pairs whose other ends
 # stay in the router namespace; nothing is sent through them: verify
 # compares the dataplane's tables with the kernel's answers.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

@@ -23,6 +23,7 @@
 # decide (a broadcast source with rp_filter off); what fails the check
 # goes to the kernel counted pass_rp_filter (or pass_local_source), and
 # the kernel drops it (IPReversePathFilter for rp_filter failures).
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

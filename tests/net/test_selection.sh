@@ -9,6 +9,7 @@
 #  - back to 1000: still dir24_8 (no flapping); 700: bsearch4;
 #  - with a 1 h timer, only the 100-change rule triggers evaluation; with
 #    the change rule out of reach, the timer does, and not before.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"

@@ -72,12 +72,15 @@ nsenter --net="/run/netns/$RTR" -- "$XFIBCTL" --pin-dir "$PIN" \
 	stats -i 0.1 -j >"$OUT" &
 MON_PID=$!
 XFIB_PIDS+=("$MON_PID")
-sleep 0.5
+# Its SIGINT handler is in place once it prints (a background command
+# starts with SIGINT ignored, so a SIGINT sent sooner would be lost):
+# two lines, then SIGINT.
+out_lines() { (($(wc -l <"$OUT") >= $1)); }
+wait_until 10 out_lines 2 || fail "stats -i 0.1: $(wc -l <"$OUT") lines in 10 s"
 kill -INT "$MON_PID"
 rc=0
 wait "$MON_PID" || rc=$?
 [ "$rc" -eq 0 ] || fail "stats -i 0.1 after SIGINT: exit $rc, expected 0"
-[ "$(wc -l <"$OUT")" -ge 2 ] || fail "stats -i 0.1: $(wc -l <"$OUT") lines in 0.5 s"
 jqe -s 'length >= 2' <"$OUT" >/dev/null || fail "stats -i 0.1 until SIGINT: unparseable: $(cat "$OUT")"
 
 # ---- Prometheus -------------------------------------------------------------

@@ -9,6 +9,7 @@
 # Afterwards: overruns and resyncs happened, no echo was lost, xfibctl
 # verify finds 0 mismatches, and the neighbours and nexthop objects in the
 # maps equal the kernel's.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
