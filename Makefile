@@ -80,11 +80,13 @@ XFIBD_OBJS   := $(call ctl_objs,$(XFIBD_SRCS))
 XFIBCTL_OBJS := $(call ctl_objs,$(XFIBCTL_SRCS))
 CTL_LIB_A    := $(BUILD)/ctl/libxfib.a
 
-all: $(BUILD)/xfibd $(BUILD)/xfibctl $(BUILD)/prog-insns
+all: $(BUILD)/xfibd $(BUILD)/xfibctl
 
 # prog-insns: the instructions the verifier processed for loaded programs
 # (tests/lib/prog_insns.c; front end scripts/prog-insns.sh), for the
 # benchmarks and the tests that report a program's margin to the limit.
+# Built with them, not by all: the package's sources have no tests/.
+PROG_INSNS := $(BUILD)/prog-insns
 $(BUILD)/prog-insns: tests/lib/prog_insns.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -237,7 +239,7 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
 # net/test_bench_gen_order runs the forwarding benchmark's generator.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
-		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench
+		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:
@@ -255,7 +257,7 @@ test-unit: $(UNIT_TESTS)
 	$(Q)$(RUN_TESTS) unit
 test-prog: all $(PROG_TESTS)
 	$(Q)$(RUN_TESTS) prog
-test-net: all $(DIFFTEST_OBJS)
+test-net: all $(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
 	$(Q)$(RUN_TESTS) net
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
@@ -403,7 +405,7 @@ $(BENCH_DIR)/ctfill: tests/bench/ctfill.c $(CTL_LIB_A) | $(BENCH_DIR)
 
 bench-fwd: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctfill \
-		$(FWD_VARIANTS)
+		$(FWD_VARIANTS) $(PROG_INSNS)
 	$(Q)tests/bench/fwd.sh
 
 # ---- bench: lookups per second, BPF vs native ----------------------------
@@ -442,7 +444,7 @@ bench-lookup: deps
 # SCALE=small: a smoke run of a few minutes (CI).
 .PHONY: bench
 BENCH_BINS := $(BENCH_DIR)/lookupbench $(BENCH_DIR)/fwdbench $(BENCH_DIR)/ctlprobe \
-              $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill $(FWD_VARIANTS)
+              $(BENCH_DIR)/ctlwatch $(BENCH_DIR)/ctfill $(FWD_VARIANTS) $(PROG_INSNS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)

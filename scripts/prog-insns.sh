@@ -16,14 +16,14 @@
 # Prints "NAME ID INSNS LIMIT MARGIN" per program (-j: a JSON array of
 # {name, id, verified_insns, limit, margin}). Exit 1 if a program is not
 # found or the kernel does not report the count, 3 if a count is above
-# --max N. PROG_INSNS: the binary (default build/prog-insns, make all).
+# --max N. PROG_INSNS: the binary (default build/prog-insns, which make test and make bench build).
 # C programs that load their own: tests/lib/prog_insns.h.
 set -euo pipefail
 
 LIMIT=1000000
 top=$(cd "$(dirname "$0")/.." && pwd)
 PROG_INSNS=${PROG_INSNS:-${BUILD:-$top/build}/prog-insns}
-[ -x "$PROG_INSNS" ] || { echo "prog-insns.sh: $PROG_INSNS not built (make all)" >&2; exit 1; }
+[ -x "$PROG_INSNS" ] || { echo "prog-insns.sh: $PROG_INSNS not built (make build/prog-insns)" >&2; exit 1; }
 json=0
 max=""
 usage() {
