@@ -17,8 +17,21 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 # The host's /run and /tmp show through the overlay: start from empty ones.
+# A checkout under /tmp (a CI's clone, say) is kept: it is moved aside
+# before /tmp is covered and put back at its path on the new /tmp.
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
+top=$PWD
+case $top/ in
+/tmp/*)
+	mkdir -p /run/xfib-top
+	mount --bind "$top" /run/xfib-top
+	mount -t tmpfs tmpfs /tmp
+	mkdir -p "$top"
+	mount --move /run/xfib-top "$top"
+	cd "$top" || exit 1
+	;;
+*) mount -t tmpfs tmpfs /tmp ;;
+esac
 mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 ip link set lo up
