@@ -66,13 +66,17 @@ want_mode() {
 	esac
 }
 
-# kernel_rpf: the router kernel's IPReversePathFilter drops.
-kernel_rpf() {
+# router_kernel: the router kernel's IpForwDatagrams and
+# IPReversePathFilter drops, on one line.
+router_kernel() {
 	# shellcheck disable=SC2016
 	in_ns "$RTR" awk '
-		$1 == "TcpExt:" && !hdr { for (i = 2; i <= NF; i++) col[$i] = i; hdr = 1; next }
-		$1 == "TcpExt:" && hdr { print $col["IPReversePathFilter"]; exit }
-	' /proc/net/netstat
+		$1 == "Ip:" && !ip { for (i = 2; i <= NF; i++) ic[$i] = i; ip = 1; next }
+		$1 == "Ip:" && ip == 1 { fwd = $ic["ForwDatagrams"]; ip = 2 }
+		$1 == "TcpExt:" && !tx { for (i = 2; i <= NF; i++) tc[$i] = i; tx = 1; next }
+		$1 == "TcpExt:" && tx == 1 { rpf = $tc["IPReversePathFilter"]; tx = 2 }
+		END { print fwd, rpf }
+	' /proc/net/snmp /proc/net/netstat
 }
 
 # sink_echos: echo requests the sink received (IPv4).
@@ -103,6 +107,21 @@ set_mode() {
 # arrived_all TARGET: the sink's InEchos reached TARGET.
 arrived_all() { [ "$(sink_echos)" -ge "$1" ]; }
 
+# snap: every count send() compares, read at once: the sink's echo
+# requests (S_ECHO), xfib's forwarded_v4, pass_rp_filter and
+# pass_local_source (S_XF, S_RPF, S_LSRC), the router kernel's forwarded
+# datagrams and rp_filter drops (S_KF, S_KRPF). Three processes rather
+# than a dozen: the test sends 70 times.
+snap() {
+	local stats
+	stats=$(xctl "$RTR" "$PIN" stats -j) || fail "xfibctl stats -j"
+	read -r S_XF S_RPF S_LSRC < <(jqe -r '[.forwarded_v4, .pass_rp_filter,
+		.pass_local_source] | map(.packets // error("no counter")) | @tsv' <<<"$stats") ||
+		fail "xfibctl stats -j: $stats"
+	read -r S_KF S_KRPF < <(router_kernel)
+	S_ECHO=$(sink_echos)
+}
+
 # send CASE [NS IF DMAC]: N echo requests from the case's source (or
 # CASE itself, an address) to the sink, raw from gen (or from NS's port IF
 # to the router's MAC DMAC). Sets ARR (arrived at the sink), XF and KF (forwarded by xfib, by
@@ -110,21 +129,17 @@ arrived_all() { [ "$(sink_echos)" -ge "$1" ]; }
 # pass_local_source) and KRPF (the kernel's IPReversePathFilter).
 send() {
 	local e0 x0 k0 r0 l0 kr0
-	e0=$(sink_echos) x0=$(counter forwarded_v4) k0=$(kfwd4 "$RTR")
-	r0=$(counter pass_rp_filter) l0=$(counter pass_local_source)
-	kr0=$(kernel_rpf)
+	snap
+	e0=$S_ECHO x0=$S_XF k0=$S_KF r0=$S_RPF l0=$S_LSRC kr0=$S_KRPF
 	local src=${SRC[$1]:-$1}
 	ip netns exec "${2:-$GEN}" python3 "$RAWSEND" "${3:-$GEN_IF}" \
 		"${4:-$R_GEN_MAC}" "$src" "$SNK4" "$N" || fail "rawsend from $src"
 	# What will arrive has arrived once the counts settle: wait for all,
 	# and give a drop the same time to show it was not a delay.
 	wait_until 1 arrived_all $((e0 + N)) || true
-	ARR=$(($(sink_echos) - e0))
-	XF=$(($(counter forwarded_v4) - x0))
-	KF=$(($(kfwd4 "$RTR") - k0))
-	RPF=$(($(counter pass_rp_filter) - r0))
-	LSRC=$(($(counter pass_local_source) - l0))
-	KRPF=$(($(kernel_rpf) - kr0))
+	snap
+	ARR=$((S_ECHO - e0)) XF=$((S_XF - x0)) KF=$((S_KF - k0))
+	RPF=$((S_RPF - r0)) LSRC=$((S_LSRC - l0)) KRPF=$((S_KRPF - kr0))
 }
 
 # The kernel's answer for each mode and source, without xfib.
