@@ -236,6 +236,12 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_nexthop_scale net/test_replay net/test_dump_large \
                 net/test_neigh_host_delete
 
+# make test-san: the mirror tests with xfibd and xfibctl under ASan,
+# UBSan and LSan, and the CLI's golden test, which runs every xfibctl
+# command (the other tests run xfibctl without the leak check: see
+# xfibctl_without_leak_check in tests/lib/netns.sh).
+SAN_TESTS := $(MIRROR_TESTS) net/test_cli_golden
+
 # net/test_bench_gen_order runs the forwarding benchmark's generator.
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
@@ -243,7 +249,7 @@ test: deps
 	$(Q)$(RUN_TESTS) $(TESTS)
 
 test-san:
-	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(MIRROR_TESTS)"
+	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(SAN_TESTS)"
 
 # make test-quick: the edit-test loop, a few minutes: the unit and packet
 # tests and the core forwarding tests (traffic forwarded by XDP, route

@@ -15,6 +15,8 @@
 #
 #   UPDATE_GOLDEN=1 tests/net/test_cli_golden.sh && git diff tests/golden
 set -euo pipefail
+# Sanitized (make test-san), every command's run is leak-checked here.
+XFIB_CTL_LEAK_CHECK=1
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
