@@ -72,7 +72,7 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) \
 # A program's objects see ctl/lib and their own folder. ctl/lib is an
 # archive, so each binary links only the shared objects it calls.
 CTL_LIB_SRCS := $(wildcard ctl/lib/*.c)
-XFIBD_SRCS   := $(wildcard ctl/xfibd/*.c)
+XFIBD_SRCS   := $(wildcard ctl/xfibd/*.c ctl/xfibd/*/*.c)
 XFIBCTL_SRCS := $(wildcard ctl/xfibctl/*.c)
 ctl_objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 CTL_LIB_OBJS := $(call ctl_objs,$(CTL_LIB_SRCS))
@@ -138,7 +138,7 @@ $(CTL_LIB_A): $(CTL_LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# -pthread: dumps are read on a second thread (ctl/xfibd/nl_reader.c).
+# -pthread: dumps are read on a second thread (ctl/xfibd/kernel/nl_reader.c).
 $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -pthread
@@ -157,11 +157,12 @@ $(BUILD) $(BUILD)/tests:
 # and dump reader, its netfilter check and XFRM counting, and xfibctl's
 # UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/poptrie6.c ctl/xfibd/poptrie6_update.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
-                   ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
-                   ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c \
-                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c ctl/xfibd/nl_reader.c \
-                   ctl/xfibd/fib_ranges.c)
+                   $(addprefix ctl/xfibd/fib/,dir24.c dxr.c poptrie6.c \
+                     poptrie6_update.c trie6.c grpool.c fib_ranges.c) \
+                   $(addprefix ctl/xfibd/rib/,ptree.c rib_port.c htab.c) \
+                   $(addprefix ctl/xfibd/kernel/,nl_policy.c nl_reader.c) \
+                   $(addprefix ctl/xfibd/nf/,nfcheck.c nfrules.c) \
+                   ctl/xfibd/xfrm/xfrm_count.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -188,12 +189,12 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
-FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_reader.c \
-             ctl/xfibd/nl_policy.c \
-             ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
-             ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
-             ctl/xfibd/rib_local4.c ctl/xfibd/rib_prefix.c \
-             ctl/xfibd/htab.c ctl/xfibd/objpool.c ctl/xfibd/ptree.c ctl/lib/log.c
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
+             $(addprefix ctl/xfibd/kernel/,netlink.c nl_reader.c nl_policy.c) \
+             $(addprefix ctl/xfibd/rib/,rib.c rib_port.c rib_route.c \
+               rib_nhobj.c rib_check.c rib_local4.c rib_prefix.c htab.c \
+               objpool.c ptree.c) \
+             ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 
 $(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)

@@ -27,15 +27,15 @@
 
 #include "log.h"
 #include "monoclock.h"
-#include "netlink.h"
+#include "kernel/netlink.h"
 #include "pin.h"
-#include "fib.h"
+#include "fib/fib.h"
 #include "hash_seed.h"
 #include "lease_renew.h"
-#include "nfgate.h"
-#include "rib.h"
+#include "nf/nfgate.h"
+#include "rib/rib.h"
 #include "xdpfeat.h"
-#include "xfrm.h"
+#include "xfrm/xfrm.h"
 
 #define DEFAULT_BATCH_MS 10
 #define DEFAULT_EVAL_CHANGES 100

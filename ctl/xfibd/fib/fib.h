@@ -28,8 +28,7 @@
 #include <linux/types.h>
 
 #include "dir24.h"
-#include "ptree.h"
-#include "rib.h"
+#include "rib/rib.h"
 #include "tbl8_maps.h"
 #include "trie6.h"
 

@@ -25,7 +25,7 @@
 #include "netlink.h"
 #include "nl_policy.h"
 #include "nl_reader.h"
-#include "rib.h"
+#include "rib/rib.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
