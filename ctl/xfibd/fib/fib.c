@@ -299,6 +299,60 @@ static void retry_later(struct fib_family *ff, int fam,
 		ff->backoff_ms);
 }
 
+/* Counts the RIB's changes since the last selection (select_algo). */
+static void count_changes(struct fib_family *ff,
+			  const struct rib_family_state *rs, __u64 now)
+{
+	if (rs->nchg || rs->chg_overflow) {
+		if (!ff->changes_since_eval)
+			ff->first_change_ms = now;
+		ff->changes_since_eval += rs->nchg ? rs->nchg : 1;
+	}
+}
+
+/*
+ * The table published is of the algorithm wanted: true when it answers
+ * as the RIB does without a build (no changes, or updated in place),
+ * false when it must be rebuilt.
+ */
+static bool keep_current(struct fib *f, int fam, const struct fib_algo *want)
+{
+	struct fib_family *ff = &f->fam[fam];
+	const struct rib_family_state *rs = &f->rib->fam[fam];
+	int err;
+
+	if (want != ff->cur.algo || ff->rebuild || rs->chg_overflow ||
+	    ff->fallback != XFIB_FALLBACK_NONE)
+		return false;
+	if (!rs->nchg)
+		return true;
+	if (!want->update)
+		return false;
+	err = update_in_place(f, fam);
+	if (!err)
+		return true;
+	/* Pool exhausted and it cannot grow in place (at the slot's limit,
+	 * or no memory for chunks): rebuild with a larger one and swap.
+	 * poptrie6: no free run long enough (the rebuild compacts), or a
+	 * batch that rewrites most of the table (a build is faster). */
+	if (err != -ENOSPC) {
+		/* Anything else (out of memory): the changes may be half
+		 * written, and dropping them would leave the table stale.
+		 * Rebuild. */
+		pr_warn("%s: %s: updating in place: %s: rebuilding",
+			fam_name(fam), xfib_algo_name(want->id), strerror(-err));
+	} else if (map_backed(want)) {
+		ff->grow_groups = ff->cur.ngroups * 2;
+		pr_info("%s: %s group pool full (%u): rebuilding with %u",
+			fam_name(fam), xfib_algo_name(want->id),
+			ff->cur.ngroups, ff->grow_groups);
+	} else {
+		pr_info("%s: %s: rebuilding instead of updating in place",
+			fam_name(fam), xfib_algo_name(want->id));
+	}
+	return false;
+}
+
 static int flush_family(struct fib *f, int fam, __u64 now)
 {
 	struct fib_family *ff = &f->fam[fam];
@@ -309,11 +363,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	bool current = false;
 	int err = 0;
 
-	if (rs->nchg || rs->chg_overflow) {
-		if (!ff->changes_since_eval)
-			ff->first_change_ms = now;
-		ff->changes_since_eval += rs->nchg ? rs->nchg : 1;
-	}
+	count_changes(ff, rs, now);
 	if (!rs->rules_ok) {
 		ff->changes_since_eval = 0; /* nothing to select meanwhile */
 		err = publish_none(f, fam, XFIB_FALLBACK_RULES);
@@ -331,43 +381,10 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 		current = true;
 		goto done;
 	}
-	if (want == ff->cur.algo && !ff->rebuild && !rs->chg_overflow &&
-	    ff->fallback == XFIB_FALLBACK_NONE) {
-		if (!rs->nchg) {
-			current = true;
-			goto done;
-		}
-		if (want->update) {
-			err = update_in_place(f, fam);
-			if (!err) {
-				current = true;
-				goto done;
-			}
-			/* Pool exhausted and it cannot grow in place (at the
-			 * slot's limit, or no memory for chunks): rebuild
-			 * with a larger one and swap. poptrie6: no free run
-			 * long enough (the rebuild compacts), or a batch that
-			 * rewrites most of the table (a build is faster). */
-			if (err != -ENOSPC) {
-				/* Anything else (out of memory): the changes
-				 * may be half written, and dropping them
-				 * would leave the table stale. Rebuild. */
-				pr_warn("%s: %s: updating in place: %s: rebuilding",
-					fam_name(fam), xfib_algo_name(want->id),
-					strerror(-err));
-			} else if (map_backed(want)) {
-				ff->grow_groups = ff->cur.ngroups * 2;
-				pr_info("%s: %s group pool full (%u): rebuilding with %u",
-					fam_name(fam), xfib_algo_name(want->id),
-					ff->cur.ngroups, ff->grow_groups);
-			} else {
-				pr_info("%s: %s: rebuilding instead of updating in place",
-					fam_name(fam), xfib_algo_name(want->id));
-			}
-		}
-	}
-	err = build(f, fam, want);
 	current = true;
+	if (keep_current(f, fam, want))
+		goto done;
+	err = build(f, fam, want);
 	if (err == -ENOSPC && !map_backed(want)) {
 		err = publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
 		goto done;
