@@ -247,9 +247,10 @@ test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(MIRROR_TESTS)"
 
 # make test-quick: the edit-test loop, a few minutes: the unit and packet
-# tests and the core forwarding tests (traffic forwarded by XDP, route
-# changes, TTL expiry, neighbour changes, detach).
-QUICK_TESTS := unit prog net/test_forward net/test_route_update \
+# tests, the layout check (scripts/check-layout.py) and the core
+# forwarding tests (traffic forwarded by XDP, route changes, TTL expiry,
+# neighbour changes, detach).
+QUICK_TESTS := unit prog doc/test_layout net/test_forward net/test_route_update \
                net/test_ttl_exceeded net/test_neigh_change net/test_detach
 test-quick: all $(UNIT_TESTS) $(PROG_TESTS)
 	$(Q)$(RUN_TESTS) $(QUICK_TESTS)
@@ -262,6 +263,11 @@ test-net: all $(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
 	$(Q)$(RUN_TESTS) net
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
+# make check-layout: xfibd's rooms, the direction of their includes and
+# the length of functions in ctl/ (also run by tests/doc/test_layout.sh).
+.PHONY: check-layout
+check-layout:
+	$(Q)scripts/check-layout.py
 
 # make test-kernels (root): the kernel matrix (tests/kernels/matrix.sh):
 # Debian 12's own kernels, 6.1 and 6.12 (KERNELS), booted under qemu with

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Checks the layout of ctl/: scripts/check-layout.py [TOP]
+
+xfibd is built of rooms, one folder each under ctl/xfibd/, and the main
+loop at the top (ctl/xfibd/*.c). A room is entered by one header, its
+door; its other headers are its own. Calls go one way, and so may
+includes:
+
+    ctl/xfibd (main)  ->  any room, by its door
+    kernel/           ->  rib/          (netlink messages become RIB changes)
+    fib/              ->  rib/          (tables are built from the RIB)
+    rib/, nf/, xfrm/  ->  no other room
+
+Every room may use ctl/lib and include/; ctl/lib uses neither program's
+folder, and xfibctl does not reach into xfibd. Fails (exit 1) on an
+include that breaks these rules, on a room the table below does not
+know, and on a function body over MAX_FN_LINES lines anywhere in ctl/.
+"""
+import os
+import re
+import sys
+
+# room -> its door
+DOORS = {
+    "kernel": "netlink.h",
+    "rib": "rib.h",
+    "fib": "fib.h",
+    "nf": "nfgate.h",
+    "xfrm": "xfrm.h",
+}
+# room -> the rooms it may include (by their door)
+MAY_USE = {
+    "kernel": {"rib"},
+    "fib": {"rib"},
+    "rib": set(),
+    "nf": set(),
+    "xfrm": set(),
+}
+MAX_FN_LINES = 80
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def place(top, path):
+    """(program, room) of a file under ctl/: room None at a program's top."""
+    parts = os.path.relpath(path, os.path.join(top, "ctl")).split(os.sep)
+    if parts[0] == "..":
+        return None, None
+    room = parts[1] if len(parts) > 2 else None
+    return parts[0], room
+
+
+def resolve(top, src, name):
+    """Where the compiler finds a quoted include of src (ctl/'s -I order)."""
+    prog = os.path.relpath(src, os.path.join(top, "ctl")).split(os.sep)[0]
+    for d in (os.path.dirname(src), os.path.join(top, "include"),
+              os.path.join(top, "ctl", "lib"), os.path.join(top, "ctl", prog)):
+        p = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(p):
+            return p
+    return None  # generated (a skeleton) or a system header
+
+
+def include_errors(top, src):
+    errs = []
+    prog, room = place(top, src)
+    text = open(src, encoding="utf-8").read()
+    for name in INCLUDE.findall(text):
+        dst = resolve(top, src, name)
+        if not dst:
+            continue
+        dprog, droom = place(top, dst)
+        where = f"{os.path.relpath(src, top)}: #include \"{name}\""
+        if dprog is None or dprog == prog and droom == room:
+            continue
+        if dprog != prog:
+            if dprog != "lib":
+                errs.append(f"{where}: ctl/{prog} may not use ctl/{dprog}")
+            continue
+        if prog != "xfibd" or droom is None:
+            errs.append(f"{where}: a room may not include the top of ctl/{prog}")
+            continue
+        if os.path.basename(dst) != DOORS.get(droom):
+            errs.append(f"{where}: {droom}/{os.path.basename(dst)} is private "
+                        f"to {droom}/ (its door is {droom}/{DOORS.get(droom)})")
+        elif room is not None and droom not in MAY_USE.get(room, set()):
+            errs.append(f"{where}: {room}/ may not call {droom}/ (calls go "
+                        f"one way: see scripts/check-layout.py)")
+    return errs
+
+
+def long_functions(path):
+    """Functions whose body (kernel style: braces at column 0) is too long."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    errs = []
+    i = 0
+    while i < len(lines):
+        if lines[i].rstrip() != "{":
+            i += 1
+            continue
+        j = i - 1  # back to the signature's first line
+        while j > 0 and lines[j][:1] in (" ", "\t"):
+            j -= 1
+        m = re.search(r"(\w+)\s*\(", lines[j]) if j >= 0 else None
+        k = i + 1
+        while k < len(lines) and not lines[k].startswith("}"):
+            k += 1
+        body = k - i - 1
+        if body > MAX_FN_LINES:
+            errs.append(f"{path}:{j + 1}: {m.group(1) if m else '?'}() is "
+                        f"{body} lines (at most {MAX_FN_LINES}): split it "
+                        f"into named steps")
+        i = k + 1
+    return errs
+
+
+def main():
+    top = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                          os.path.join(os.path.dirname(__file__), ".."))
+    errs = []
+    xfibd = os.path.join(top, "ctl", "xfibd")
+    for d in sorted(os.listdir(xfibd)):
+        if os.path.isdir(os.path.join(xfibd, d)) and d not in DOORS:
+            errs.append(f"ctl/xfibd/{d}/: a room check-layout.py does not "
+                        f"know: name its door and what it may use")
+    for room, door in DOORS.items():
+        if not os.path.isfile(os.path.join(xfibd, room, door)):
+            errs.append(f"ctl/xfibd/{room}/{door}: the room's door is missing")
+    for dirpath, _, files in os.walk(os.path.join(top, "ctl")):
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                p = os.path.join(dirpath, f)
+                errs += include_errors(top, p)
+                errs += [os.path.relpath(e, top) if e.startswith(top) else e
+                         for e in long_functions(p)]
+    for e in errs:
+        print(e)
+    return 1 if errs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
