@@ -6,7 +6,8 @@
  * rib_commit() works out each dirty prefix's answer, as the kernel would
  * give it, writes it into the family's prefix tree and records the
  * prefixes whose answer changed, which the lookup structures then consume
- * (fib.c: in place, or by a rebuild). Routes themselves are rib_route.c's.
+ * (fib.c: in place, or by a rebuild). Routes themselves are rib_route.c's;
+ * this file reads them but calls none of its functions.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -87,6 +88,25 @@ void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
 			return;
 		}
 	}
+}
+
+/*
+ * The nexthop index the dataplane uses for rt. IPv4: its first alias.
+ * IPv6: the one answer of its variants, or the kernel when it holds
+ * several of the same metric that are not siblings (it picks one of them
+ * by its own rules). An expired route is the kernel's until it goes.
+ */
+__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
+{
+	const struct rib_variant *v = rt->vars;
+	__u32 idx = v->nh->idx;
+
+	if (rt->pfx->key.family == AF_INET)
+		return v->expired ? rib_nh_unsupported(r) : idx;
+	for (; v; v = v->next)
+		if (v->expired || v->nh->idx != idx)
+			return rib_nh_unsupported(r);
+	return idx;
 }
 
 /*

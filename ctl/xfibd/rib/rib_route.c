@@ -161,25 +161,6 @@ static void route_changed(struct rib *r, struct rib_route *rt)
 	prefix_mark(r, rt->pfx);
 }
 
-/*
- * The nexthop index the dataplane uses for rt. IPv4: its first alias.
- * IPv6: the one answer of its variants, or the kernel when it holds
- * several of the same metric that are not siblings (it picks one of them
- * by its own rules). An expired route is the kernel's until it goes.
- */
-__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
-{
-	const struct rib_variant *v = rt->vars;
-	__u32 idx = v->nh->idx;
-
-	if (rt->pfx->key.family == AF_INET)
-		return v->expired ? rib_nh_unsupported(r) : idx;
-	for (; v; v = v->next)
-		if (v->expired || v->nh->idx != idx)
-			return rib_nh_unsupported(r);
-	return idx;
-}
-
 /* ---- expiry: a min-heap of route keys by deadline ------------------- */
 
 static void expiry_swap(struct rib *r, size_t a, size_t b)
