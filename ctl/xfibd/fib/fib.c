@@ -425,12 +425,6 @@ static void *fam_job_run(void *arg)
 	return NULL;
 }
 
-int fib_take_fresh_tbl24(struct fib *f)
-{
-	/* Both families' builds may ask at once. */
-	return __atomic_exchange_n(&f->fresh_tbl24, -1, __ATOMIC_ACQ_REL);
-}
-
 /* A fresh tbl24 no build of the start took is 64 MiB held for nothing. */
 static void fresh_tbl24_drop(struct fib *f)
 {

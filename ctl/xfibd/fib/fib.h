@@ -136,8 +136,6 @@ struct fib {
 /* fresh_tbl24: see struct fib, -1 for none; f owns it from here on. */
 int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	     int fresh_tbl24, __u32 eval_changes, __u32 eval_ms);
-/* The fresh tbl24 map for the caller to own, or -1 if it is taken. */
-int fib_take_fresh_tbl24(struct fib *f);
 void fib_fini(struct fib *f);
 /* Commits the RIB and brings both families' instances up to date, the
  * two families side by side on two threads. */

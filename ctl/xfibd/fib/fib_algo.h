@@ -90,6 +90,10 @@ __u32 fib_table_groups_used(struct fib_inst *in);
 		.table = (ops),						\
 	}
 
+/* The fresh tbl24 map (struct fib) for the caller to own, or -1 if it is
+ * taken. */
+int fib_take_fresh_tbl24(struct fib *f);
+
 /* Links the instance's tbl24 into its outer slot (its pool's chunks are
  * there since the build): both must be there before the active word
  * sends packets to the slot. -errno. */
