@@ -190,7 +190,8 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
 FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
-             $(addprefix ctl/xfibd/kernel/,netlink.c nl_reader.c nl_policy.c) \
+             $(addprefix ctl/xfibd/kernel/,netlink.c nl_link.c nl_route.c \
+               nl_reader.c nl_policy.c) \
              $(addprefix ctl/xfibd/rib/,rib.c rib_link.c rib_nexthop.c \
                rib_port.c rib_route.c rib_nhobj.c rib_check.c rib_local4.c \
                rib_prefix.c htab.c objpool.c ptree.c) \

@@ -678,7 +678,7 @@ size_t dpl_group_members(const struct xfib_nh_group *grp,
 	if (nh->kind != XFIB_NH_GROUP || nh->group >= XFIB_GROUP_MAX)
 		return 0;
 	b = grp[nh->group].nh;
-	/* A member's buckets are one run (rib.c group_write()). */
+	/* A member's buckets are one run (rib_nexthop.c group_write()). */
 	for (i = 0; i < XFIB_GROUP_BUCKETS; i++) {
 		if (!b[i])
 			continue;
