@@ -5,8 +5,12 @@
  *
  *   rib.c          setup, full sync, adoption, grace periods
  *   rib_link.c     links, their addresses and settings
- *   rib_route.c    routes, expiry      <->  rib_nhobj.c  nexthop objects
- *   rib_prefix.c   prefixes, their answers, the commit
+ *   rib_route.c    routes and their variants  <->  rib_nhobj.c  nexthop
+ *                  objects (a variant uses an object, an object updates
+ *                  the variants that use it)
+ *   rib_expiry.c   routes' lifetimes
+ *   rib_prefix.c   prefixes, the routes found through them, their
+ *                  answers, the commit
  *   rib_nexthop.c  neighbours, nexthops, groups: the shared core
  *   rib_port.c, rib_local4.c  the xfib_ifaces and xfib_nonlocal4 writers
  *
@@ -137,13 +141,31 @@ void routes_mark_stale(struct rib *r);
 void routes_sweep_stale(struct rib *r);
 void routes_free_all(struct rib *r);
 
+/* ---- rib_expiry.c ----------------------------------------------------- */
+
+/* Sets v's deadline from m (none without a lifetime) and queues its
+ * check. */
+void variant_expiry_set(struct rib *r, struct rib_variant *v,
+			const struct rib_route_msg *m);
+
 /* ---- rib_prefix.c ----------------------------------------------------- */
+
+/* The route of key k among p's; NULL if there is none. */
+struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_key *k);
+/* The route of key k, found through its prefix; NULL if there is none. */
+struct rib_route *route_find(struct rib *r, const struct rib_route_key *k);
+void route_key_of(const struct rib_route *rt, struct rib_route_key *k);
 
 /* The prefix of route key rk, created if need be; NULL without memory. */
 struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk);
 void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k);
 /* p's routes changed: its answer is worked out again at the next commit. */
 void prefix_mark(struct rib *r, struct rib_prefix *p);
+/* rt changed: its prefix's answer is worked out again. */
+static inline void route_changed(struct rib *r, struct rib_route *rt)
+{
+	prefix_mark(r, rt->pfx);
+}
 void prefix_unlink(struct rib_prefix *p, struct rib_route *rt);
 void prefix_free(struct rib *r, struct rib_prefix *p);
 
