@@ -425,7 +425,8 @@ bench-fwd: deps
 .PHONY: bench-lookup
 
 # lookupbench.c includes ctl/lib/dplookup.c (the .d file records it) and
-# tests/lib/prog_insns.h.
+# tests/lib/prog_insns.h; the mapping of the instance (dpl_map.c) comes
+# from libxfib.
 # The algorithm names come from libxfib (ctl/lib/algo_names.c); the
 # counting pass (lookupreads.c) includes the lookup headers and
 # ctl/lib/dpl_dispatch.h again, with its own accessors, in its own object.
