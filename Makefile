@@ -67,10 +67,12 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) \
 
 # ctl/ holds one folder per program and one they share:
 #   ctl/lib      pin directory, logging, the dataplane's lookup, names
-#   ctl/xfibd    the daemon: netlink, RIB, table builders, selection
+#   ctl/xfibd    the daemon, a folder per subsystem (kernel, rib, fib,
+#                nf, xfrm) and the main loop at its top (README.md)
 #   ctl/xfibctl  the CLI
-# A program's objects see ctl/lib and their own folder. ctl/lib is an
-# archive, so each binary links only the shared objects it calls.
+# A program's objects see ctl/lib and their own folder (xfibd's rooms
+# include each other as "rib/rib.h"). ctl/lib is an archive, so each
+# binary links only the shared objects it calls.
 CTL_LIB_SRCS := $(wildcard ctl/lib/*.c)
 XFIBD_SRCS   := $(wildcard ctl/xfibd/*.c ctl/xfibd/*/*.c)
 XFIBCTL_SRCS := $(wildcard ctl/xfibctl/*.c)
