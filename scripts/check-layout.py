@@ -91,15 +91,18 @@ def include_errors(top, src):
 
 
 def long_functions(path):
-    """Functions whose body (kernel style: braces at column 0) is too long."""
+    """Functions whose body (closed by a brace at column 0) is too long."""
     lines = open(path, encoding="utf-8").read().split("\n")
     errs = []
     i = 0
     while i < len(lines):
-        if lines[i].rstrip() != "{":
+        line = lines[i].rstrip()
+        # A body opens with "{" alone at column 0 (kernel style), or at
+        # the end of a signature at column 0 ("int f(void) {").
+        if line != "{" and not re.match(r"^[A-Za-z_][^=;]*\)\s*\{$", line):
             i += 1
             continue
-        j = i - 1  # back to the signature's first line
+        j = i - 1 if line == "{" else i  # back to the signature's start
         while j > 0 and lines[j][:1] in (" ", "\t"):
             j -= 1
         m = re.search(r"(\w+)\s*\(", lines[j]) if j >= 0 else None

@@ -62,4 +62,11 @@ fresh
 	printf '\treturn x;\n}\n'
 } >>"$tmp/t/ctl/xfibd/xfrm/xfrm_count.c"
 expect_caught "a function over 80 lines" "planted_long() is 83 lines"
+fresh
+{
+	printf 'int planted_brace(void) {\n\tint x = 0;\n\n'
+	for i in $(seq 1 80); do printf '\tx += %d;\n' "$i"; done
+	printf '\treturn x;\n}\n'
+} >>"$tmp/t/ctl/lib/log.c"
+expect_caught "a long function with its brace on the signature" "planted_brace() is 83 lines"
 echo "PASS"
