@@ -267,10 +267,11 @@ test-net: all $(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
 # make check-layout: xfibd's rooms, the direction of their includes and
-# the length of functions in ctl/ (also run by tests/doc/test_layout.sh).
+# calls (from the objects), and the length of functions in ctl/ (also
+# run by tests/doc/test_layout.sh).
 .PHONY: check-layout
-check-layout:
-	$(Q)scripts/check-layout.py
+check-layout: all
+	$(Q)scripts/check-layout.py . $(BUILD)
 
 # make test-kernels (root): the kernel matrix (tests/kernels/matrix.sh):
 # Debian 12's own kernels, 6.1 and 6.12 (KERNELS), booted under qemu with

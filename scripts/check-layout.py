@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Checks the layout of ctl/: scripts/check-layout.py [TOP]
+"""Checks the layout of ctl/: scripts/check-layout.py [TOP [BUILD]]
 
 xfibd is built of rooms, one folder each under ctl/xfibd/, and the main
 loop at the top (ctl/xfibd/*.c). A room is entered by one header, its
@@ -16,9 +16,14 @@ Every room may use ctl/lib and include/; ctl/lib uses neither program's
 folder, and xfibctl does not reach into xfibd. Fails (exit 1) on an
 include that breaks these rules, on a room the table below does not
 know, and on a function body over MAX_FN_LINES lines anywhere in ctl/.
+With BUILD (the build directory, where make put ctl/xfibd/*/*.o), the
+calls themselves are checked too (nm): a function an object of one room
+calls from another must be of a room it may use and declared by that
+room's door, so a declaration written out by hand cannot get around it.
 """
 import os
 import re
+import subprocess
 import sys
 
 # room -> its door
@@ -29,7 +34,7 @@ DOORS = {
     "nf": "nfgate.h",
     "xfrm": "xfrm.h",
 }
-# room -> the rooms it may include (by their door)
+# room -> the rooms it may include (by their door) and call
 MAY_USE = {
     "kernel": {"rib"},
     "fib": {"rib"},
@@ -118,10 +123,62 @@ def long_functions(path):
     return errs
 
 
+def nm(obj, *flags):
+    out = subprocess.run(["nm", *flags, obj], check=True, capture_output=True,
+                         text=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def door_text(room_dir, door, seen=None):
+    """A door and the room's headers it includes: what it declares."""
+    seen = seen if seen is not None else set()
+    seen.add(door)
+    text = open(os.path.join(room_dir, door), encoding="utf-8").read()
+    for name in INCLUDE.findall(text):
+        if name not in seen and os.path.isfile(os.path.join(room_dir, name)):
+            text += door_text(room_dir, name, seen)
+    return text
+
+
+def call_errors(top, build):
+    """Calls between rooms, from the objects' symbols."""
+    doors = {room: door_text(os.path.join(top, "ctl", "xfibd", room), door)
+             for room, door in DOORS.items()}
+    base = os.path.join(build, "ctl", "xfibd")
+    objs = {}  # object -> room (None: the top)
+    for dirpath, _, files in os.walk(base):
+        for f in files:
+            if f.endswith(".o"):
+                rel = os.path.relpath(dirpath, base)
+                objs[os.path.join(dirpath, f)] = None if rel == "." else rel
+    owner = {}
+    for o, room in objs.items():
+        for s in nm(o, "-g", "--defined-only"):
+            owner[s] = room
+    errs = []
+    for o, room in sorted(objs.items(), key=lambda x: x[0]):
+        if room is None:
+            continue
+        for s in sorted(nm(o, "-u")):
+            if s not in owner or owner[s] == room:
+                continue
+            to = owner[s] or "the top of ctl/xfibd"
+            if owner[s] not in MAY_USE.get(room, set()):
+                errs.append(f"{os.path.relpath(o, build)}: calls {s}() of "
+                            f"{to}: {room}/ may not call it")
+            elif not re.search(r"\b%s\b" % re.escape(s), doors[owner[s]]):
+                errs.append(f"{os.path.relpath(o, build)}: calls {s}(), "
+                            f"which {owner[s]}/{DOORS[owner[s]]} does not "
+                            f"declare: private to {owner[s]}/")
+    return errs
+
+
 def main():
     top = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                           os.path.join(os.path.dirname(__file__), ".."))
     errs = []
+    if len(sys.argv) > 2:
+        errs += call_errors(top, os.path.abspath(sys.argv[2]))
     xfibd = os.path.join(top, "ctl", "xfibd")
     for d in sorted(os.listdir(xfibd)):
         if os.path.isdir(os.path.join(xfibd, d)) and d not in DOORS:

@@ -7,9 +7,12 @@
 # shown to catch each kind of breach, on a copy of ctl/ with one planted:
 # another room's private header, a door against the direction (and
 # reached by "../"), a room it does not know, and a long function.
-# Needs neither root nor a build. Exit 0 pass, else fail.
+# With the daemon built, the calls between rooms are checked too, from
+# its objects, and two planted calls must be caught. Needs no root.
+# Exit 0 pass, else fail.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$top/build}
 check=$top/scripts/check-layout.py
 
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
@@ -69,4 +72,34 @@ fresh
 	printf '\treturn x;\n}\n'
 } >>"$tmp/t/ctl/lib/log.c"
 expect_caught "a long function with its brace on the signature" "planted_brace() is 83 lines"
+
+# The calls, from the objects make built: a room calling one it may not,
+# or a function its door does not declare, through a declaration of its
+# own that no include check sees.
+objs=$build/ctl/xfibd
+if [ ! -f "$objs/rib/rib.o" ]; then
+	echo "PASS (calls not checked: no objects in $objs; run make)"
+	exit 0
+fi
+"$check" "$top" "$build" || { echo "FAIL: calls between rooms (above)"; exit 1; }
+plant_call() { # ROOM FUNCTION: an object of ROOM calling FUNCTION
+	rm -rf "$tmp/b"
+	mkdir -p "$tmp/b/ctl"
+	cp -a "$objs" "$tmp/b/ctl/"
+	printf 'void %s(void);\nvoid planted_call(void) { %s(); }\n' "$2" "$2" |
+		${CC:-cc} -x c -c - -o "$tmp/b/ctl/xfibd/$1/planted.o"
+}
+expect_caught_calls() {
+	local out
+	if out=$("$check" "$top" "$tmp/b"); then
+		echo "FAIL: not caught: $1"
+		exit 1
+	fi
+	grep -q -- "$2" <<<"$out" || { echo "FAIL: $1: unexpected report: $out"; exit 1; }
+	echo "caught: $1"
+}
+plant_call rib fib_flush
+expect_caught_calls "a lower room calling a higher one" "calls fib_flush() of fib: rib/ may not call it"
+plant_call kernel nexthop_get
+expect_caught_calls "a call to a room's private function" "calls nexthop_get(), which rib/rib.h does not declare"
 echo "PASS"
