@@ -147,9 +147,12 @@ def call_errors(top, build):
     base = os.path.join(build, "ctl", "xfibd")
     objs = {}  # object -> room (None: the top)
     for dirpath, _, files in os.walk(base):
+        rel = os.path.relpath(dirpath, base)
         for f in files:
-            if f.endswith(".o"):
-                rel = os.path.relpath(dirpath, base)
+            # Only objects of sources that exist: not those a source
+            # moved or deleted since left behind.
+            src = os.path.join(top, "ctl", "xfibd", rel, f[:-2] + ".c")
+            if f.endswith(".o") and os.path.isfile(src):
                 objs[os.path.join(dirpath, f)] = None if rel == "." else rel
     owner = {}
     for o, room in objs.items():

@@ -82,16 +82,18 @@ if [ ! -f "$objs/rib/rib.o" ]; then
 	exit 0
 fi
 "$check" "$top" "$build" || { echo "FAIL: calls between rooms (above)"; exit 1; }
-plant_call() { # ROOM FUNCTION: an object of ROOM calling FUNCTION
+plant_call() { # ROOM FUNCTION: a source and object of ROOM calling FUNCTION
+	fresh
 	rm -rf "$tmp/b"
 	mkdir -p "$tmp/b/ctl"
 	cp -a "$objs" "$tmp/b/ctl/"
-	printf 'void %s(void);\nvoid planted_call(void) { %s(); }\n' "$2" "$2" |
-		${CC:-cc} -x c -c - -o "$tmp/b/ctl/xfibd/$1/planted.o"
+	printf 'void %s(void);\nvoid planted_call(void) { %s(); }\n' "$2" "$2" \
+		>"$tmp/t/ctl/xfibd/$1/planted.c"
+	${CC:-cc} -c "$tmp/t/ctl/xfibd/$1/planted.c" -o "$tmp/b/ctl/xfibd/$1/planted.o"
 }
 expect_caught_calls() {
 	local out
-	if out=$("$check" "$top" "$tmp/b"); then
+	if out=$("$check" "$tmp/t" "$tmp/b"); then
 		echo "FAIL: not caught: $1"
 		exit 1
 	fi
