@@ -19,7 +19,8 @@ know, and on a function body over MAX_FN_LINES lines anywhere in ctl/.
 With BUILD (the build directory, where make put ctl/xfibd/*/*.o), the
 calls themselves are checked too (nm): a function an object of one room
 calls from another must be of a room it may use and declared by that
-room's door, so a declaration written out by hand cannot get around it.
+room's door, so a declaration written out by hand cannot get around it;
+and the files of one room call each other one way, but for TWO_WAY.
 """
 import os
 import re
@@ -42,6 +43,11 @@ MAY_USE = {
     "nf": set(),
     "xfrm": set(),
 }
+# Inside a room (or the top) the files call each other one way too; the
+# one pair that calls both ways: a route's variant uses a nexthop object,
+# and an object changed or deleted updates or removes the variants that
+# use it (rib/rib_priv.h).
+TWO_WAY = {frozenset({"rib/rib_route.o", "rib/rib_nhobj.o"})}
 MAX_FN_LINES = 80
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -154,26 +160,74 @@ def call_errors(top, build):
             src = os.path.join(top, "ctl", "xfibd", rel, f[:-2] + ".c")
             if f.endswith(".o") and os.path.isfile(src):
                 objs[os.path.join(dirpath, f)] = None if rel == "." else rel
-    owner = {}
-    for o, room in objs.items():
+    owner = {}  # symbol -> its object
+    for o in objs:
         for s in nm(o, "-g", "--defined-only"):
-            owner[s] = room
-    errs = []
+            owner[s] = o
+    errs = circle_errors(build, objs, owner)
     for o, room in sorted(objs.items(), key=lambda x: x[0]):
         if room is None:
             continue
         for s in sorted(nm(o, "-u")):
-            if s not in owner or owner[s] == room:
+            if s not in owner or objs[owner[s]] == room:
                 continue
-            to = owner[s] or "the top of ctl/xfibd"
-            if owner[s] not in MAY_USE.get(room, set()):
+            dst = objs[owner[s]]
+            to = dst or "the top of ctl/xfibd"
+            if dst not in MAY_USE.get(room, set()):
                 errs.append(f"{os.path.relpath(o, build)}: calls {s}() of "
                             f"{to}: {room}/ may not call it")
-            elif not re.search(r"\b%s\b" % re.escape(s), doors[owner[s]]):
+            elif not re.search(r"\b%s\b" % re.escape(s), doors[dst]):
                 errs.append(f"{os.path.relpath(o, build)}: calls {s}(), "
-                            f"which {owner[s]}/{DOORS[owner[s]]} does not "
-                            f"declare: private to {owner[s]}/")
+                            f"which {dst}/{DOORS[dst]} does not "
+                            f"declare: private to {dst}/")
     return errs
+
+
+def circle_errors(build, objs, owner):
+    """Files of one room (or of the top) that call each other in a circle."""
+    base = os.path.join(build, "ctl", "xfibd")
+    calls = {o: set() for o in objs}
+    for o, room in objs.items():
+        for s in nm(o, "-u"):
+            if s in owner and owner[s] != o and objs[owner[s]] == room:
+                calls[o].add(owner[s])
+    errs = []
+    for comp in strongly_connected(calls):
+        names = sorted(os.path.relpath(o, base) for o in comp)
+        if len(comp) > 1 and frozenset(names) not in TWO_WAY:
+            errs.append(f"ctl/xfibd: {', '.join(names)} call each other in "
+                        f"a circle: move what they share into a lower file")
+    return errs
+
+
+def strongly_connected(graph):
+    """Tarjan's strongly connected components of {node: {node}}."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            comps.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return comps
 
 
 def main():

@@ -75,7 +75,7 @@ expect_caught "a long function with its brace on the signature" "planted_brace()
 
 # The calls, from the objects make built: a room calling one it may not,
 # or a function its door does not declare, through a declaration of its
-# own that no include check sees.
+# own that no include check sees; two files of a room in a circle.
 objs=$build/ctl/xfibd
 if [ ! -f "$objs/rib/rib.o" ]; then
 	echo "PASS (calls not checked: no objects in $objs; run make)"
@@ -100,6 +100,13 @@ expect_caught_calls() {
 	grep -q -- "$2" <<<"$out" || { echo "FAIL: $1: unexpected report: $out"; exit 1; }
 	echo "caught: $1"
 }
+plant_src() { # ROOM NAME SOURCE: one more file of ROOM, built
+	printf '%s\n' "$3" >"$tmp/t/ctl/xfibd/$1/$2.c"
+	${CC:-cc} -c "$tmp/t/ctl/xfibd/$1/$2.c" -o "$tmp/b/ctl/xfibd/$1/$2.o"
+}
+plant_call fib planted_b
+plant_src fib planted_b 'void planted_call(void); void planted_b(void) { planted_call(); }'
+expect_caught_calls "two files of a room calling each other" "fib/planted.o, fib/planted_b.o call each other"
 plant_call rib fib_flush
 expect_caught_calls "a lower room calling a higher one" "calls fib_flush() of fib: rib/ may not call it"
 plant_call kernel nexthop_get
