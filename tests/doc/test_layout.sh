@@ -7,8 +7,9 @@
 # shown to catch each kind of breach, on a copy of ctl/ with one planted:
 # another room's private header, a door against the direction (and
 # reached by "../"), a room it does not know, and a long function.
-# With the daemon built, the calls between rooms are checked too, from
-# its objects, and two planted calls must be caught. Needs no root.
+# With the daemon built, the calls are checked too, from its objects
+# (between rooms, and circles between the files of one), and planted
+# breaches of those must be caught. Needs no root.
 # Exit 0 pass, else fail.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
