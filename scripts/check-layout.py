@@ -129,10 +129,19 @@ def long_functions(path):
     return errs
 
 
-def nm(obj, *flags):
-    out = subprocess.run(["nm", *flags, obj], check=True, capture_output=True,
-                         text=True).stdout
-    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+def symbols(objs):
+    """{object: (defined, undefined)} global symbols, from one nm run."""
+    out = subprocess.run(["nm", "-A", "-g", *objs], check=True,
+                         capture_output=True, text=True).stdout
+    syms = {o: (set(), set()) for o in objs}
+    for line in out.splitlines():
+        obj, _, rest = line.partition(": ")
+        if not rest:
+            obj, _, rest = line.partition(":")
+        fields = rest.split()
+        if obj in syms and len(fields) >= 2:
+            syms[obj][fields[-2] == "U"].add(fields[-1])
+    return syms
 
 
 def door_text(room_dir, door, seen=None):
@@ -160,15 +169,16 @@ def call_errors(top, build):
             src = os.path.join(top, "ctl", "xfibd", rel, f[:-2] + ".c")
             if f.endswith(".o") and os.path.isfile(src):
                 objs[os.path.join(dirpath, f)] = None if rel == "." else rel
+    syms = symbols(sorted(objs))
     owner = {}  # symbol -> its object
     for o in objs:
-        for s in nm(o, "-g", "--defined-only"):
+        for s in syms[o][0]:
             owner[s] = o
-    errs = circle_errors(build, objs, owner)
+    errs = circle_errors(build, objs, owner, syms)
     for o, room in sorted(objs.items(), key=lambda x: x[0]):
         if room is None:
             continue
-        for s in sorted(nm(o, "-u")):
+        for s in sorted(syms[o][1]):
             if s not in owner or objs[owner[s]] == room:
                 continue
             dst = objs[owner[s]]
@@ -183,12 +193,12 @@ def call_errors(top, build):
     return errs
 
 
-def circle_errors(build, objs, owner):
+def circle_errors(build, objs, owner, syms):
     """Files of one room (or of the top) that call each other in a circle."""
     base = os.path.join(build, "ctl", "xfibd")
     calls = {o: set() for o in objs}
     for o, room in objs.items():
-        for s in nm(o, "-u"):
+        for s in syms[o][1]:
             if s in owner and owner[s] != o and objs[owner[s]] == room:
                 calls[o].add(owner[s])
     errs = []
