@@ -67,12 +67,14 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS)) \
 
 # ctl/ holds one folder per program and one they share:
 #   ctl/lib      pin directory, logging, the dataplane's lookup, names
-#   ctl/xfibd    the daemon: netlink, RIB, table builders, selection
+#   ctl/xfibd    the daemon, a folder per subsystem (kernel, rib, fib,
+#                nf, xfrm) and the main loop at its top (README.md)
 #   ctl/xfibctl  the CLI
-# A program's objects see ctl/lib and their own folder. ctl/lib is an
-# archive, so each binary links only the shared objects it calls.
+# A program's objects see ctl/lib and their own folder (xfibd's rooms
+# include each other as "rib/rib.h"). ctl/lib is an archive, so each
+# binary links only the shared objects it calls.
 CTL_LIB_SRCS := $(wildcard ctl/lib/*.c)
-XFIBD_SRCS   := $(wildcard ctl/xfibd/*.c)
+XFIBD_SRCS   := $(wildcard ctl/xfibd/*.c ctl/xfibd/*/*.c)
 XFIBCTL_SRCS := $(wildcard ctl/xfibctl/*.c)
 ctl_objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 CTL_LIB_OBJS := $(call ctl_objs,$(CTL_LIB_SRCS))
@@ -138,7 +140,7 @@ $(CTL_LIB_A): $(CTL_LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-# -pthread: dumps are read on a second thread (ctl/xfibd/nl_reader.c).
+# -pthread: dumps are read on a second thread (ctl/xfibd/kernel/nl_reader.c).
 $(BUILD)/xfibd: $(XFIBD_OBJS) $(CTL_LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -pthread
@@ -157,11 +159,12 @@ $(BUILD) $(BUILD)/tests:
 # and dump reader, its netfilter check and XFRM counting, and xfibctl's
 # UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
-                   ctl/xfibd/dir24.c ctl/xfibd/dxr.c ctl/xfibd/poptrie6.c ctl/xfibd/poptrie6_update.c ctl/xfibd/trie6.c ctl/xfibd/grpool.c \
-                   ctl/xfibd/ptree.c ctl/xfibd/nl_policy.c ctl/xfibd/nfcheck.c \
-                   ctl/xfibd/nfrules.c ctl/xfibd/xfrm_count.c ctl/xfibctl/utf8.c \
-                   ctl/xfibd/rib_port.c ctl/xfibd/htab.c ctl/xfibd/nl_reader.c \
-                   ctl/xfibd/fib_ranges.c)
+                   $(addprefix ctl/xfibd/fib/,dir24.c dxr.c poptrie6.c \
+                     poptrie6_update.c trie6.c grpool.c fib_ranges.c) \
+                   $(addprefix ctl/xfibd/rib/,ptree.c rib_port.c htab.c) \
+                   $(addprefix ctl/xfibd/kernel/,nl_policy.c nl_reader.c) \
+                   $(addprefix ctl/xfibd/nf/,nfcheck.c nfrules.c) \
+                   ctl/xfibd/xfrm/xfrm_count.c ctl/xfibctl/utf8.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -188,12 +191,13 @@ PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/p
 
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
 # RIB, the maps replaced by memory; nlcapture records its seed corpus.
-FUZZ_SRCS := tests/fuzz/fuzz_netlink.c ctl/xfibd/netlink.c ctl/xfibd/nl_reader.c \
-             ctl/xfibd/nl_policy.c \
-             ctl/xfibd/rib.c ctl/xfibd/rib_port.c \
-             ctl/xfibd/rib_route.c ctl/xfibd/rib_nhobj.c ctl/xfibd/rib_check.c \
-             ctl/xfibd/rib_local4.c ctl/xfibd/rib_prefix.c \
-             ctl/xfibd/htab.c ctl/xfibd/objpool.c ctl/xfibd/ptree.c ctl/lib/log.c
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
+             $(addprefix ctl/xfibd/kernel/,netlink.c nl_link.c nl_route.c \
+               nl_reader.c nl_policy.c) \
+             $(addprefix ctl/xfibd/rib/,rib.c rib_link.c rib_nexthop.c \
+               rib_port.c rib_route.c rib_nhobj.c rib_check.c rib_local4.c \
+               rib_prefix.c rib_expiry.c htab.c objpool.c ptree.c) \
+             ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 
 $(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)
@@ -252,9 +256,10 @@ test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(SAN_TESTS)"
 
 # make test-quick: the edit-test loop, a few minutes: the unit and packet
-# tests and the core forwarding tests (traffic forwarded by XDP, route
-# changes, TTL expiry, neighbour changes, detach).
-QUICK_TESTS := unit prog net/test_forward net/test_route_update \
+# tests, the layout check (scripts/check-layout.py) and the core
+# forwarding tests (traffic forwarded by XDP, route changes, TTL expiry,
+# neighbour changes, detach).
+QUICK_TESTS := unit prog doc/test_layout net/test_forward net/test_route_update \
                net/test_ttl_exceeded net/test_neigh_change net/test_detach
 test-quick: all $(UNIT_TESTS) $(PROG_TESTS)
 	$(Q)$(RUN_TESTS) $(QUICK_TESTS)
@@ -267,6 +272,12 @@ test-net: all $(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
 	$(Q)$(RUN_TESTS) net
 test-doc: all
 	$(Q)$(RUN_TESTS) doc
+# make check-layout: xfibd's rooms, the direction of their includes and
+# calls (from the objects), and the length of functions in ctl/ (also
+# run by tests/doc/test_layout.sh).
+.PHONY: check-layout
+check-layout: all
+	$(Q)scripts/check-layout.py . $(BUILD)
 
 # make test-kernels (root): the kernel matrix (tests/kernels/matrix.sh):
 # Debian 12's own kernels, 6.1 and 6.12 (KERNELS), booted under qemu with
@@ -423,7 +434,8 @@ bench-fwd: deps
 .PHONY: bench-lookup
 
 # lookupbench.c includes ctl/lib/dplookup.c (the .d file records it) and
-# tests/lib/prog_insns.h.
+# tests/lib/prog_insns.h; the mapping of the instance (dpl_map.c) comes
+# from libxfib.
 # The algorithm names come from libxfib (ctl/lib/algo_names.c); the
 # counting pass (lookupreads.c) includes the lookup headers and
 # ctl/lib/dpl_dispatch.h again, with its own accessors, in its own object.

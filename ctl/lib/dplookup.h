@@ -29,7 +29,7 @@
 
 struct xfib_fwd_bpf;
 
-/* A table as the shared lookup code sees it in userspace (see dplookup.c). */
+/* A table as the shared lookup code sees it in userspace (see dpl_priv.h). */
 struct dpl_tbl {
 	void *base;
 	size_t esz; /* bytes per entry */

@@ -9,12 +9,9 @@
  */
 #include <errno.h>
 #include <malloc.h>
-#include <getopt.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,34 +19,22 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
-#include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 
 #include "log.h"
 #include "monoclock.h"
-#include "netlink.h"
+#include "kernel/netlink.h"
 #include "pin.h"
-#include "fib.h"
+#include "fib/fib.h"
 #include "hash_seed.h"
 #include "lease_renew.h"
-#include "nfgate.h"
-#include "rib.h"
+#include "nf/nfgate.h"
+#include "options.h"
+#include "rib/rib.h"
 #include "xdpfeat.h"
-#include "xfrm.h"
+#include "xfrm/xfrm.h"
 
-#define DEFAULT_BATCH_MS 10
-#define DEFAULT_EVAL_CHANGES 100
-#define DEFAULT_EVAL_MS 30000
-#define DEFAULT_RCVBUF (32 << 20)
 #define RESYNC_MIN_INTERVAL_MS 1000
-/* How long the dataplane forwards by the mirror after the last renewal:
- * long enough for a restart at full table (SIGTERM to the new daemon's
- * first renewal at 1.25M routes: 15.0-17.5 s on a 2-core VM at load
- * average 8, make bench-ctl's restart_ms), after systemd's RestartSec of
- * 2 s and up to 1 s since the last renewal, with half again to spare;
- * short enough that a withdrawn route does not stay in the dataplane for
- * long without a daemon. See xfibd(8). */
-#define DEFAULT_LEASE_S 30
 
 struct daemon {
 	struct xfib_fwd_bpf *skel;
@@ -76,38 +61,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xfibd [OPTIONS]\n"
-		"Mirror this network namespace's FIB into the xfib XDP dataplane.\n"
-		"Runs in the foreground; SIGTERM/SIGINT stop it and leave the dataplane forwarding for the lease.\n"
-		"\n"
-		"  -p, --pin-dir DIR     pinned maps directory (default: /sys/fs/bpf/xfib in the\n"
-		"                        initial namespace, /sys/fs/bpf/xfib-ns<cookie> elsewhere)\n"
-		"  -t, --table ID        routing table to mirror (default: %u, main)\n"
-		"  -b, --batch-ms MS     coalesce route changes for MS milliseconds (default: %d)\n"
-		"  -r, --rcvbuf BYTES    netlink receive buffer (default: %d)\n"
-		"  -c, --eval-changes N  re-evaluate the lookup algorithm after N prefix\n"
-		"                        changes (default: %d) ...\n"
-		"  -e, --eval-ms MS      ... or MS milliseconds after the first change (default: %d)\n"
-		"  -n, --netfilter MODE  while the forward path has netfilter rules: conntrack\n"
-		"                        (forward established flows the rules accept in XDP,\n"
-		"                        the rest by the kernel; default), pass (all by the\n"
-		"                        kernel) or ignore (forward as if there were none)\n"
-		"  -l, --lease SECONDS   the dataplane forwards by the mirror only while xfibd,\n"
-		"                        in sync with the kernel, renewed its lease within\n"
-		"                        SECONDS; after that, everything goes to the kernel\n"
-		"                        (default: %d)\n"
-		"  -H, --hash-seed N     seed of the multipath flow hash (default: drawn at\n"
-		"                        random at the first start, kept in the pinned maps)\n"
-		"  -s, --syslog          log to syslog instead of stderr\n"
-		"  -v, --verbose         more logging (-v debug, -vv library messages too)\n"
-		"  -h, --help            this help\n",
-		RT_TABLE_MAIN, DEFAULT_BATCH_MS, DEFAULT_RCVBUF,
-		DEFAULT_EVAL_CHANGES, DEFAULT_EVAL_MS, DEFAULT_LEASE_S);
 }
 
 static void write_daemon_info(struct daemon *d)
@@ -388,125 +341,6 @@ static int run(struct daemon *d)
 	return 0;
 }
 
-/* The command line. */
-struct options {
-	const char *pin_dir;
-	unsigned long long table, batch_ms, rcvbuf, eval_changes, eval_ms, lease_s;
-	unsigned long long hash_seed;
-	bool hash_seed_set;
-	int netfilter; /* enum xfib_nf_option */
-	bool syslog;
-	int verbose;
-};
-
-/*
- * The argument of option --name as a number from min to max: all of it
- * digits (decimal, or 0x hex, 0 octal), no sign. Otherwise says so,
- * naming what the option wants, and returns -EINVAL: a value that does
- * not fit is refused, never cut down to one that does.
- */
-static int opt_number(const char *name, const char *arg, const char *what,
-		      unsigned long long min, unsigned long long max,
-		      unsigned long long *val)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 0);
-	if (!*arg || *end || errno || strchr(arg, '-') || v < min || v > max) {
-		fprintf(stderr, "xfibd: --%s '%s': not %s (%llu..%llu)\n", name, arg,
-			what, min, max);
-		return -EINVAL;
-	}
-	*val = v;
-	return 0;
-}
-
-/* 0 to run, 1 after printing the help (-h), or -EINVAL after saying why. */
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option opts[] = {
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "table", required_argument, NULL, 't' },
-		{ "batch-ms", required_argument, NULL, 'b' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "eval-changes", required_argument, NULL, 'c' },
-		{ "eval-ms", required_argument, NULL, 'e' },
-		{ "netfilter", required_argument, NULL, 'n' },
-		{ "lease", required_argument, NULL, 'l' },
-		{ "hash-seed", required_argument, NULL, 'H' },
-		{ "syslog", no_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c, err = 0;
-
-	while (!err && (c = getopt_long(argc, argv, "p:t:b:r:c:e:n:l:H:svh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o->pin_dir = optarg;
-			break;
-		case 't':
-			err = opt_number("table", optarg, "a table id", 1, UINT32_MAX,
-					 &o->table);
-			break;
-		case 'b':
-			err = opt_number("batch-ms", optarg, "a number of milliseconds",
-					 0, 10000, &o->batch_ms);
-			break;
-		case 'r':
-			err = opt_number("rcvbuf", optarg, "a size in bytes", 4096,
-					 INT_MAX, &o->rcvbuf);
-			break;
-		case 'c':
-			err = opt_number("eval-changes", optarg, "a number of changes",
-					 1, UINT32_MAX, &o->eval_changes);
-			break;
-		case 'e':
-			err = opt_number("eval-ms", optarg, "a number of milliseconds",
-					 0, UINT32_MAX, &o->eval_ms);
-			break;
-		case 'n':
-			o->netfilter = nfgate_option(optarg);
-			if (o->netfilter < 0) {
-				fprintf(stderr, "xfibd: --netfilter '%s': not conntrack, pass or ignore\n",
-					optarg);
-				err = -EINVAL;
-			}
-			break;
-		case 'l':
-			err = opt_number("lease", optarg, "a number of seconds",
-					 1, 3600, &o->lease_s);
-			break;
-		case 'H':
-			err = opt_number("hash-seed", optarg, "a 32-bit number", 0,
-					 UINT32_MAX, &o->hash_seed);
-			o->hash_seed_set = true;
-			break;
-		case 's':
-			o->syslog = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (!err && optind < argc) {
-		fprintf(stderr, "xfibd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return -EINVAL;
-	}
-	return err;
-}
-
 /*
  * What xfibd needs is CAP_BPF (maps) and CAP_NET_ADMIN (the devmap,
  * netlink's SO_RCVBUFFORCE, neighbour probes), not uid 0: the systemd
@@ -685,19 +519,12 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct options o = {
-		.table = RT_TABLE_MAIN,
-		.batch_ms = DEFAULT_BATCH_MS,
-		.rcvbuf = DEFAULT_RCVBUF,
-		.eval_changes = DEFAULT_EVAL_CHANGES,
-		.eval_ms = DEFAULT_EVAL_MS,
-		.lease_s = DEFAULT_LEASE_S,
-	};
+	struct options o;
 	struct daemon d = { 0 };
 	char pin_dir[XFIB_PIN_DIR_MAX], why[64];
 	int err, lock_fd = -1;
 
-	err = parse_args(argc, argv, &o);
+	err = options_parse(argc, argv, &o);
 	if (err)
 		return err > 0 ? 0 : 2;
 	d.batch_ms = o.batch_ms;

@@ -206,7 +206,7 @@ XFIB_INLINE __u32 xfib_rpf_nexthop(const struct xfib_nexthop *nh,
  * route exists. A member that is not a gateway or connected nexthop (a
  * blackhole, a group, an empty bucket: a group without members has only
  * those) is not a route xfib can vouch for. Members fill runs of buckets
- * (rib.c group_write()), so each run's member is read once.
+ * (rib_nexthop.c group_write()), so each run's member is read once.
  *
  * The scan goes bucket by bucket (xfib_rpf_bucket); the includer drives
  * it (xfib_env_rpf_scan): a plain loop in userspace, bpf_loop() in the

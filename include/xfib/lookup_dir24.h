@@ -8,7 +8,7 @@
  * one per address of that /24, indexed by the low 8 bits. Group entries
  * are always nexthop indexes, never EXT. Prefixes of length 24 or less are
  * expanded into tbl24 entries; a /24 that holds a longer prefix gets a
- * group. The update side (ctl/xfibd/dir24.c) keeps every entry a reader can
+ * group. The update side (ctl/xfibd/fib/dir24.c) keeps every entry a reader can
  * reach correct at all times, so this lookup needs no lock and no retry.
  *
  * Memory: both tables are arrays of __u32 entries. In BPF, tbl24 is an

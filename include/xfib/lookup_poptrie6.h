@@ -37,7 +37,7 @@
  * goes on below the chain, any other has the answer.
  *
  * Memory: the direct table is 2^18 entries (1 MiB per slot); a node is
- * 24 bytes, a leaf 4. The builder (ctl/xfibd/poptrie6.c) reports how
+ * 24 bytes, a leaf 4. The builder (ctl/xfibd/fib/poptrie6.c) reports how
  * many of each a table takes.
  *
  * Every table has two slots (active and standby) in fixed-size BPF array

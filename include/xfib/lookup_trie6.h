@@ -14,7 +14,7 @@
  * entry holds the longest match for all the addresses below it, so the
  * walk stops at the first answer and never backtracks. A group exists
  * only where the answer below an entry is not uniform. The update side
- * (ctl/xfibd/trie6.c) keeps every entry a reader can reach correct at all times,
+ * (ctl/xfibd/fib/trie6.c) keeps every entry a reader can reach correct at all times,
  * so this lookup needs no lock and no retry.
  *
  * Memory: both tables are arrays of __u32 entries, in BPF maps laid out

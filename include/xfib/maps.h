@@ -233,7 +233,7 @@ _Static_assert(sizeof(struct xfib_iface) == 16, "xfib_iface size");
  * An array value is updated in place, so a reader could see a copy half
  * written (a new MAC with an old MTU). xfibd therefore never writes the
  * copy in use: it fills the other one, then publishes it with one aligned
- * 4-byte store of live + 1 (ctl/xfibd/rib_port.c). It rewrites a copy
+ * 4-byte store of live + 1 (ctl/xfibd/rib/rib_port.c). It rewrites a copy
  * only after an RCU grace period has passed since the copy was last in
  * use (the grace periods that already guard the nexthop and neighbour
  * arrays), so no program still reads it; the program loads live once and

@@ -2,7 +2,7 @@
 /*
  * Netfilter-aware forwarding: what xfibd found in the host's firewall and
  * what the dataplane does about it, per family. Shared by the XDP program
- * (bpf/lib/ctgate.h), xfibd (ctl/xfibd/nf*.c) and xfibctl status.
+ * (bpf/lib/ctgate.h), xfibd (ctl/xfibd/nf/) and xfibctl status.
  *
  * xfibd reads the forward path's rules (nftables, legacy iptables) at
  * start and on every change, and publishes one mode per family in

@@ -2,7 +2,7 @@
 /*
  * IPsec (XFRM) and forwarding: what xfibd found in the kernel's security
  * policy and association databases, per family, and what the dataplane
- * does about it. Shared by the XDP program, xfibd (ctl/xfibd/xfrm.c),
+ * does about it. Shared by the XDP program, xfibd (ctl/xfibd/xfrm/xfrm.c),
  * xfibctl lookup and status.
  *
  * The kernel consults XFRM for a forwarded packet twice: ip_forward() and

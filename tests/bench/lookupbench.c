@@ -12,7 +12,7 @@
  * Kernel: tests/bench/lookup.bpf.c, loaded with the router's pin directory
  * as pin root so that its maps are the live pinned ones, run with
  * BPF_PROG_TEST_RUN; the time per lookup is the run time the kernel
- * reports divided by the lookups per run. Native: ctl/lib/dplookup.c maps the
+ * reports divided by the lookups per run. Native: ctl/lib/dpl_map.c maps the
  * same tables read-only (what xfibctl lookup does) and the same lookup
  * headers run over them, in a loop shaped like the program's (the active
  * word read once per LOOKUPS_PER_RUN lookups, keys read from the program's

@@ -4,7 +4,7 @@
  * the table reads (each call of the accessors the lookup headers are
  * written against) and the distinct 64-byte cache lines they touch, and,
  * over a whole key set, the distinct lines touched: its working set.
- * The accessors behave as dplookup.c's (reads past the end answer
+ * The accessors behave as dpl_priv.h's (reads past the end answer
  * nothing and touch no memory), so the answers are those of the timed
  * native loops, which lookupbench checks by comparing the sums.
  */

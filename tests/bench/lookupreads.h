@@ -5,7 +5,7 @@
  * accessors that note each read and the 64-byte cache lines it touches.
  * A separate translation unit: each header defines its lookup function
  * once, with the accessors defined when it is first included, and
- * lookupbench.c includes them with dplookup.c's.
+ * lookupbench.c includes them with dpl_priv.h's (through dplookup.c).
  */
 #ifndef XFIB_LOOKUPREADS_H
 #define XFIB_LOOKUPREADS_H

@@ -7,7 +7,7 @@
 # man/xfibd.8 or man/xfibctl.8 (a command as a heading of COMMANDS, its
 # options inside its own entry). xfibctl's help is generated from its
 # option tables, so this covers every option it parses; xfibd's help is
-# written by hand, so its getopt table in ctl/xfibd/xfibd.c is read too and
+# written by hand, so its getopt table in ctl/xfibd/options.c is read too and
 # every option there must be in the help and the page. Then each page
 # must render without groff warnings, if groff or man is installed.
 # Needs neither root nor namespaces. Exit 0 pass, 77 skip, else fail.
@@ -74,10 +74,10 @@ xfibd_opts=$(long_opts <<<"$xfibd_help")
 [ -n "$xfibd_opts" ] || { echo "FAIL: no long option in 'xfibd -h'"; exit 1; }
 # xfibd's getopt table: { "name", ..._argument, NULL, 'c' } lines.
 src_opts=$(sed -nE 's/^[[:space:]]*\{ "([a-z][a-z0-9-]*)", [a-z_]+_argument, NULL, .*/--\1/p' \
-	"$top/ctl/xfibd/xfibd.c" | sort -u)
-[ -n "$src_opts" ] || { echo "FAIL: no option table found in ctl/xfibd/xfibd.c"; exit 1; }
+	"$top/ctl/xfibd/options.c" | sort -u)
+[ -n "$src_opts" ] || { echo "FAIL: no option table found in ctl/xfibd/options.c"; exit 1; }
 for o in $src_opts; do
-	has_opt "$xfibd_help" "$o" || fail_missing "xfibd -h: option $o (getopt table in ctl/xfibd/xfibd.c)"
+	has_opt "$xfibd_help" "$o" || fail_missing "xfibd -h: option $o (getopt table in ctl/xfibd/options.c)"
 done
 if [ -f "$MAN_XFIBD" ]; then
 	page=$(plain "$MAN_XFIBD")

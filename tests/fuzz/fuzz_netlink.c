@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: rtnetlink message streams through xfibd's own parsing
- * (ctl/xfibd/netlink.c) into its RIB (rib*.c), with the dataplane's maps
+ * (ctl/xfibd/kernel/) into its RIB (ctl/xfibd/rib/), with the dataplane's maps
  * replaced by plain memory. After every input the RIB's invariants are
  * checked (rib_check), and the neighbour-host map against the RIB; the
  * RIB is then torn down, and LeakSanitizer reports anything it leaked.
@@ -20,8 +20,8 @@
 #include <linux/rtnetlink.h>
 
 #include "log.h"
-#include "netlink.h"
-#include "rib.h"
+#include "kernel/netlink.h"
+#include "rib/rib.h"
 
 /* ---- the dataplane, in memory -------------------------------------- */
 

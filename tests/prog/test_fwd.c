@@ -520,7 +520,7 @@ static void get_port(__u32 ifindex, struct xfib_port *p)
 }
 
 /*
- * As xfibd writes a port (ctl/xfibd/rib_port.c): into the copy not live,
+ * As xfibd writes a port (ctl/xfibd/rib/rib_port.c): into the copy not live,
  * then live moves to it. The other copy is filled with a port that is
  * down, forwards nothing and has another MAC, so that a program reading
  * the wrong copy fails every case.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of dir24_8: the update side (ctl/xfibd/dir24.c) together with the
+ * Unit test of dir24_8: the update side (ctl/xfibd/fib/dir24.c) together with the
  * lookup the dataplane runs (include/xfib/lookup_dir24.h).
  *
  * The reference is a prefix set kept twice: a hash of (first address,
@@ -38,7 +38,7 @@
  *    are caught by chance, not always: the rest is deterministic.
  *
  * The lookup reads the tables the way the BPF program does: as __u64
- * values holding two entries, low half first, while ctl/xfibd/dir24.c writes
+ * values holding two entries, low half first, while ctl/xfibd/fib/dir24.c writes
  * them as __u32 arrays. So the packing is under test too.
  *
  * Usage: unit_test_dir24 [seed]. The seed is printed first; passing it
@@ -51,7 +51,7 @@
 #define TESTLIB_SEED 0xd1224b8a5eed0001ull
 #include "testlib.h"
 #include "ranges.h"
-#include "dir24.h"
+#include "fib/dir24.h"
 
 /* The memory is written as __u32 by dir24.c: let the __u64 view alias it. */
 typedef __u64 __attribute__((may_alias)) u64_alias;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of dxr: the builder (ctl/xfibd/dxr.c) together with the lookup
+ * Unit test of dxr: the builder (ctl/xfibd/fib/dxr.c) together with the lookup
  * the dataplane runs (include/xfib/lookup_dxr.h).
  *
  * Prefix sets are compiled into ranges by the tests' own compiler
@@ -34,7 +34,7 @@
 #define TESTLIB_SEED 0xd8a1b4c2000d0001ull
 #include "testlib.h"
 #include "ranges.h"
-#include "dxr.h"
+#include "fib/dxr.h"
 
 /* The memory is written as __u32 by dxr.c: let the __u64 view alias it. */
 typedef __u64 __attribute__((may_alias)) u64_alias;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the range list every build starts from (ctl/xfibd/
+ * Unit test of the range list every build starts from (ctl/xfibd/fib/
  * fib_ranges.c): the mirrored table's prefix tree and the local table's,
  * walked and merged with the local table answering first, as the kernel
  * does. Checked against the tests' own compiler (tests/unit/ref/ranges.c),
@@ -27,7 +27,7 @@
 #define TESTLIB_SEED 0xf1b7a4c35eed0001ull
 #include "testlib.h"
 #include "ranges.h"
-#include "fib_ranges.h"
+#include "fib/fib_ranges.h"
 
 enum { MAIN, LOCAL };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of a group pool that grows in place (ctl/xfibd/grpool.c), the
+ * Unit test of a group pool that grows in place (ctl/xfibd/fib/grpool.c), the
  * way xfibd grows a live dir24_8 or trie6 pool by chunks:
  *  - grpool_grow() keeps every group in use, free or retired as it was,
  *    puts the new groups on the free stack (the lowest on top), hands out
@@ -18,7 +18,7 @@
 
 #define TESTLIB_SEED 0x6a900165eed00001ull
 #include "testlib.h"
-#include "dir24.h"
+#include "fib/dir24.h"
 
 #define XFIB_U32_AT(t, i) (((const __u32 *)(t))[i])
 #include "xfib/lookup_dir24.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of xfibd's netfilter check (ctl/xfibd/nfcheck.c): rulesets
+ * Unit test of xfibd's netfilter check (ctl/xfibd/nf/nfcheck.c): rulesets
  * built by hand in the check's form, each with what the check must say
  * for each family: whether the forward path has rules, whether the
  * conntrack gate may stand in for them, whether the ct state decided a
@@ -14,7 +14,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/xt_conntrack.h>
 #include "xfib/maps.h"
-#include "nfrules.h"
+#include "nf/nfrules.h"
 
 #define EST 0x2u
 #define REL 0x4u

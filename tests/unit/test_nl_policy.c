@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of xfibd's netlink attribute policy (ctl/xfibd/nl_policy.c),
+ * Unit test of xfibd's netlink attribute policy (ctl/xfibd/kernel/nl_policy.c),
  * the check every message passes before a handler reads it.
  *
  * Cases: well-formed messages of each kind are accepted with their
@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
 
-#include "nl_policy.h"
+#include "kernel/nl_policy.h"
 
 static char buf[4096];
 

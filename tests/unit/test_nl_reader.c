@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the dump reader (ctl/xfibd/nl_reader.c), against the
+ * Unit test of the dump reader (ctl/xfibd/kernel/nl_reader.c), against the
  * kernel: in a network namespace of its own, with N blackhole routes in
  * the main table, so that a route dump takes many parts, more than the
  * reader's ring holds.
@@ -29,7 +29,7 @@
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 
-#include "nl_reader.h"
+#include "kernel/nl_reader.h"
 
 /* 43 parts on Linux 6.18, nearly three times the ring (10,000 took 16). */
 #define NROUTES 30000

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of poptrie6: the builder (ctl/xfibd/poptrie6.c) together with
+ * Unit test of poptrie6: the builder (ctl/xfibd/fib/poptrie6.c) together with
  * the lookup the dataplane runs (include/xfib/lookup_poptrie6.h).
  *
  * Prefix sets are compiled into ranges by the tests' own compiler
@@ -51,7 +51,7 @@
 #define TESTLIB_SEED 0x9097d1e6000d0001ull
 #include "testlib.h"
 #include "ranges.h"
-#include "poptrie6.h"
+#include "fib/poptrie6.h"
 
 /* One table, both slots; reads must stay below what a build wrote. */
 struct tbl {

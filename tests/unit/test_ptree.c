@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the control-plane prefix tree (ctl/xfibd/ptree.c), checked
+ * Unit test of the control-plane prefix tree (ctl/xfibd/rib/ptree.c), checked
  * against references that know nothing about tries: a plain list of
  * prefixes with a linear longest-prefix match for small tables, one hash
  * probe per prefix length present for large ones (the two cross-checked
@@ -31,7 +31,7 @@
  * without sanitizers:
  *
  *   gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ictl -Itests/unit/ref \
- *       tests/unit/test_ptree.c ctl/xfibd/ptree.c tests/unit/ref/ranges.c \
+ *       tests/unit/test_ptree.c ctl/xfibd/rib/ptree.c tests/unit/ref/ranges.c \
  *       -o /tmp/ptree_bench
  *   /tmp/ptree_bench 0 --bench
  *
@@ -42,7 +42,7 @@
 
 #define TESTLIB_SEED 0x7e5eed9f1b2024ull
 #include "testlib.h"
-#include "ptree.h"
+#include "rib/ptree.h"
 #include "ranges.h"
 
 #define DEF_NH 0xfffffff0u /* "no route" of the walks that do not use 0 */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * xfibd's writes of xfib_ifaces (ctl/xfibd/rib_port.c) against the rule
+ * xfibd's writes of xfib_ifaces (ctl/xfibd/rib/rib_port.c) against the rule
  * that keeps packets from reading a half-written entry: a copy of a port
  * is written only while live names the other copy (or none) and only
  * after a grace period has passed since the copy was last live. Random
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rib_priv.h"
+#include "rib/rib_priv.h"
 
 #define PORTS 6
 #define STEPS 200000

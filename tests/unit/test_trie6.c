@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit test of the trie6 update side (ctl/xfibd/trie6.c) together with the
+ * Unit test of the trie6 update side (ctl/xfibd/fib/trie6.c) together with the
  * lookup the dataplane runs (include/xfib/lookup_trie6.h).
  *
  * The reference is the range list of tests/unit/ref/ranges.c (tested on its own by
@@ -55,7 +55,7 @@
  */
 #define XFIB_U32_AT(tbl, idx) \
 	__atomic_load_n((const __u32 *)(tbl) + (idx), __ATOMIC_ACQUIRE)
-#include "trie6.h"
+#include "fib/trie6.h"
 
 #define ONES (~(u128)0)
 #define GROUP_BYTES (XFIB_TRIE6_GROUP_ENTRIES * sizeof(__u32))

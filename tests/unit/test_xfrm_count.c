@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit test of what xfibd counts from NETLINK_XFRM dumps
- * (ctl/xfibd/xfrm_count.c), the counts behind each family's XFRM mode.
+ * (ctl/xfibd/xfrm/xfrm_count.c), the counts behind each family's XFRM mode.
  *
  * Cases: forward and output policies count for their selector's family,
  * both for a selector without one; input and socket policies do not
@@ -21,7 +21,7 @@
 #include <linux/xfrm.h>
 #include <libmnl/libmnl.h>
 
-#include "xfrm.h"
+#include "xfrm/xfrm.h"
 
 static char buf[4096];
 

@@ -3,7 +3,7 @@
  * The tests' reference compiler: a set of prefixes into the sorted,
  * non-overlapping ranges that the bsearch4/bsearch6 lookups search
  * (include/xfib/lookup_bsearch.h), by sort and sweep. The daemon derives
- * its ranges from its prefix tree (ctl/xfibd/ptree.c) instead; keeping this
+ * its ranges from its prefix tree (ctl/xfibd/rib/ptree.c) instead; keeping this
  * independent implementation lets the tests check one against the other.
  */
 #ifndef XFIB_RANGES_H

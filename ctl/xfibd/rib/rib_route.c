@@ -18,15 +18,7 @@
  * (a notification replayed after a dump that already had it) is already
  * in place and stays there.
  *
- * Expiry. IPv6 routes may carry a lifetime ("expires", router
- * advertisements). The kernel stops using a route the moment its
- * lifetime ends, but deletes it, and says so, only at its next garbage
- * collection, up to net.ipv6.route.gc_interval (30 s) later. xfibd keeps
- * the deadline of every such route and, a little before it, hands the
- * route's prefix to the kernel (an unsupported answer), which is right
- * whether the route has expired or had its lifetime extended without a
- * message (router advertisements refresh lifetimes silently). A route
- * still present well after its deadline is read again with a resync.
+ * Expiry of IPv6 routes with a lifetime: rib_expiry.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,14 +29,6 @@
 #include "log.h"
 #include "monoclock.h"
 #include "rib_priv.h"
-
-/* Hand an expiring route to the kernel this long before its deadline: the
- * kernel's own clock decides the moment, and a notification may have
- * waited in the socket a little. */
-#define EXPIRE_EARLY_MS 200
-/* An expired route the kernel still holds this long after its deadline
- * has probably been refreshed silently: resync. */
-#define EXPIRED_RECHECK_MS 60000
 
 /* ---- the nexthop of a route ------------------------------------------ */
 
@@ -110,200 +94,12 @@ static bool route_table_mirrored(struct rib *r, __u32 table)
 	return table == r->table || table == RT_TABLE_LOCAL;
 }
 
-/* Routes are found through their prefix: one hash lookup, not two. */
-static struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_key *k)
-{
-	struct rib_route *rt;
-
-	for (rt = p->routes; rt; rt = rt->pfx_next)
-		if (rt->table == k->table && rt->priority == k->priority &&
-		    rt->tos == k->tos && rt->src_plen == k->src_plen &&
-		    (!k->src_plen || !memcmp(rt->src, k->src, 16)))
-			return rt;
-	return NULL;
-}
-
-static void route_key_of(const struct rib_route *rt, struct rib_route_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	k->family = rt->pfx->key.family;
-	k->plen = rt->pfx->key.plen;
-	memcpy(k->dst, rt->pfx->key.dst,
-	       family_addr_len(family_index(k->family)));
-	k->tos = rt->tos;
-	k->src_plen = rt->src_plen;
-	if (rt->src_plen)
-		memcpy(k->src, rt->src, 16);
-	k->table = rt->table;
-	k->priority = rt->priority;
-}
-
 void rib_route_prefetch(struct rib *r, const struct rib_route_key *k)
 {
 	struct rib_prefix_key pk;
 
 	prefix_key(k, &pk);
 	htab_prefetch(&r->prefixes[family_index(k->family)], &pk);
-}
-
-static struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
-{
-	struct rib_prefix_key pk;
-	struct rib_prefix *p;
-
-	prefix_key(k, &pk);
-	p = htab_find(&r->prefixes[family_index(k->family)], &pk);
-	return p ? route_in(p, k) : NULL;
-}
-
-static void route_changed(struct rib *r, struct rib_route *rt)
-{
-	prefix_mark(r, rt->pfx);
-}
-
-/*
- * The nexthop index the dataplane uses for rt. IPv4: its first alias.
- * IPv6: the one answer of its variants, or the kernel when it holds
- * several of the same metric that are not siblings (it picks one of them
- * by its own rules). An expired route is the kernel's until it goes.
- */
-__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
-{
-	const struct rib_variant *v = rt->vars;
-	__u32 idx = v->nh->idx;
-
-	if (rt->pfx->key.family == AF_INET)
-		return v->expired ? rib_nh_unsupported(r) : idx;
-	for (; v; v = v->next)
-		if (v->expired || v->nh->idx != idx)
-			return rib_nh_unsupported(r);
-	return idx;
-}
-
-/* ---- expiry: a min-heap of route keys by deadline ------------------- */
-
-static void expiry_swap(struct rib *r, size_t a, size_t b)
-{
-	struct rib_expiry t = r->exp[a];
-
-	r->exp[a] = r->exp[b];
-	r->exp[b] = t;
-}
-
-static void expiry_push(struct rib *r, __u64 when, const struct rib_route_key *k)
-{
-	size_t i;
-
-	if (r->nexp == r->exp_cap) {
-		size_t cap = r->exp_cap ? 2 * r->exp_cap : 64;
-		void *p = realloc(r->exp, cap * sizeof(*r->exp));
-
-		if (!p) {
-			/* Without a timer the route would be forwarded past
-			 * its end: give it to the kernel now. */
-			rib_want_resync(r);
-			return;
-		}
-		r->exp = p;
-		r->exp_cap = cap;
-	}
-	i = r->nexp++;
-	r->exp[i].when = when;
-	r->exp[i].key = *k;
-	while (i && r->exp[(i - 1) / 2].when > r->exp[i].when) {
-		expiry_swap(r, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static void expiry_pop(struct rib *r)
-{
-	size_t i = 0;
-
-	r->exp[0] = r->exp[--r->nexp];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= r->nexp)
-			break;
-		if (c + 1 < r->nexp && r->exp[c + 1].when < r->exp[c].when)
-			c++;
-		if (r->exp[i].when <= r->exp[c].when)
-			break;
-		expiry_swap(r, i, c);
-		i = c;
-	}
-}
-
-__u64 rib_next_expiry(const struct rib *r)
-{
-	return r->nexp ? r->exp[0].when : 0;
-}
-
-static void variant_expiry_set(struct rib *r, struct rib_variant *v,
-			       const struct rib_route_msg *m)
-{
-	__u64 now;
-
-	v->expires = 0;
-	v->expired = v->expiry_seen = false;
-	if (!m->has_expires)
-		return;
-	now = mono_ms();
-	v->expires = m->expires_ms > 0 ? now + m->expires_ms : now;
-	v->expiry_seen = m->expires_ms <= 0;
-	if (v->expires > now + EXPIRE_EARLY_MS) {
-		expiry_push(r, v->expires - EXPIRE_EARLY_MS, &m->key);
-		return;
-	}
-	v->expired = true;
-	if (!v->expiry_seen)
-		expiry_push(r, v->expires + EXPIRED_RECHECK_MS, &m->key);
-}
-
-/* Checks the variants of one route against the clock. */
-static void route_expire(struct rib *r, struct rib_route *rt, __u64 now)
-{
-	struct rib_variant *v;
-	char a[INET6_ADDRSTRLEN];
-	struct rib_route_key k;
-
-	route_key_of(rt, &k);
-	for (v = rt->vars; v; v = v->next) {
-		if (!v->expires)
-			continue;
-		if (!v->expired && v->expires <= now + EXPIRE_EARLY_MS) {
-			v->expired = true;
-			route_changed(r, rt);
-			pr_debug("route %s/%u expires: the kernel forwards to it until it deletes it",
-				 inet_ntop(k.family, k.dst, a, sizeof(a)), k.plen);
-			if (!v->expiry_seen)
-				expiry_push(r, v->expires + EXPIRED_RECHECK_MS,
-					    &k);
-		} else if (v->expired && !v->expiry_seen &&
-			   v->expires + EXPIRED_RECHECK_MS <= now) {
-			pr_info("route %s/%u still held %u s after it expired: resync",
-				inet_ntop(k.family, k.dst, a, sizeof(a)),
-				k.plen, EXPIRED_RECHECK_MS / 1000);
-			v->expiry_seen = true;
-			rib_want_resync(r);
-		}
-	}
-}
-
-void rib_expire(struct rib *r, __u64 now)
-{
-	while (r->nexp && r->exp[0].when <= now) {
-		struct rib_route_key k = r->exp[0].key;
-		struct rib_route *rt;
-
-		expiry_pop(r);
-		/* Entries of routes gone or re-announced since are harmless:
-		 * the variants say what is due. */
-		rt = route_find(r, &k);
-		if (rt)
-			route_expire(r, rt, now);
-	}
 }
 
 /* ---- routes and their variants --------------------------------------- */

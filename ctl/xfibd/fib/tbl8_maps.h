@@ -6,8 +6,8 @@
  * entries in the family's outer map.
  *
  * A pool's chunks go into their slot's entries of the outer map when they
- * are created: that slot is the standby one (fib.c builds only there), so
- * no packet reads them before the instance is published. A live pool
+ * are created: that slot is the standby one (fib_publish.c builds only
+ * there), so no packet reads them before the instance is published. A live pool
  * grows in place: new chunks go into its slot's next entries, and only
  * then are their groups handed out, so no table entry refers to a chunk
  * the outer map does not hold yet. The addresses of a whole slot's

@@ -2,10 +2,12 @@
 /*
  * The daemon's copy of the kernel's forwarding state (links, neighbours,
  * routes) and the index arrays it owns in the dataplane (nexthops,
- * neighbours, interfaces). Netlink feeds it; fib.c compiles its routes
- * into lookup instances. rib.c holds links, neighbours and the index
- * arrays, rib_route.c routes, rib_prefix.c prefixes and their answers,
- * rib_local4.c xfib_nonlocal4, rib_nhobj.c nexthop objects.
+ * neighbours, interfaces). The kernel room (kernel/) feeds it; the fib
+ * room (fib/) compiles its routes into lookup instances. Neither is
+ * called from here. This header is the room's only door: rib_priv.h
+ * lists its parts (links, neighbours, nexthops and groups, routes,
+ * prefixes and their answers, nexthop objects, ports) and what they
+ * share.
  *
  * Index lifetime: a nexthop or neighbour index is written completely before
  * anything that packets read points at it, and is reused only after it is

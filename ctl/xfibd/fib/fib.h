@@ -12,12 +12,16 @@
  * destroyed after an RCU grace period. A failed build leaves the old
  * instance serving and is retried with backoff.
  *
- * Files: fib.c selects and publishes; fib_ranges.c compiles the prefix
- * trees into the range list every build starts from; the algorithms are
- * fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr), fib_poptrie6.c
- * (poptrie6), fib_dir24.c
- * (dir24_8) and fib_trie6.c (trie6), the last two over what fib_table.c does for every
- * table in map-in-map slots (fib_algo.h).
+ * Files: fib.c selects, fib_publish.c builds and publishes; fib_ranges.c
+ * compiles the prefix trees into the range list every build starts from;
+ * the algorithms are fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr),
+ * fib_poptrie6.c (poptrie6), fib_dir24.c (dir24_8) and fib_trie6.c
+ * (trie6), the last two over what fib_table.c does for every table in
+ * map-in-map slots (fib_algo.h). The lookup structures themselves are
+ * dir24.c, dxr.c, trie6.c and poptrie6*.c, with their pools (grpool.c,
+ * tbl8_maps.c). This header is the fib room's door: the rest of the
+ * daemon sees nothing else of it. The room calls the RIB (rib/rib.h),
+ * never the other way.
  */
 #ifndef XFIB_FIB_H
 #define XFIB_FIB_H
@@ -28,8 +32,7 @@
 #include <linux/types.h>
 
 #include "dir24.h"
-#include "ptree.h"
-#include "rib.h"
+#include "rib/rib.h"
 #include "tbl8_maps.h"
 #include "trie6.h"
 
@@ -137,8 +140,6 @@ struct fib {
 /* fresh_tbl24: see struct fib, -1 for none; f owns it from here on. */
 int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	     int fresh_tbl24, __u32 eval_changes, __u32 eval_ms);
-/* The fresh tbl24 map for the caller to own, or -1 if it is taken. */
-int fib_take_fresh_tbl24(struct fib *f);
 void fib_fini(struct fib *f);
 /* Commits the RIB and brings both families' instances up to date, the
  * two families side by side on two threads. */

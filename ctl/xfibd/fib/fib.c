@@ -15,9 +15,7 @@
  * crossing point does not flap between instances.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
@@ -32,11 +30,6 @@
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
-
-static const char *fam_name(int fam)
-{
-	return fam == XFIB_V4 ? "ipv4" : "ipv6";
-}
 
 /* The algorithms to choose from. */
 static const struct fib_algo *const fib_algos[] = {
@@ -58,166 +51,6 @@ static const struct fib_algo *algo_by_id(unsigned int id)
 		if (fib_algos[i]->id == id)
 			return fib_algos[i];
 	return NULL;
-}
-
-/* The instance lives in maps of its own, in a map-in-map slot. */
-static bool map_backed(const struct fib_algo *a)
-{
-	return a && a->table;
-}
-
-/* ---- publishing ------------------------------------------------------- */
-
-static void write_info(struct fib *f, int fam)
-{
-	struct fib_family *ff = &f->fam[fam];
-	struct xfib_fib_info info = {
-		.algo = ff->cur.algo ? ff->cur.algo->id : XFIB_ALGO_NONE,
-		.generation = ff->generation,
-		.routes = ptree_count(&f->rib->tree[fam][0]) +
-			  ptree_count(&f->rib->tree[fam][1]),
-		.swaps = ff->swaps,
-		.last_swap = 0,
-		.mem_bytes = ff->cur.mem_bytes,
-		.fallback = ff->fallback,
-		.forced = ff->forced,
-		.updates = ff->updates,
-		.build_us = ff->build_us,
-		.capacity = ff->cur.capacity,
-		.build_error = ff->build_error,
-	};
-	struct xfib_fib_info old = { 0 };
-	__u32 key = fam, i;
-
-	if (ff->cur.algo == NULL)
-		info.ranges = 0;
-	else if (map_backed(ff->cur.algo))
-		info.ranges = fib_table_groups_used(&ff->cur);
-	else
-		info.ranges = ff->cur.nranges;
-	for (i = 0; i < XFIB_ALGO_COUNT && i < sizeof(info.pref); i++)
-		info.pref[i] = ff->pref[i];
-	if (!bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.xfib_fib_info),
-				 &key, &old))
-		info.last_swap = old.last_swap;
-	if (old.generation != info.generation || !info.last_swap)
-		info.last_swap = time(NULL);
-	bpf_map_update_elem(bpf_map__fd(f->skel->maps.xfib_fib_info), &key,
-			    &info, BPF_ANY);
-}
-
-/*
- * Makes `next` the family's instance: one atomic store of the active word.
- * Afterwards, and after a grace period, the old instance is destroyed.
- */
-static int publish(struct fib *f, int fam, struct fib_inst *next)
-{
-	struct fib_family *ff = &f->fam[fam];
-	struct xfib_active act = { 0 };
-	struct fib_inst old = ff->cur;
-	int err;
-
-	if (map_backed(next->algo)) {
-		/* Both slot entries before the word that sends packets there. */
-		err = fib_table_link(f, next);
-		if (err)
-			return err;
-	}
-	if (next->algo) {
-		act.algo = next->algo->id;
-		act.slot = next->slot;
-		act.log2n = next->log2n;
-	}
-	act.generation = ++ff->generation;
-	__atomic_store_n((__u64 *)&f->active[fam], *(__u64 *)&act,
-			 __ATOMIC_RELEASE);
-	ff->cur = *next;
-	ff->swaps++;
-
-	/* No packet may still be reading the old instance when it goes. */
-	err = rib_rcu_sync(f->rib);
-	if (err)
-		pr_warn("%s: grace period: %s", fam_name(fam), strerror(-err));
-	/* Builds always go to the standby slot, so old and next never share
-	 * storage. The outer slot goes first: nothing can reach the old
-	 * tables any more when they are unmapped. */
-	if (old.algo) {
-		if (map_backed(old.algo))
-			fib_table_unlink(f, &old);
-		old.algo->destroy(f, &old);
-	}
-	write_info(f, fam);
-	return 0;
-}
-
-static int build(struct fib *f, int fam, const struct fib_algo *a)
-{
-	struct fib_family *ff = &f->fam[fam];
-	struct fib_range *r = NULL;
-	struct fib_inst in = { .algo = a, .fd24 = -1 };
-	const struct fib_algo *prev = ff->cur.algo;
-	size_t n = 0, cap = 0;
-	__u64 t0 = mono_us();
-	int err;
-
-	err = fib_full_ranges(f->rib, fam, &r, &n, &cap);
-	if (err)
-		goto out;
-	/* The standby slot; a grace period has passed since it was last
-	 * published (publish waits one), so nothing reads it. */
-	in.slot = ff->cur.algo == a ? !ff->cur.slot : 0;
-	err = a->build(f, fam, &in, r, n);
-	if (err) {
-		a->destroy(f, &in);
-		goto out;
-	}
-	err = publish(f, fam, &in);
-	if (err) {
-		a->destroy(f, &in);
-		goto out;
-	}
-	ff->build_us = mono_us() - t0;
-	ff->grow_groups = 0;
-	/* bsearch rebuilds on every change: only a new algorithm, a grown
-	 * pool or a first build is worth a line at the default level. */
-	log_msg(prev == a && !map_backed(a) ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
-		"%s: published %s (generation %u): %zu prefixes, %zu ranges, %llu bytes, built in %llu us",
-		fam_name(fam), xfib_algo_name(a->id), ff->generation,
-		ptree_count(&f->rib->tree[fam][0]) + ptree_count(&f->rib->tree[fam][1]),
-		n, (unsigned long long)in.mem_bytes,
-		(unsigned long long)ff->build_us);
-out:
-	free(r);
-	return err;
-}
-
-static int publish_none(struct fib *f, int fam, __u32 why)
-{
-	struct fib_inst none = { .fd24 = -1 };
-
-	f->fam[fam].fallback = why;
-	if (!f->fam[fam].cur.algo) {
-		write_info(f, fam);
-		return 0;
-	}
-	return publish(f, fam, &none);
-}
-
-/* Applies the changed prefixes in place. -ENOSPC: a rebuild is needed. */
-static int update_in_place(struct fib *f, int fam)
-{
-	struct fib_inst *in = &f->fam[fam].cur;
-	struct fib_range *r = NULL;
-	size_t n = 0;
-	int err;
-
-	err = fib_changed_ranges(f->rib, fam, &r, &n);
-	if (!err)
-		err = in->algo->update(in, r, n);
-	if (!err)
-		f->fam[fam].updates += f->rib->fam[fam].nchg;
-	free(r);
-	return err;
 }
 
 static const struct fib_algo *best_algo(struct fib *f, int fam)
@@ -299,6 +132,60 @@ static void retry_later(struct fib_family *ff, int fam,
 		ff->backoff_ms);
 }
 
+/* Counts the RIB's changes since the last selection (select_algo). */
+static void count_changes(struct fib_family *ff,
+			  const struct rib_family_state *rs, __u64 now)
+{
+	if (rs->nchg || rs->chg_overflow) {
+		if (!ff->changes_since_eval)
+			ff->first_change_ms = now;
+		ff->changes_since_eval += rs->nchg ? rs->nchg : 1;
+	}
+}
+
+/*
+ * The table published is of the algorithm wanted: true when it answers
+ * as the RIB does without a build (no changes, or updated in place),
+ * false when it must be rebuilt.
+ */
+static bool keep_current(struct fib *f, int fam, const struct fib_algo *want)
+{
+	struct fib_family *ff = &f->fam[fam];
+	const struct rib_family_state *rs = &f->rib->fam[fam];
+	int err;
+
+	if (want != ff->cur.algo || ff->rebuild || rs->chg_overflow ||
+	    ff->fallback != XFIB_FALLBACK_NONE)
+		return false;
+	if (!rs->nchg)
+		return true;
+	if (!want->update)
+		return false;
+	err = fib_update_in_place(f, fam);
+	if (!err)
+		return true;
+	/* Pool exhausted and it cannot grow in place (at the slot's limit,
+	 * or no memory for chunks): rebuild with a larger one and swap.
+	 * poptrie6: no free run long enough (the rebuild compacts), or a
+	 * batch that rewrites most of the table (a build is faster). */
+	if (err != -ENOSPC) {
+		/* Anything else (out of memory): the changes may be half
+		 * written, and dropping them would leave the table stale.
+		 * Rebuild. */
+		pr_warn("%s: %s: updating in place: %s: rebuilding",
+			fam_name(fam), xfib_algo_name(want->id), strerror(-err));
+	} else if (map_backed(want)) {
+		ff->grow_groups = ff->cur.ngroups * 2;
+		pr_info("%s: %s group pool full (%u): rebuilding with %u",
+			fam_name(fam), xfib_algo_name(want->id),
+			ff->cur.ngroups, ff->grow_groups);
+	} else {
+		pr_info("%s: %s: rebuilding instead of updating in place",
+			fam_name(fam), xfib_algo_name(want->id));
+	}
+	return false;
+}
+
 static int flush_family(struct fib *f, int fam, __u64 now)
 {
 	struct fib_family *ff = &f->fam[fam];
@@ -309,14 +196,10 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	bool current = false;
 	int err = 0;
 
-	if (rs->nchg || rs->chg_overflow) {
-		if (!ff->changes_since_eval)
-			ff->first_change_ms = now;
-		ff->changes_since_eval += rs->nchg ? rs->nchg : 1;
-	}
+	count_changes(ff, rs, now);
 	if (!rs->rules_ok) {
 		ff->changes_since_eval = 0; /* nothing to select meanwhile */
-		err = publish_none(f, fam, XFIB_FALLBACK_RULES);
+		err = fib_publish_none(f, fam, XFIB_FALLBACK_RULES);
 		current = true;
 		goto done;
 	}
@@ -327,54 +210,21 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	}
 	want = select_algo(f, fam, now);
 	if (!want) {
-		err = publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
+		err = fib_publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
 		current = true;
 		goto done;
 	}
-	if (want == ff->cur.algo && !ff->rebuild && !rs->chg_overflow &&
-	    ff->fallback == XFIB_FALLBACK_NONE) {
-		if (!rs->nchg) {
-			current = true;
-			goto done;
-		}
-		if (want->update) {
-			err = update_in_place(f, fam);
-			if (!err) {
-				current = true;
-				goto done;
-			}
-			/* Pool exhausted and it cannot grow in place (at the
-			 * slot's limit, or no memory for chunks): rebuild
-			 * with a larger one and swap. poptrie6: no free run
-			 * long enough (the rebuild compacts), or a batch that
-			 * rewrites most of the table (a build is faster). */
-			if (err != -ENOSPC) {
-				/* Anything else (out of memory): the changes
-				 * may be half written, and dropping them
-				 * would leave the table stale. Rebuild. */
-				pr_warn("%s: %s: updating in place: %s: rebuilding",
-					fam_name(fam), xfib_algo_name(want->id),
-					strerror(-err));
-			} else if (map_backed(want)) {
-				ff->grow_groups = ff->cur.ngroups * 2;
-				pr_info("%s: %s group pool full (%u): rebuilding with %u",
-					fam_name(fam), xfib_algo_name(want->id),
-					ff->cur.ngroups, ff->grow_groups);
-			} else {
-				pr_info("%s: %s: rebuilding instead of updating in place",
-					fam_name(fam), xfib_algo_name(want->id));
-			}
-		}
-	}
-	err = build(f, fam, want);
 	current = true;
+	if (keep_current(f, fam, want))
+		goto done;
+	err = fib_build(f, fam, want);
 	if (err == -ENOSPC && !map_backed(want)) {
-		err = publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
+		err = fib_publish_none(f, fam, XFIB_FALLBACK_TOO_LARGE);
 		goto done;
 	}
 	if (err) {
 		retry_later(ff, fam, want, err, now);
-		write_info(f, fam);
+		fib_write_info(f, fam);
 		return err;
 	}
 	ff->fallback = XFIB_FALLBACK_NONE;
@@ -387,7 +237,7 @@ done:
 		rib_local4_settle(f->rib);
 	rib_changes_done(f->rib, fam);
 	rs->dirty = false;
-	write_info(f, fam);
+	fib_write_info(f, fam);
 	return err;
 }
 
@@ -406,12 +256,6 @@ static void *fam_job_run(void *arg)
 	rib_commit_family(j->f->rib, j->fam);
 	j->err = flush_family(j->f, j->fam, j->now);
 	return NULL;
-}
-
-int fib_take_fresh_tbl24(struct fib *f)
-{
-	/* Both families' builds may ask at once. */
-	return __atomic_exchange_n(&f->fresh_tbl24, -1, __ATOMIC_ACQ_REL);
 }
 
 /* A fresh tbl24 no build of the start took is 64 MiB held for nothing. */

@@ -175,6 +175,74 @@ static int lookup_eval(struct eval *ev, const struct nfx_chain *c,
 	return worst;
 }
 
+/* An expression that only sets or forgets registers (a load, a
+ * clobber, the ct state, a bitwise, an immediate), applied to rg. */
+static void regs_eval(const struct eval *ev, struct regs *rg,
+		      const struct nfx_expr *e, bool *cond)
+{
+	switch (e->kind) {
+	case NFX_LOAD:
+		regs_unknown(rg, reg_ok(e->dreg) ? e->dreg : -1, e->len);
+		break;
+	case NFX_CLOBBER:
+		regs_unknown(rg, -1, 0);
+		*cond = true;
+		break;
+	case NFX_CT_STATE:
+		if (reg_ok(e->dreg)) {
+			rg->known[e->dreg] = ev->ct_known;
+			rg->v[e->dreg] = ev->ct_state;
+		}
+		break;
+	case NFX_BITWISE:
+		if (!reg_ok(e->dreg))
+			break;
+		rg->known[e->dreg] = reg_ok(e->sreg) && rg->known[e->sreg];
+		if (rg->known[e->dreg])
+			rg->v[e->dreg] = (rg->v[e->sreg] & e->mask) ^ e->xor;
+		break;
+	case NFX_IMM:
+		if (!reg_ok(e->dreg))
+			break;
+		regs_unknown(rg, e->dreg, e->len);
+		rg->known[e->dreg] = e->len == 4;
+		rg->v[e->dreg] = e->data;
+		break;
+	default:
+		break;
+	}
+}
+
+/* A comparison (cmp, ct state mask) on the abstract packet: false when
+ * the packet certainly does not match, which ends the rule. */
+static bool match_eval(struct eval *ev, const struct regs *rg,
+		       const struct nfx_expr *e, bool *cond)
+{
+	switch (e->kind) {
+	case NFX_CMP:
+		if (e->len != 4 || !reg_ok(e->sreg) || !rg->known[e->sreg] ||
+		    (e->op != NFT_CMP_EQ && e->op != NFT_CMP_NEQ)) {
+			*cond = true;
+			return true;
+		}
+		ev->ct_used = true; /* only the ct state is known */
+		return (rg->v[e->sreg] == e->data) == (e->op == NFT_CMP_EQ);
+	case NFX_CT_MASK:
+		if (!ev->ct_known) {
+			*cond = true;
+			return true;
+		}
+		ev->ct_used = true;
+		if (((ev->ct_state & e->data) != 0) == !!e->op)
+			return false;
+		if (e->mask)
+			*cond = true;
+		return true;
+	default:
+		return true;
+	}
+}
+
 /* One rule on the abstract packet. */
 static int rule_eval(struct eval *ev, const struct nfx_chain *c,
 		     const struct nfx_rule *r)
@@ -186,44 +254,18 @@ static int rule_eval(struct eval *ev, const struct nfx_chain *c,
 
 	for (i = 0; i < r->n; i++) {
 		const struct nfx_expr *e = &r->e[i];
-		bool m;
 
 		switch (e->kind) {
 		case NFX_LOAD:
-			regs_unknown(&rg, reg_ok(e->dreg) ? e->dreg : -1, e->len);
-			break;
 		case NFX_CLOBBER:
-			regs_unknown(&rg, -1, 0);
-			cond = true;
-			break;
 		case NFX_CT_STATE:
-			if (reg_ok(e->dreg)) {
-				rg.known[e->dreg] = ev->ct_known;
-				rg.v[e->dreg] = ev->ct_state;
-			}
-			break;
 		case NFX_BITWISE:
-			if (!reg_ok(e->dreg))
-				break;
-			rg.known[e->dreg] = reg_ok(e->sreg) && rg.known[e->sreg];
-			if (rg.known[e->dreg])
-				rg.v[e->dreg] = (rg.v[e->sreg] & e->mask) ^ e->xor;
-			break;
 		case NFX_IMM:
-			if (!reg_ok(e->dreg))
-				break;
-			regs_unknown(&rg, e->dreg, e->len);
-			rg.known[e->dreg] = e->len == 4;
-			rg.v[e->dreg] = e->data;
+			regs_eval(ev, &rg, e, &cond);
 			break;
 		case NFX_CMP:
-			if (e->len != 4 || !reg_ok(e->sreg) || !rg.known[e->sreg] ||
-			    (e->op != NFT_CMP_EQ && e->op != NFT_CMP_NEQ)) {
-				cond = true;
-				break;
-			}
-			ev->ct_used = true; /* only the ct state is known */
-			if ((rg.v[e->sreg] == e->data) != (e->op == NFT_CMP_EQ))
+		case NFX_CT_MASK:
+			if (!match_eval(ev, &rg, e, &cond))
 				return O_NEXT;
 			break;
 		case NFX_LOOKUP:
@@ -236,18 +278,6 @@ static int rule_eval(struct eval *ev, const struct nfx_chain *c,
 				ret_some = true;
 			else if (o != O_NEXT)
 				return o;
-			break;
-		case NFX_CT_MASK:
-			if (!ev->ct_known) {
-				cond = true;
-				break;
-			}
-			ev->ct_used = true;
-			m = ((ev->ct_state & e->data) != 0) != !!e->op;
-			if (!m)
-				return O_NEXT;
-			if (e->mask)
-				cond = true;
 			break;
 		case NFX_COND:
 			cond = true;

@@ -124,8 +124,14 @@ static void pool_release(struct fib *f, const struct fib_inst *in)
 			strerror(-err));
 }
 
+int fib_take_fresh_tbl24(struct fib *f)
+{
+	/* Both families' builds may ask at once. */
+	return __atomic_exchange_n(&f->fresh_tbl24, -1, __ATOMIC_ACQ_REL);
+}
+
 /* ngroups: whole chunks. The chunks go into the instance's slot at once
- * (the standby slot: fib.c builds only there). */
+ * (the standby slot: fib_publish.c builds only there). */
 static int maps_create(struct fib *f, struct fib_inst *in, __u32 ngroups)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o24, .map_flags = BPF_F_MMAPABLE);

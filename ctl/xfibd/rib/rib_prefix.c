@@ -6,7 +6,8 @@
  * rib_commit() works out each dirty prefix's answer, as the kernel would
  * give it, writes it into the family's prefix tree and records the
  * prefixes whose answer changed, which the lookup structures then consume
- * (fib.c: in place, or by a rebuild). Routes themselves are rib_route.c's.
+ * (fib.c: in place, or by a rebuild). Routes themselves are rib_route.c's;
+ * this file reads them but calls none of its functions.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -87,6 +88,65 @@ void prefix_unlink(struct rib_prefix *p, struct rib_route *rt)
 			return;
 		}
 	}
+}
+
+/* ---- finding a route through its prefix ------------------------------ */
+
+/* Routes are found through their prefix: one hash lookup, not two. */
+struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_key *k)
+{
+	struct rib_route *rt;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next)
+		if (rt->table == k->table && rt->priority == k->priority &&
+		    rt->tos == k->tos && rt->src_plen == k->src_plen &&
+		    (!k->src_plen || !memcmp(rt->src, k->src, 16)))
+			return rt;
+	return NULL;
+}
+
+void route_key_of(const struct rib_route *rt, struct rib_route_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = rt->pfx->key.family;
+	k->plen = rt->pfx->key.plen;
+	memcpy(k->dst, rt->pfx->key.dst,
+	       family_addr_len(family_index(k->family)));
+	k->tos = rt->tos;
+	k->src_plen = rt->src_plen;
+	if (rt->src_plen)
+		memcpy(k->src, rt->src, 16);
+	k->table = rt->table;
+	k->priority = rt->priority;
+}
+
+struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
+{
+	struct rib_prefix_key pk;
+	struct rib_prefix *p;
+
+	prefix_key(k, &pk);
+	p = htab_find(&r->prefixes[family_index(k->family)], &pk);
+	return p ? route_in(p, k) : NULL;
+}
+
+/*
+ * The nexthop index the dataplane uses for rt. IPv4: its first alias.
+ * IPv6: the one answer of its variants, or the kernel when it holds
+ * several of the same metric that are not siblings (it picks one of them
+ * by its own rules). An expired route is the kernel's until it goes.
+ */
+__u32 rib_route_nh(struct rib *r, const struct rib_route *rt)
+{
+	const struct rib_variant *v = rt->vars;
+	__u32 idx = v->nh->idx;
+
+	if (rt->pfx->key.family == AF_INET)
+		return v->expired ? rib_nh_unsupported(r) : idx;
+	for (; v; v = v->next)
+		if (v->expired || v->nh->idx != idx)
+			return rib_nh_unsupported(r);
+	return idx;
 }
 
 /*

@@ -456,33 +456,18 @@ struct span_frame {
 	bool done; /* a child reached last: no tail */
 };
 
-int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
-		    __u32 def,
-		    int (*emit)(void *ctx, xfib_u128 first, xfib_u128 last,
-				__u32 nh),
-		    void *ctx)
+/*
+ * The frame of the span [q, q | host_mask(plen)] itself: descends to the
+ * prefixes inside the span, collecting the longest route that contains
+ * it on the way: that is what the span's gaps get (def without one).
+ */
+static struct span_frame span_start(const struct ptree *t, u128 q,
+				    unsigned int plen, __u32 def)
 {
-	struct span_frame st[WALK_FRAMES], *f;
-	struct span_out o = {
-		.emit = emit,
-		.ctx = ctx,
-		.shift = 128 - t->bits,
-	};
 	const struct ptree_node *n;
-	unsigned int depth;
 	__u32 i, nh = def, kids[2] = { 0, 0 };
-	u128 q, nk;
-	int ret;
+	u128 nk;
 
-	if (plen > t->bits)
-		return -EINVAL;
-	q = load_addr(t, addr) & ~host_mask(plen);
-
-	/*
-	 * Descend to the prefixes inside the span, collecting the longest
-	 * route that contains it on the way: that is what the span's gaps
-	 * get.
-	 */
 	for (i = t->root; i; i = n->child[bit_at(q, n->plen)]) {
 		n = node_at(t, i);
 		nk = node_key(t, n);
@@ -504,49 +489,83 @@ int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
 		if (n->has_route)
 			nh = n->nh;
 	}
-
-	st[0] = (struct span_frame){
+	return (struct span_frame){
 		.pos = q,
 		.last = q | host_mask(plen),
 		.child = { kids[0], kids[1] },
 		.nh = nh,
 	};
+}
+
+/*
+ * The top frame's next child, if it has one: emits the gap before it and
+ * pushes the child's frame (st holds *depth frames).
+ */
+static int span_enter_child(const struct ptree *t, struct span_frame *st,
+			    unsigned int *depth, struct span_out *o)
+{
+	struct span_frame *f = &st[*depth - 1];
+	const struct ptree_node *n;
+	u128 cfirst, clast;
+	__u32 i;
+	int ret;
+
+	i = f->child[f->next++];
+	if (!i)
+		return 0;
+	n = node_at(t, i);
+	cfirst = node_key(t, n);
+	clast = cfirst | host_mask(n->plen);
+	if (cfirst > f->pos) {
+		ret = span_add(o, f->pos, cfirst - 1, f->nh);
+		if (ret)
+			return ret;
+	}
+	/* Where the parent resumes; clast + 1 may not exist. */
+	if (clast < f->last)
+		f->pos = clast + 1;
+	else
+		f->done = true;
+	/*
+	 * Lengths grow strictly along a path, so the stack cannot fill up
+	 * unless the tree is corrupted.
+	 */
+	if (*depth == WALK_FRAMES)
+		return -EFAULT;
+	st[(*depth)++] = (struct span_frame){
+		.pos = cfirst,
+		.last = clast,
+		.child = { n->child[0], n->child[1] },
+		.nh = n->has_route ? n->nh : f->nh,
+	};
+	return 0;
+}
+
+int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
+		    __u32 def,
+		    int (*emit)(void *ctx, xfib_u128 first, xfib_u128 last,
+				__u32 nh),
+		    void *ctx)
+{
+	struct span_frame st[WALK_FRAMES], *f;
+	struct span_out o = {
+		.emit = emit,
+		.ctx = ctx,
+		.shift = 128 - t->bits,
+	};
+	unsigned int depth;
+	int ret;
+
+	if (plen > t->bits)
+		return -EINVAL;
+	st[0] = span_start(t, load_addr(t, addr) & ~host_mask(plen), plen, def);
 	depth = 1;
 	while (depth) {
 		f = &st[depth - 1];
 		if (f->next < 2) {
-			u128 cfirst, clast;
-			struct span_frame *cf;
-
-			i = f->child[f->next++];
-			if (!i)
-				continue;
-			n = node_at(t, i);
-			cfirst = node_key(t, n);
-			clast = cfirst | host_mask(n->plen);
-			if (cfirst > f->pos) {
-				ret = span_add(&o, f->pos, cfirst - 1, f->nh);
-				if (ret)
-					return ret;
-			}
-			/* Where the parent resumes; clast + 1 may not exist. */
-			if (clast < f->last)
-				f->pos = clast + 1;
-			else
-				f->done = true;
-			/*
-			 * Lengths grow strictly along a path, so the stack
-			 * cannot fill up unless the tree is corrupted.
-			 */
-			if (depth == WALK_FRAMES)
-				return -EFAULT;
-			cf = &st[depth++];
-			*cf = (struct span_frame){
-				.pos = cfirst,
-				.last = clast,
-				.child = { n->child[0], n->child[1] },
-				.nh = n->has_route ? n->nh : f->nh,
-			};
+			ret = span_enter_child(t, st, &depth, &o);
+			if (ret)
+				return ret;
 			continue;
 		}
 		if (!f->done) {

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the parts of the RIB share among themselves: rib.c (links,
- * neighbours, nexthop and group indexes, sync, adoption), rib_route.c
- * (routes, expiry), rib_prefix.c (prefixes, their answers, the commit),
- * rib_local4.c (xfib_nonlocal4) and rib_nhobj.c (nexthop objects). Not
- * for the rest of the daemon.
+ * What the parts of the RIB share among themselves. Not for the rest of
+ * the daemon. The parts call each other one way, from the top down:
+ *
+ *   rib.c          setup, full sync, adoption, grace periods
+ *   rib_link.c     links, their addresses and settings
+ *   rib_route.c    routes and their variants  <->  rib_nhobj.c  nexthop
+ *                  objects (a variant uses an object, an object updates
+ *                  the variants that use it)
+ *   rib_expiry.c   routes' lifetimes
+ *   rib_prefix.c   prefixes, the routes found through them, their
+ *                  answers, the commit
+ *   rib_nexthop.c  neighbours, nexthops, groups: the shared core
+ *   rib_port.c, rib_local4.c  the xfib_ifaces and xfib_nonlocal4 writers
+ *
+ * rib_check.c reads them all; rib_dp_bpf.c gives the RIB its maps.
  */
 #ifndef XFIB_RIB_PRIV_H
 #define XFIB_RIB_PRIV_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
@@ -31,11 +42,48 @@ static inline size_t prefix_key_len(int fam)
 	return offsetof(struct rib_prefix_key, dst) + family_addr_len(fam);
 }
 
-/* ---- rib.c ------------------------------------------------------------ */
+static inline struct rib_link *link_find(struct rib *r, int ifindex)
+{
+	return htab_find(&r->links, &ifindex);
+}
+
+/* Index stacks: the free indexes of an array, taken from the top. */
+static inline int idx_alloc(__u32 *stack, __u32 *n, __u32 *idx)
+{
+	if (!*n)
+		return -ENOSPC;
+	*idx = stack[--*n];
+	return 0;
+}
+
+/* Takes idx out of the stack (adoption: an index the pinned map uses). */
+static inline void idx_take(__u32 *stack, __u32 *n, __u32 idx)
+{
+	__u32 i;
+
+	for (i = 0; i < *n; i++) {
+		if (stack[i] == idx) {
+			stack[i] = stack[--*n];
+			return;
+		}
+	}
+}
+
+/* ---- rib_nexthop.c ---------------------------------------------------- */
+
+/* Writes n's MAC, state and source MAC to its entry. */
+void neigh_write_words(struct rib *r, struct rib_neigh *n);
+/* Frees n if nothing needs it any more. */
+void neigh_put(struct rib *r, struct rib_neigh *n);
+/* Rewrites the neighbours of a link (its MAC changed), or drops them
+ * (drop: the link went away). */
+void link_neighs_refresh(struct rib *r, int ifindex, bool drop);
 
 /* The nexthop of key k, with a reference; NULL when there is no room. */
 struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k);
 void nexthop_put(struct rib *r, struct rib_nexthop *nh);
+/* Frees nh, whose last reference is gone (or an adopted one none took). */
+void nexthop_free(struct rib *r, struct rib_nexthop *nh);
 /* The kernel-decides nexthop, with a reference: never fails once
  * rib_nh_unsupported() has succeeded. */
 struct rib_nexthop *nexthop_unsupported(struct rib *r);
@@ -56,9 +104,13 @@ struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
  * (rib_report_no_room). */
 void rib_no_room(struct rib *r, const char *what, __u32 capacity);
 
+/* ---- rib_link.c ------------------------------------------------------- */
+
 /* What xfib_ifaces is to say of link l. */
 void iface_value(const struct rib *r, const struct rib_link *l,
 		 struct xfib_iface *out);
+/* Writes l's xfib_ifaces entry (if it has one: XFIB_PORT_MAX). */
+void iface_write(struct rib *r, struct rib_link *l);
 
 /* ---- rib_port.c ------------------------------------------------------- */
 
@@ -89,13 +141,31 @@ void routes_mark_stale(struct rib *r);
 void routes_sweep_stale(struct rib *r);
 void routes_free_all(struct rib *r);
 
+/* ---- rib_expiry.c ----------------------------------------------------- */
+
+/* Sets v's deadline from m (none without a lifetime) and queues its
+ * check. */
+void variant_expiry_set(struct rib *r, struct rib_variant *v,
+			const struct rib_route_msg *m);
+
 /* ---- rib_prefix.c ----------------------------------------------------- */
+
+/* The route of key k among p's; NULL if there is none. */
+struct rib_route *route_in(struct rib_prefix *p, const struct rib_route_key *k);
+/* The route of key k, found through its prefix; NULL if there is none. */
+struct rib_route *route_find(struct rib *r, const struct rib_route_key *k);
+void route_key_of(const struct rib_route *rt, struct rib_route_key *k);
 
 /* The prefix of route key rk, created if need be; NULL without memory. */
 struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk);
 void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k);
 /* p's routes changed: its answer is worked out again at the next commit. */
 void prefix_mark(struct rib *r, struct rib_prefix *p);
+/* rt changed: its prefix's answer is worked out again. */
+static inline void route_changed(struct rib *r, struct rib_route *rt)
+{
+	prefix_mark(r, rt->pfx);
+}
 void prefix_unlink(struct rib_prefix *p, struct rib_route *rt);
 void prefix_free(struct rib *r, struct rib_prefix *p);
 

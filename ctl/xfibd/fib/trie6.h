@@ -22,13 +22,13 @@
 
 #ifndef XFIB_U128_DEFINED
 #define XFIB_U128_DEFINED
-/* C11 allows the same typedef twice (ctl/xfibd/ptree.h has it too). */
+/* C11 allows the same typedef twice (ctl/xfibd/rib/ptree.h has it too). */
 typedef unsigned __int128 xfib_u128;
 #endif
 
 /*
  * Defined here so callers can embed it; the pool is private to
- * ctl/xfibd/trie6.c (tests look at it).
+ * ctl/xfibd/fib/trie6.c (tests look at it).
  */
 struct trie6 {
 	__u32 *tbl24;    /* XFIB_TRIE6_TBL24_ENTRIES entries */

@@ -90,6 +90,33 @@ __u32 fib_table_groups_used(struct fib_inst *in);
 		.table = (ops),						\
 	}
 
+static inline const char *fam_name(int fam)
+{
+	return fam == XFIB_V4 ? "ipv4" : "ipv6";
+}
+
+/* The instance lives in maps of its own, in a map-in-map slot. */
+static inline bool map_backed(const struct fib_algo *a)
+{
+	return a && a->table;
+}
+
+/* ---- fib_publish.c ---------------------------------------------------- */
+
+/* Writes the family's xfib_fib_info from its state. */
+void fib_write_info(struct fib *f, int fam);
+/* Builds an instance of a from the RIB and publishes it. -errno. */
+int fib_build(struct fib *f, int fam, const struct fib_algo *a);
+/* Publishes no instance (the kernel answers), for reason why
+ * (XFIB_FALLBACK_*). */
+int fib_publish_none(struct fib *f, int fam, __u32 why);
+/* Applies the changed prefixes in place. -ENOSPC: a rebuild is needed. */
+int fib_update_in_place(struct fib *f, int fam);
+
+/* The fresh tbl24 map (struct fib) for the caller to own, or -1 if it is
+ * taken. */
+int fib_take_fresh_tbl24(struct fib *f);
+
 /* Links the instance's tbl24 into its outer slot (its pool's chunks are
  * there since the build): both must be there before the active word
  * sends packets to the slot. -errno. */

@@ -22,7 +22,7 @@ typedef unsigned __int128 xfib_u128;
 
 /*
  * Defined here so callers can embed it; the fields are private to
- * ctl/xfibd/ptree.c. Nodes live in fixed-size chunks and refer to each other by
+ * ctl/xfibd/rib/ptree.c. Nodes live in fixed-size chunks and refer to each other by
  * 32-bit index, 0 meaning none.
  */
 struct ptree {

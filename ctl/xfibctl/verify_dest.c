@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The destinations `xfibctl verify` checks: for every prefix of the
+ * tables xfibd mirrors (dumped here over rtnetlink), its first and last
+ * address and the addresses just before and after it, where
+ * longest-match bugs live; then random ones, half uniform over the
+ * address space and half inside a randomly chosen prefix.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+
+#include "verify.h"
+#include "verify_priv.h"
+
+
+/* ---- the mirrored prefixes ------------------------------------------------ */
+
+
+
+struct dump {
+	__u32 table;
+	struct pfxs *out; /* [XFIB_FAMILIES] */
+	bool intr;
+	int err;
+};
+
+static int dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct dump *dp = data;
+	struct pfxs *l;
+	struct pfx *p;
+	__u32 table;
+	size_t alen;
+
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		dp->intr = true;
+	if (nlh->nlmsg_type != RTM_NEWROUTE ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6)
+		return MNL_CB_OK;
+	/* Cached clones are not routes of the table. */
+	if (rtm->rtm_flags & RTM_F_CLONED)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	table = route_table(rtm, tb);
+	if (table != dp->table && table != RT_TABLE_LOCAL)
+		return MNL_CB_OK;
+	alen = rtm->rtm_family == AF_INET ? 4 : 16;
+	if (rtm->rtm_dst_len > alen * 8)
+		return MNL_CB_OK;
+	l = &dp->out[rtm->rtm_family == AF_INET ? XFIB_V4 : XFIB_V6];
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 1024;
+
+		p = realloc(l->v, cap * sizeof(*p));
+		if (!p) {
+			dp->err = -ENOMEM;
+			return MNL_CB_ERROR;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	p = &l->v[l->n++];
+	memset(p, 0, sizeof(*p));
+	p->plen = rtm->rtm_dst_len;
+	if (tb[RTA_DST] && mnl_attr_get_payload_len(tb[RTA_DST]) == alen)
+		memcpy(p->dst, mnl_attr_get_payload(tb[RTA_DST]), alen);
+	return MNL_CB_OK;
+}
+
+static int dump_family(struct mnl_socket *nl, unsigned int portid, int af,
+		       struct dump *dp, char *buf, size_t blen)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned int seq = time(NULL) + af;
+	struct rtmsg *rtm;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = af;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		n = mnl_socket_recvfrom(nl, buf, blen);
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, n, seq, portid, dump_cb, dp);
+		if (ret == MNL_CB_STOP)
+			return 0;
+		if (ret < 0)
+			return dp->err ? dp->err : -errno;
+	}
+}
+
+static int pfx_cmp(const void *a, const void *b)
+{
+	const struct pfx *x = a, *y = b;
+	int c = memcmp(x->dst, y->dst, 16);
+
+	return c ? c : (int)x->plen - (int)y->plen;
+}
+
+/* Host bits cleared; one entry per prefix, whichever table it is in. */
+static void pfx_normalise(struct pfxs *l)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < l->n; i++) {
+		for (k = 0; k < 16; k++) {
+			unsigned int bits = l->v[i].plen > k * 8 ? l->v[i].plen - k * 8 : 0;
+
+			if (bits < 8)
+				l->v[i].dst[k] &= (__u8)(0xff00 >> bits);
+		}
+	}
+	if (!l->n)
+		return;
+	qsort(l->v, l->n, sizeof(*l->v), pfx_cmp);
+	for (i = 1, j = 1; i < l->n; i++)
+		if (pfx_cmp(&l->v[i], &l->v[j - 1]))
+			l->v[j++] = l->v[i];
+	l->n = j;
+}
+
+int dump_prefixes(__u32 table, struct pfxs *out)
+{
+	size_t blen = DUMP_BUF_SIZE;
+	struct mnl_socket *nl = NULL;
+	unsigned int portid;
+	char *buf = malloc(blen);
+	int tries, fam, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	nl = rtnl_open(&portid);
+	if (!nl) {
+		err = -errno;
+		goto out;
+	}
+	for (tries = 0; tries < DUMP_TRIES; tries++) {
+		struct dump dp = { .table = table, .out = out };
+
+		for (fam = 0; fam < XFIB_FAMILIES; fam++)
+			out[fam].n = 0;
+		err = dump_family(nl, portid, AF_INET, &dp, buf, blen);
+		if (!err)
+			err = dump_family(nl, portid, AF_INET6, &dp, buf, blen);
+		if (err)
+			goto out;
+		/* The tables changed during the dump: take another. */
+		if (!dp.intr)
+			break;
+	}
+	if (tries == DUMP_TRIES) {
+		err = -EINTR;
+		goto out;
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		pfx_normalise(&out[fam]);
+out:
+	if (nl)
+		mnl_socket_close(nl);
+	free(buf);
+	return err;
+}
+
+/* ---- destinations ------------------------------------------------------------ */
+
+static __u64 splitmix64(__u64 *s)
+{
+	__u64 z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static bool addr_dec(__u8 *a, size_t alen)
+{
+	size_t i;
+
+	for (i = alen; i-- > 0;)
+		if (a[i]-- != 0)
+			return true;
+	return false; /* was the first address: no predecessor */
+}
+
+static bool addr_inc(__u8 *a, size_t alen)
+{
+	size_t i;
+
+	for (i = alen; i-- > 0;)
+		if (++a[i] != 0)
+			return true;
+	return false;
+}
+
+static __u8 pfx_mask(const struct pfx *p, size_t byte)
+{
+	unsigned int bits = p->plen > byte * 8 ? p->plen - byte * 8 : 0;
+
+	return bits >= 8 ? 0xff : (__u8)(0xff00 >> bits);
+}
+
+/* Address `which` of prefix p: 0 first, 1 last, 2 before, 3 after. */
+static bool pfx_point(const struct pfx *p, size_t alen, int which, __u8 *a)
+{
+	size_t i;
+
+	memset(a, 0, 16);
+	for (i = 0; i < alen; i++)
+		a[i] = which & 1 ? p->dst[i] | (__u8)~pfx_mask(p, i) : p->dst[i];
+	if (which == 2)
+		return addr_dec(a, alen);
+	if (which == 3)
+		return addr_inc(a, alen);
+	return true;
+}
+
+
+bool gen_next(struct gen *g, __u8 *a)
+{
+	size_t alen = fam_alen(g->fam), i;
+	__u64 r[2];
+
+	while (g->fixed < 4 * g->p->n) {
+		size_t k = g->fixed++;
+
+		if (pfx_point(&g->p->v[k / 4], alen, k % 4, a))
+			return true;
+	}
+	if (!g->rnd_left)
+		return false;
+	r[0] = splitmix64(&g->rng);
+	r[1] = splitmix64(&g->rng);
+	memset(a, 0, 16);
+	memcpy(a, r, alen);
+	if ((g->rnd_left-- & 1) && g->p->n) {
+		const struct pfx *p = &g->p->v[splitmix64(&g->rng) % g->p->n];
+
+		for (i = 0; i < alen; i++)
+			a[i] = (p->dst[i] & pfx_mask(p, i)) | (a[i] & ~pfx_mask(p, i));
+	}
+	return true;
+}

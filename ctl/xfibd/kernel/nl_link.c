@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The messages about devices: links, their addresses and forwarding
+ * settings (netconf), neighbours, and the policy rules that say whether
+ * the mirror can answer for the kernel. Each handler turns one checked
+ * message (nl_priv.h) into RIB calls.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/fib_rules.h>
+#include <linux/ipv6.h>
+#include <linux/neighbour.h>
+#include <linux/netconf.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+
+#include "netlink.h"
+#include "nl_policy.h"
+#include "nl_priv.h"
+#include "rib/rib.h"
+
+
+/* ---- links, addresses, netconf ------------------------------------------ */
+
+/*
+ * net.ipv6.conf.<dev>.disable_ipv6 from an IFLA_INET6 nest (in IFLA_AF_SPEC
+ * of a link message, in IFLA_PROTINFO of an AF_INET6 one): its
+ * IFLA_INET6_CONF is the device's devconf array, indexed by DEVCONF_*.
+ * 1 disabled, 0 enabled, -1 not there.
+ */
+static int inet6_disabled(const struct nlattr *inet6)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, inet6) {
+		if (mnl_attr_get_type(a) != IFLA_INET6_CONF)
+			continue;
+		if (mnl_attr_get_payload_len(a) <
+		    (DEVCONF_DISABLE_IPV6 + 1) * sizeof(__s32))
+			return -1;
+		return ((const __s32 *)mnl_attr_get_payload(a))
+			       [DEVCONF_DISABLE_IPV6] != 0;
+	}
+	return -1;
+}
+
+/* The same from IFLA_AF_SPEC: a nest per address family, by family. */
+static int af_spec_ipv6_disabled(const struct nlattr *af_spec)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each_nested(a, af_spec) {
+		if (mnl_attr_get_type(a) == AF_INET6)
+			return inet6_disabled(a);
+	}
+	return -1;
+}
+
+/*
+ * Link messages of the device itself are AF_UNSPEC. A bridge announces
+ * its ports' bridge state as AF_BRIDGE link messages, and a port leaving
+ * the bridge as an AF_BRIDGE RTM_DELLINK of the port, which stays; IPv6
+ * announces its per-device state (RTNLGRP_IPV6_IFINFO) as AF_INET6
+ * RTM_NEWLINK. Only the latter's devconf is read: whether IPv6 is
+ * disabled on the device (the kernel then neither receives nor sends
+ * IPv6 there).
+ */
+void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
+		const struct nlattr **tb)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	struct rib_link_msg m = { .ifindex = ifi->ifi_index };
+	__u32 mtu;
+	int off;
+
+	if (ifi->ifi_family == AF_INET6) {
+		off = tb[IFLA_PROTINFO] ? inet6_disabled(tb[IFLA_PROTINFO]) : -1;
+		if (nlh->nlmsg_type == RTM_NEWLINK && off >= 0)
+			rib_link_ipv6(nl->rib, ifi->ifi_index, off);
+		return;
+	}
+	if (nlh->nlmsg_type == RTM_DELLINK) {
+		rib_link_del(nl->rib, ifi->ifi_index);
+		return;
+	}
+	if (tb[IFLA_IFNAME])
+		snprintf(m.name, sizeof(m.name), "%s", mnl_attr_get_str(tb[IFLA_IFNAME]));
+	if (tb[IFLA_ADDRESS] && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6)
+		memcpy(m.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
+	if (!attr_u32(tb[IFLA_MTU], &mtu))
+		m.mtu = mtu;
+	m.ifflags = ifi->ifi_flags;
+	/* No IFLA_INET6 at all: the device has no IPv6 state (an MTU below
+	 * 1280 removes it), and the kernel drops IPv6 there too. */
+	off = tb[IFLA_AF_SPEC] ? af_spec_ipv6_disabled(tb[IFLA_AF_SPEC]) : -1;
+	m.no_ipv6 = off != 0;
+	rib_link_set(nl->rib, &m);
+}
+
+/*
+ * The kernel announces no change of disable_ipv6 itself, only what
+ * follows from it: turning it on deletes the device's IPv6 addresses,
+ * turning it off (the device up) adds its link-local one back. So an
+ * IPv6 address change makes xfibd ask for the device (nl_link_refresh):
+ * the reply is a link message with the devconf in it. Remembered here,
+ * asked from the main loop: not in the middle of a dump, whose link part
+ * has the devconf already.
+ */
+static void link_refresh_want(struct nl *nl, int ifindex)
+{
+	size_t i;
+	int *p;
+
+	for (i = 0; i < nl->nrefresh; i++)
+		if (nl->refresh[i] == ifindex)
+			return;
+	if (nl->nrefresh == nl->refresh_cap) {
+		size_t cap = nl->refresh_cap ? nl->refresh_cap * 2 : 16;
+
+		p = realloc(nl->refresh, cap * sizeof(*p));
+		if (!p)
+			return; /* the next address change retries */
+		nl->refresh = p;
+		nl->refresh_cap = cap;
+	}
+	nl->refresh[nl->nrefresh++] = ifindex;
+}
+
+/* IPv4 addresses: a device that loses its last one loses its routes.
+ * IPv6 ones only say that the device's IPv6 state may have changed. */
+void parse_addr(struct nl *nl, const struct nlmsghdr *nlh,
+		const struct nlattr **tb)
+{
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	struct rib_addr4 a = { .plen = ifa->ifa_prefixlen };
+
+	if (ifa->ifa_family == AF_INET6) {
+		if (!nl->dumping)
+			link_refresh_want(nl, ifa->ifa_index);
+		return;
+	}
+	if (tb[IFA_LOCAL])
+		memcpy(a.local, mnl_attr_get_payload(tb[IFA_LOCAL]), 4);
+	if (tb[IFA_ADDRESS])
+		memcpy(a.address, mnl_attr_get_payload(tb[IFA_ADDRESS]), 4);
+	if (nlh->nlmsg_type == RTM_NEWADDR)
+		rib_addr4_set(nl->rib, ifa->ifa_index, &a, nl->dumping);
+	else
+		rib_addr4_del(nl->rib, ifa->ifa_index, &a);
+}
+
+static int attr_s32(const struct nlattr *a)
+{
+	return a ? (int)mnl_attr_get_u32(a) : -1;
+}
+
+void parse_netconf(struct nl *nl, const struct nlmsghdr *nlh,
+		   const struct nlattr **tb)
+{
+	const struct netconfmsg *ncm = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type != RTM_NEWNETCONF)
+		return;
+	rib_netconf(nl->rib, ncm->ncm_family, attr_s32(tb[NETCONFA_IFINDEX]),
+		    attr_s32(tb[NETCONFA_FORWARDING]),
+		    attr_s32(tb[NETCONFA_RP_FILTER]));
+}
+/* ---- neighbours ---------------------------------------------------------- */
+
+/* States in which the kernel would transmit to the cached address. */
+#define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
+		    NUD_PERMANENT | NUD_NOARP)
+
+/*
+ * The kernel confirms a STALE neighbour only when it sends to it itself:
+ * the first packet moves it to DELAY, then PROBE (unicast probes), then
+ * REACHABLE, or FAILED if nobody answers. Packets xfib forwards bypass
+ * that, so a neighbour used only by xfib would stay STALE forever, and a
+ * host that went away or silently changed its MAC would keep receiving
+ * traffic the kernel would have stopped sending after its probes failed.
+ * So xfibd says "in use" for every STALE neighbour on a port xfib
+ * forwards to, as the kernel's own output path does (neigh_event_send).
+ * Remembered here, sent from the main loop: not in the middle of a dump.
+ */
+static void neigh_stale_seen(struct nl *nl, int family, int ifindex,
+			     const void *addr, size_t alen)
+{
+	struct nl_neigh_ref *r;
+
+	if (nl->nstale == nl->stale_cap) {
+		size_t cap = nl->stale_cap ? nl->stale_cap * 2 : 64;
+
+		r = realloc(nl->stale, cap * sizeof(*r));
+		if (!r)
+			return; /* the next STALE notification retries */
+		nl->stale = r;
+		nl->stale_cap = cap;
+	}
+	r = &nl->stale[nl->nstale++];
+	memset(r, 0, sizeof(*r));
+	r->ifindex = ifindex;
+	r->family = family;
+	memcpy(r->addr, addr, alen);
+}
+
+void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh,
+		 const struct nlattr **tb)
+{
+	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	size_t alen = ndm->ndm_family == AF_INET ? 4 : 16;
+	const __u8 *mac = NULL, *dst = mnl_attr_get_payload(tb[NDA_DST]);
+
+	/* Multicast entries (NOARP, created without a notification) are
+	 * never a unicast next hop: the dataplane passes multicast. */
+	if (ndm->ndm_family == AF_INET ? (dst[0] & 0xf0) == 0xe0 : dst[0] == 0xff)
+		return;
+	if (nlh->nlmsg_type == RTM_DELNEIGH) {
+		rib_neigh_del(nl->rib, ndm->ndm_family, ndm->ndm_ifindex, dst);
+		return;
+	}
+	if (tb[NDA_LLADDR] && mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6)
+		mac = mnl_attr_get_payload(tb[NDA_LLADDR]);
+	if ((ndm->ndm_state & NUD_STALE) && mac)
+		neigh_stale_seen(nl, ndm->ndm_family, ndm->ndm_ifindex, dst, alen);
+	rib_neigh_set(nl->rib, ndm->ndm_family, ndm->ndm_ifindex, dst, mac,
+		      (ndm->ndm_state & NUD_USABLE) != 0);
+}
+
+/* ---- policy rules --------------------------------------------------------- */
+
+/* 1 if the rule sends every packet to one table, whatever else it holds. */
+static bool rule_is_plain_lookup(const struct nlmsghdr *nlh,
+				 const struct nlattr **tb, __u32 *table)
+{
+	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
+	unsigned int type;
+	__u32 v;
+
+	if (frh->action != FR_ACT_TO_TBL || frh->dst_len || frh->src_len ||
+	    frh->tos || (frh->flags & FIB_RULE_INVERT))
+		return false;
+	for (type = 1; type <= FRA_MAX; type++) {
+		if (!tb[type])
+			continue;
+		switch (type) {
+		case FRA_PRIORITY:
+		case FRA_TABLE:
+		case FRA_PROTOCOL:
+			break;
+		case FRA_SUPPRESS_PREFIXLEN:
+		case FRA_SUPPRESS_IFGROUP:
+			/* Present with -1 ("off") in every dump. */
+			if (attr_u32(tb[type], &v) || v != 0xffffffff)
+				return false;
+			break;
+		default:
+			/* Any selector (iif, oif, fwmark, uid, ports, ...) or
+			 * action argument: not one table for everything. */
+			return false;
+		}
+	}
+	*table = frh->table;
+	if (!attr_u32(tb[FRA_TABLE], &v))
+		*table = v;
+	return true;
+}
+
+/*
+ * The mirror answers like the kernel only if the kernel's rules are: first
+ * "lookup local", then "lookup <our table>", for every packet. What follows
+ * does not matter: whatever our table does not match goes to the kernel,
+ * which then walks the rest of the rules itself. tb NULL: a malformed
+ * rule, which cannot be one of those two.
+ */
+void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh,
+		       const struct nlattr **tb)
+{
+	__u32 table, want;
+
+	if (nl->rule_idx >= 2) {
+		nl->rule_idx++;
+		return;
+	}
+	want = nl->rule_idx == 0 ? RT_TABLE_LOCAL : nl->rib->table;
+	if (!tb || !rule_is_plain_lookup(nlh, tb, &table) || table != want)
+		nl->rules_ok = false;
+	nl->rule_idx++;
+}
