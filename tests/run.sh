@@ -14,8 +14,10 @@
 # a test's first 40 lines, change how it is scheduled:
 #   "# run.sh: alone"  the test measures the machine itself (a latency
 #                      bound under its own load, or a load that would
-#                      starve the others' bounds): it runs with no other
-#                      test of this runner beside it, before the others;
+#                      starve the others' bounds): it runs before the
+#                      others, with no other test of this runner beside
+#                      it but one at a time of the unit, fuzz and doc
+#                      suites, which time nothing and touch no network;
 #   "# run.sh: long"   the test takes minutes: it starts before the
 #                      unmarked ones, so that it does not end the run.
 #
@@ -227,15 +229,46 @@ stop_all() {
 }
 trap stop_all INT TERM
 
+declare -A started=() # index of a test started
+
+# start I: starts test I in the background.
+start() {
+	run_one_bg "${names[$1]//\//_}" "${paths[$1]}" &
+	running[$!]=$1
+	started[$1]=1
+	[ "${mark[$1]}" != alone ] || alone_pid=$!
+}
+
+# next_quiet: sets NEXT to the first test not yet started that times
+# nothing and touches no network (the unit, fuzz and doc suites); returns
+# 1 if there is none. One such test may run beside a test that runs
+# alone, on the CPU that one leaves: it cannot stretch a bound of its own,
+# and takes one CPU at most.
+next_quiet() {
+	local i
+	for i in "${order[@]}"; do
+		[ -z "${started[$i]+x}" ] || continue
+		case ${names[$i]} in unit/* | fuzz/* | doc/*) NEXT=$i; return 0 ;; esac
+	done
+	return 1
+}
+
 for i in "${order[@]}"; do
+	[ -z "${started[$i]+x}" ] || continue
 	if [ "${mark[i]}" = alone ]; then
 		while [ ${#running[@]} -gt 0 ]; do reap; done
+		start "$i"
+		while [ -n "$alone_pid" ]; do
+			if [ ${#running[@]} -lt 2 ] && [ "$jobs_max" -gt 1 ] && next_quiet; then
+				start "$NEXT"
+			else
+				reap
+			fi
+		done
 	else
-		while [ ${#running[@]} -ge "$jobs_max" ] || [ -n "$alone_pid" ]; do reap; done
+		while [ ${#running[@]} -ge "$jobs_max" ]; do reap; done
+		start "$i"
 	fi
-	run_one_bg "${names[$i]//\//_}" "${paths[$i]}" &
-	running[$!]=$i
-	[ "${mark[i]}" != alone ] || alone_pid=$!
 done
 while [ ${#running[@]} -gt 0 ]; do reap; done
 
