@@ -14,6 +14,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys 2>/dev/null
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
+# What udev would make: bash's process substitution needs /dev/fd.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 # The host's /run and /tmp show through the overlay: start from empty ones.
