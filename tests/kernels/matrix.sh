@@ -105,27 +105,43 @@ initramfs_modules() {
 
 # Unpacks the package once into $cache/PKG: the kernel, its modules (with
 # modules.dep, which the package leaves to its postinst) and an initramfs.
+# A tree is made again only when the initramfs's /init changed (its hash
+# is kept in "ready"), and under a lock: another matrix run may be
+# booting the tree at that moment.
 prepare() {
-	local pkg=$1 dir=$cache/$1 ver stage deb
-	[ -f "$dir/ready" ] && [ "$dir/initrd.gz" -nt "$top/tests/kernels/initramfs-init" ] && return
+	local pkg=$1 dir=$cache/$1 init_sum lock
+	mkdir -p "$cache"
+	init_sum=$(sha256sum <"$top/tests/kernels/initramfs-init")
+	exec {lock}>"$cache/$pkg.lock"
+	flock "$lock"
+	if [ "$(cat "$dir/ready" 2>/dev/null)" != "$init_sum" ]; then
+		unpack "$pkg" "$dir" && echo "$init_sum" >"$dir/ready"
+	fi
+	exec {lock}>&-
+	[ -f "$dir/ready" ]
+}
+
+unpack() {
+	local pkg=$1 dir=$2 ver stage deb
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$cache" && ls "${pkg}"_*.deb >/dev/null 2>&1 ||
 		apt-get download -q "$pkg" >/dev/null 2>&1 ||
-		{ apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null && apt-get download -q "$pkg"; })
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null && apt-get download -q "$pkg"; }) ||
+		return 1
 	deb=$(ls "$cache/${pkg}"_*.deb | sort -V | tail -n 1)
-	dpkg-deb -x "$deb" "$dir/tree"
+	dpkg-deb -x "$deb" "$dir/tree" || return 1
 	ver=$(ls "$dir/tree/lib/modules")
-	depmod -b "$dir/tree" "$ver"
+	depmod -b "$dir/tree" "$ver" || return 1
 	stage=$(mktemp -d)
 	mkdir -p "$stage/bin"
-	cp "$(command -v busybox)" "$stage/bin/busybox"
+	cp "$(command -v busybox)" "$stage/bin/busybox" || return 1
 	install -m 0755 "$top/tests/kernels/initramfs-init" "$stage/init"
 	initramfs_modules "$dir/tree" "$ver" "$stage"
-	(cd "$stage" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$dir/initrd.gz"
+	(cd "$stage" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$dir/initrd.gz" ||
+		return 1
 	rm -rf "$stage"
 	echo "$ver" >"$dir/ver"
-	touch "$dir/ready"
 }
 
 # Boots one kernel and runs guest.sh MODE in it; returns its exit status.
