@@ -13,7 +13,10 @@
 #    no others;
 #  - a route added after the growth takes a group past the first chunk:
 #    packets to it are forwarded by XDP over the new chunk, and the tables
-#    verify clean against the kernel.
+#    verify clean against the kernel;
+#  - with another algorithm published, a released pool leaves no chunk in
+#    the outer maps (the grown pool, and a one-chunk pool released where
+#    the grown one's placeholders remain), and a rebuild holds its own.
 # The growth prefixes (10.0.0.0/8, fd00::/8) carry no traffic.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
@@ -128,4 +131,35 @@ n0=$(counter pass_no_route)
 nping "$GEN" -4 -q -c 2 -i 0.05 198.19.200.129 >/dev/null 2>&1 || true
 (($(counter pass_no_route) - n0 >= 2)) || fail "198.19.200.129 found a route in its group"
 verify_clean "after the growth"
-log "PASS: pools grew under traffic; groups past the first chunk forward"
+
+# Released pools leave nothing behind: with another algorithm published,
+# the outer maps hold no chunk (each released entry holds the placeholder),
+# whether the released pool was the grown one or, after the growth routes
+# are gone, a one-chunk pool whose slot still has a placeholder past it.
+away() {
+	rctl algo ipv4 bsearch4 >/dev/null || fail "forcing bsearch4 failed"
+	rctl algo ipv6 bsearch6 >/dev/null || fail "forcing bsearch6 failed"
+	pool_live xfib_dir24_tbl8 0 ""
+	pool_live xfib_trie6_tbl8 0 ""
+}
+# back GROUPS: dir24_8 and trie6 rebuilt, with pools of GROUPS groups.
+back() {
+	local st
+	rctl algo ipv4 dir24_8 >/dev/null || fail "forcing dir24_8 again failed"
+	rctl algo ipv6 trie6 >/dev/null || fail "forcing trie6 again failed"
+	st=$(rctl status -j)
+	[ "$(jq '.ipv4.capacity' <<<"$st")" = "$1" ] && [ "$(jq '.ipv6.capacity' <<<"$st")" = "$1" ] ||
+		fail "rebuilt pools hold $(jq -c '[.ipv4.capacity, .ipv6.capacity]' <<<"$st") groups, want $1"
+	pool_live xfib_dir24_tbl8 "$1" "$(active_slot 4)"
+	pool_live xfib_trie6_tbl8 "$1" "$(active_slot 6)"
+}
+away
+back "$(jq '.ipv4.capacity' <<<"$st")"
+sed 's/^route add/route del/' "$batch" | ip -n "$RTR" -batch -
+away
+back "$CHUNK"
+away
+back "$CHUNK"
+wait_xdp_ping 4 198.19.200.1 2000 >/dev/null || fail "198.19.200.0/25 not forwarded by XDP after the rebuilds"
+wait_xdp_ping 6 2001:db8:fe00::1 2000 >/dev/null || fail "2001:db8:fe00::/56 not forwarded by XDP after the rebuilds"
+log "PASS: pools grew under traffic; groups past the first chunk forward; released pools leave no chunk behind"

@@ -155,12 +155,20 @@ int tbl8_maps_clear(struct tbl8_spare *spare, int outer_fd, __u32 slot)
 	__u32 keys[XFIB_POOL_SLOT_CHUNKS], n = 0, c, id;
 	int fds[XFIB_POOL_SLOT_CHUNKS], err;
 
-	/* From userspace an outer map's value is the inner map's id. */
+	/*
+	 * From userspace an outer map's value is the inner map's id. A
+	 * pool's chunks are linked in order from the slot's first entry, and
+	 * a cleared one holds the spare, so the entries in use end at the
+	 * first empty one: reading on past it would cost, on the kernels
+	 * that wait for a grace period on every element a syscall reads from
+	 * an outer map (6.1 does, 6.12 does not), a grace period per entry
+	 * for all 1024 of them, seconds on every release.
+	 */
 	for (c = 0; c < XFIB_POOL_SLOT_CHUNKS; c++) {
 		__u32 key = slot_key(slot, c);
 
 		if (bpf_map_lookup_elem(outer_fd, &key, &id))
-			continue; /* empty */
+			break; /* empty: the end of what any pool used */
 		if (spare->fd >= 0 && id == spare->id)
 			continue;
 		keys[n++] = key;

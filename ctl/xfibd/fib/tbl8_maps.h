@@ -16,7 +16,9 @@
  * keeps the map alive for the daemon, so a pool of any size costs no
  * descriptors. Every write to an outer map waits for an RCU grace period
  * (milliseconds), per syscall, so chunks are linked and unlinked in
- * batches.
+ * batches. Older kernels (6.1; not 6.12) wait once per element instead,
+ * reads included, so nothing here reads or writes more of a slot's
+ * entries than its pools used.
  */
 #ifndef XFIB_TBL8_MAPS_H
 #define XFIB_TBL8_MAPS_H
