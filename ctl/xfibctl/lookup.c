@@ -480,6 +480,7 @@ static json_object *verify_json(const struct verify_report *rep)
 	js_set(o, "table", js_str(table_str(rep->table, t, sizeof(t))));
 	js_set(o, "iif", js_str(dev_str(rep->iif, dev)));
 	js_set(o, "seconds", js_fixed(rep->seconds, 3));
+	js_set(o, "stale", js_u64(rep->stale));
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		const struct verify_family *f = &rep->fam[fam];
 		json_object *e = json_object_new_object();
@@ -543,6 +544,9 @@ static void verify_text(const struct verify_report *rep, unsigned long total,
 	printf("%lu addresses in %.2f s (%.0f/s), table %s, kernel lookups from %s\n",
 	       total, rep->seconds, rep->seconds > 0 ? total / rep->seconds : 0.0,
 	       table_str(rep->table, t, sizeof(t)), dev_str(rep->iif, dev));
+	if (rep->stale)
+		printf("%lu of them deferred because xfibd's lease had expired: the dataplane hands every packet to the kernel (pass_stale) until xfibd syncs\n",
+		       rep->stale);
 }
 
 int cmd_verify(struct ctl *c, int argc, char **argv)
@@ -569,6 +573,8 @@ int cmd_verify(struct ctl *c, int argc, char **argv)
 		total += rep.fam[fam].checked;
 		bad += rep.fam[fam].mismatched;
 	}
+	if (rep.stale)
+		fprintf(stderr, "xfibctl: verify: xfibd's lease has expired: the dataplane forwards nothing in XDP\n");
 	if (c->json)
 		err = out_json(verify_json(&rep));
 	else

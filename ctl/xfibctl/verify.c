@@ -33,10 +33,12 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
+#include "lease.h"
 #include "monoclock.h"
 #include "pin.h"
 #include "verify.h"
 #include "verify_priv.h"
+#include "xfib/lease.h"
 
 #define RECHECK_PAUSE_MS 200
 #define DPL_TRIES 100
@@ -265,6 +267,14 @@ static void report_err(struct verify_report *rep, const char *what, int err)
 }
 
 /* xfib's answers for the batch, all from one instance. */
+/* Whether the program forwards by the tables now (xfib/lease.h). */
+static bool lease_runs(const struct dpl *d)
+{
+	__u64 until = __atomic_load_n(&d->lease->until, __ATOMIC_ACQUIRE);
+
+	return xfib_lease_check(until, xfib_lease_clock()) != XFIB_PASS_STALE;
+}
+
 static int xfib_answers(struct run *r, int fam, bool *ready)
 {
 	struct dpl *d = &r->d[fam];
@@ -277,7 +287,7 @@ static int xfib_answers(struct run *r, int fam, bool *ready)
 			b->nh_idx[i] = dpl_lookup(d, b->addr[i]);
 			dpl_nexthop(d, b->nh_idx[i], &b->nh[i]);
 		}
-		*ready = d->ready;
+		*ready = d->ready && lease_runs(d);
 		err = dpl_refresh(d);
 		if (err <= 0)
 			return err;
@@ -305,8 +315,10 @@ static int check_batch(struct run *r, int fam, bool final)
 		return err;
 	}
 	if (!ready) {
-		/* No instance: the dataplane passes every packet, whatever
-		 * the kernel would answer. */
+		/* No instance, or no lease on it: the dataplane passes every
+		 * packet, whatever the kernel would answer. */
+		if (r->d[fam].ready)
+			r->rep->stale += b->n;
 		vf->checked += b->n;
 		vf->deferred += b->n;
 		b->n = 0;

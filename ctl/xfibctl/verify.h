@@ -105,6 +105,9 @@ struct verify_report {
 	struct verify_mismatch *mis; /* the first max_reports */
 	size_t nmis;
 	double seconds;
+	/* Addresses deferred because xfibd's lease had expired when they
+	 * were checked: the dataplane handed every packet to the kernel. */
+	unsigned long stale;
 	char err[160]; /* on failure: what failed, and why */
 };
 

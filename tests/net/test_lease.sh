@@ -9,7 +9,8 @@
 # - every packet follows the kernel: the moved route's echoes reach the
 #   new sink, none the old one, xfib forwards nothing, and pass_stale
 #   counts them; once the route is deleted no sink gets an echo;
-# - status says the lease expired (text and -j), lookup says pass_stale;
+# - status says the lease expired (text and -j), lookup says pass_stale,
+#   verify defers every address to the kernel and says why;
 # - a daemon back in sync (a new one after the kill, the stopped one on
 #   SIGCONT) takes over: XDP forwards again, following the kernel.
 #
@@ -103,6 +104,15 @@ stale_round() {
 		fail "SIG$sig: status text: $(rctl status | grep '^lease:')"
 	lookup_is "$D4" '.reason == "pass_stale"' ||
 		fail "SIG$sig: lookup $D4: $(rctl -j lookup "$D4" | jq -c '{action, reason}')"
+	# verify: the tables still hold the old nexthop, but no packet
+	# follows them: every address is deferred to the kernel, as stale.
+	v=$(rctl -j verify 2>"$XFIB_TMP/verify.err") ||
+		fail "SIG$sig: verify failed with the lease expired: $(cat "$XFIB_TMP/verify.err") $v"
+	jq -e '.stale > 0 and .stale == .ipv4.checked + .ipv6.checked and
+		.ipv4.deferred == .ipv4.checked and .ipv6.deferred == .ipv6.checked' <<<"$v" >/dev/null ||
+		fail "SIG$sig: verify does not defer every address as stale: $(jq -c 'del(.mismatches)' <<<"$v")"
+	grep -q "lease has expired" "$XFIB_TMP/verify.err" ||
+		fail "SIG$sig: verify did not say the lease expired: $(cat "$XFIB_TMP/verify.err")"
 
 	log "the route is deleted"
 	stream_stop "s4$sig"
