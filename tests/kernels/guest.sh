@@ -42,6 +42,12 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 ip link set lo up
 hostname xfib-matrix 2>/dev/null
 
+# The CPU is emulated, 10 to 50 times slower than the host: a start-up
+# that takes a second here takes tens of seconds there, for the checks
+# and for a command given with -c alike.
+export XFIB_TEST_TIMEOUT=${XFIB_TEST_TIMEOUT:-1200}
+export XFIBD_SYNC_TIMEOUT=${XFIBD_SYNC_TIMEOUT:-90}
+
 if [ -n "$cmd" ]; then
 	bash -c "$cmd"
 	exit $?
@@ -69,10 +75,6 @@ full) before=(prog/test_verifier_margin net/test_forward net/test_ecmp
 		net/test_rp_filter net/test_verify prog/test_fwd)
 	after=(prog/test_verifier_margin prog/test_ctgate net/test_nf_stateful) ;;
 esac
-# The CPU is emulated, 10 to 50 times slower than the host: a start-up
-# that takes a second here takes tens of seconds there.
-export XFIB_TEST_TIMEOUT=${XFIB_TEST_TIMEOUT:-1200}
-export XFIBD_SYNC_TIMEOUT=${XFIBD_SYNC_TIMEOUT:-90}
 # The logs straight to the host, where they can be read while tests run.
 logs=$out/test-logs
 mkdir -p "$logs"
