@@ -29,6 +29,7 @@
 #include "hash_seed.h"
 #include "lease_renew.h"
 #include "nf/nfgate.h"
+#include "layout.h"
 #include "options.h"
 #include "rib/rib.h"
 #include "xdpfeat.h"
@@ -409,8 +410,9 @@ static int lock_pin_dir(const char *pin_dir)
 static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 		     size_t len, int *lock_fd)
 {
-	char why[320];
-	int err;
+	enum xfib_stale stale;
+	char why[512];
+	int err, layout;
 
 	err = xfib_pin_dir(o->pin_dir, pin_dir, len);
 	if (err) {
@@ -422,11 +424,15 @@ static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 		return *lock_fd;
 	err = xfib_open_tbl24(pin_dir, XFIB_OPEN_CREATE, &d->skel,
 			      &d->fresh_tbl24);
-	if (err == -ESTALE && xfib_pin_mismatch(pin_dir, why, sizeof(why))) {
-		pr_warn("%s: the pinned maps are another version of xfib's: %s "
-			"(to upgrade: xfibctl detach every port, rm -r %s, "
-			"then attach and start xfibd again)", pin_dir, why,
-			pin_dir);
+	stale = err == -ESTALE ? xfib_stale_why(pin_dir, &layout, why, sizeof(why)) :
+				 XFIB_STALE_NONE;
+	if (stale == XFIB_STALE_MISMATCH) {
+		pr_warn("%s: %s (to upgrade: xfibctl detach every port, rm -r %s, "
+			"then attach and start xfibd again)", pin_dir, why, pin_dir);
+		return err;
+	}
+	if (stale != XFIB_STALE_NONE) {
+		pr_warn("%s: %s", pin_dir, why);
 		return err;
 	}
 	if (err) {
