@@ -33,6 +33,7 @@
 #include "options.h"
 #include "rib/rib.h"
 #include "xdpfeat.h"
+#include "upgrade.h"
 #include "xfrm/xfrm.h"
 
 #define RESYNC_MIN_INTERVAL_MS 1000
@@ -48,6 +49,8 @@ struct daemon {
 	struct xdpfeat xf; /* which ports take XDP-redirected frames */
 	struct xfrm_watch xfrm;
 	struct lease_renew lease;
+	struct upgrade up; /* maps of an older layout being upgraded */
+	int lock_fd;       /* the pin directory's lock */
 	/* The last full sync succeeded: with no resync due, the mirror is
 	 * the kernel's FIB and the lease may be renewed. */
 	bool synced;
@@ -426,12 +429,15 @@ static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 			      &d->fresh_tbl24);
 	stale = err == -ESTALE ? xfib_stale_why(pin_dir, &layout, why, sizeof(why)) :
 				 XFIB_STALE_NONE;
+	if (stale == XFIB_STALE_OLDER)
+		return upgrade_open(&d->up, pin_dir, layout, &d->skel,
+				    &d->fresh_tbl24);
 	if (stale == XFIB_STALE_MISMATCH) {
 		pr_warn("%s: %s (to upgrade: xfibctl detach every port, rm -r %s, "
 			"then attach and start xfibd again)", pin_dir, why, pin_dir);
 		return err;
 	}
-	if (stale != XFIB_STALE_NONE) {
+	if (stale == XFIB_STALE_NEWER) {
 		pr_warn("%s: %s", pin_dir, why);
 		return err;
 	}
@@ -456,6 +462,7 @@ static void clear_daemon_info(struct daemon *d)
 static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	__u64 t0;
 	int err;
 
 	d->started = time(NULL);
@@ -506,9 +513,15 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	pr_info("mirroring table %llu into %s", o->table, pin_dir);
+	pr_info("mirroring table %llu into %s", o->table,
+		d->up.on ? d->up.stage : pin_dir);
+	t0 = mono_ms();
 	err = full_sync(d, "start");
-	if (!err)
+	/* The new dataplane is complete: it takes the ports over, unless a
+	 * stop came meanwhile (the old one then forwards on). */
+	if (!err && d->up.on && !stop_signal)
+		err = upgrade_switch(&d->up, d->skel, &d->lock_fd, mono_ms() - t0);
+	if (!err && (!d->up.on || d->up.switched))
 		err = run(d);
 out:
 	clear_daemon_info(d);
@@ -528,7 +541,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct daemon d = { 0 };
 	char pin_dir[XFIB_PIN_DIR_MAX], why[64];
-	int err, lock_fd = -1;
+	int err;
 
 	err = options_parse(argc, argv, &o);
 	if (err)
@@ -544,12 +557,15 @@ int main(int argc, char **argv)
 		pr_warn("missing capabilities: %s (run as root, or grant them)", why);
 		return 1;
 	}
-	err = open_pins(&d, &o, pin_dir, sizeof(pin_dir), &lock_fd);
+	d.lock_fd = -1;
+	err = open_pins(&d, &o, pin_dir, sizeof(pin_dir), &d.lock_fd);
 	if (!err)
 		err = serve(&d, &o, pin_dir);
 	xfib_fwd_bpf__destroy(d.skel);
-	if (lock_fd >= 0)
-		close(lock_fd);
+	/* An upgrade that did not switch leaves nothing behind. */
+	upgrade_abort(&d.up);
+	if (d.lock_fd >= 0)
+		close(d.lock_fd);
 	log_flush_repeats(1);
 	return err ? 1 : 0;
 }
