@@ -157,6 +157,9 @@ int upgrade_open(struct upgrade *u, const char *pin_dir, int from,
 	int err;
 
 	*u = (struct upgrade){ .on = true, .from = from, .stage_lock = -1 };
+	*skel = NULL;
+	if (tbl24_fd)
+		*tbl24_fd = -1;
 	snprintf(u->pin_dir, sizeof(u->pin_dir), "%s", pin_dir);
 	pr_info("%s: the pinned maps are layout %d, an older xfib's: upgrading them to layout %d; the old dataplane forwards until the new one is complete",
 		pin_dir, from, XFIB_LAYOUT_VERSION);
@@ -198,7 +201,7 @@ err:
 	return err;
 }
 
-/* Whether program id reads the map of id map_id. */
+/* Whether the program of prog_fd reads the map of id map_id. */
 static bool prog_uses_map(int prog_fd, __u32 map_id)
 {
 	struct bpf_prog_info info = {};
@@ -220,22 +223,38 @@ static bool prog_uses_map(int prog_fd, __u32 map_id)
 	return false;
 }
 
-/* Adds (ifindex, mode) to p if prog_id is a program of the old maps. */
-static void port_add(struct port *p, int *n, int ifindex, __u32 mode,
-		     __u32 prog_id, __u32 map_id)
+/*
+ * Adds (ifindex, mode) to p if prog_id is a program of the old maps. 0, or
+ * -EOPNOTSUPP for libxdp's multi-program dispatcher (where the kernel
+ * lets libxdp use it), which may run the old program as an extension:
+ * replacing the dispatcher would drop its other programs, leaving it
+ * would leave the port to maps nobody keeps.
+ */
+static int port_add(struct port *p, int *n, int ifindex, __u32 mode,
+		    __u32 prog_id, __u32 map_id)
 {
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
 	int fd;
 
 	if (!prog_id || *n == UPGRADE_PORTS_MAX)
-		return;
+		return 0;
 	fd = bpf_prog_get_fd_by_id(prog_id);
 	if (fd < 0)
-		return;
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) &&
+	    !strcmp(info.name, "xdp_dispatcher")) {
+		pr_warn("upgrade: ifindex %d runs libxdp's dispatcher, which this upgrade cannot switch: detach the ports, remove the pins and attach again",
+			ifindex);
+		close(fd);
+		return -EOPNOTSUPP;
+	}
 	if (!prog_uses_map(fd, map_id)) {
 		close(fd);
-		return;
+		return 0;
 	}
 	p[(*n)++] = (struct port){ .ifindex = ifindex, .mode = mode, .old_fd = fd };
+	return 0;
 }
 
 /*
@@ -248,7 +267,7 @@ static int ports_find(const struct upgrade *u, struct port *p, int *n)
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	struct if_nameindex *ifs, *it;
-	int fd = old_map_fd(u, "xfib_active");
+	int fd = old_map_fd(u, "xfib_active"), err = 0;
 
 	*n = 0;
 	if (fd < 0)
@@ -261,16 +280,18 @@ static int ports_find(const struct upgrade *u, struct port *p, int *n)
 	ifs = if_nameindex();
 	if (!ifs)
 		return -errno;
-	for (it = ifs; it->if_index; it++) {
+	for (it = ifs; !err && it->if_index; it++) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 
 		if (bpf_xdp_query(it->if_index, 0, &q))
 			continue;
-		port_add(p, n, it->if_index, XDP_FLAGS_DRV_MODE, q.drv_prog_id, info.id);
-		port_add(p, n, it->if_index, XDP_FLAGS_SKB_MODE, q.skb_prog_id, info.id);
+		err = port_add(p, n, it->if_index, XDP_FLAGS_DRV_MODE,
+			       q.drv_prog_id, info.id) ?:
+		      port_add(p, n, it->if_index, XDP_FLAGS_SKB_MODE,
+			       q.skb_prog_id, info.id);
 	}
 	if_freenameindex(ifs);
-	return 0;
+	return err;
 }
 
 static void ports_close(struct port *p, int n)
