@@ -41,7 +41,13 @@ STAGE="$PIN-upgrade"
 HOLD="/sys/fs/bpf/xfib-test-$$-hold"
 XFIB_PIN_DIRS+=("$STAGE" "$HOLD")
 
-xfibd_start
+# Every xfibd here vouches for its dataplane for 300 s after it stops
+# (--lease): the steps between a stop and the next start take seconds
+# here, but minutes under an emulated CPU (tests/kernels), and the old
+# dataplane must not hand its packets to the kernel for want of a lease
+# meanwhile.
+start_xfibd() { xfibd_start_ns "$RTR" "$PIN" "$XFIBD_LOG" --lease 300; }
+start_xfibd
 attach_all
 resolve_neighbours
 expect_xdp 4 "$SNK4" 3000 "$SNK"
@@ -137,7 +143,7 @@ xfibd_fails "a failure at the second port's switch" "$NEWD" \
 unchanged "after a failure during the switch"
 check_flowing "after a failure during the switch"
 # Back to a daemon renewing the old dataplane's lease.
-xfibd_start
+start_xfibd
 finish_streams "across two failed upgrades"
 ((k40 == $(kfwd4 "$RTR") && k60 == $(kfwd6 "$RTR"))) ||
 	fail "the router kernel forwarded during the failed upgrades"
@@ -166,7 +172,7 @@ start_streams
 sleep 2
 stop_xfibd
 t0=$(now_ms)
-XFIBD=$NEWD XFIBCTL=$NEWCTL xfibd_start
+XFIBD=$NEWD XFIBCTL=$NEWCTL start_xfibd
 log "the new xfibd synced $(($(now_ms) - t0)) ms after its start"
 XFIBCTL=$NEWCTL
 sleep 1
@@ -241,7 +247,7 @@ xfibd_fails "the old build over the new maps" "$OLDD" \
 	"the pinned maps are layout 2, a newer xfib's; this xfib is layout 1 and leaves them alone"
 unchanged "after the old build's refusal"
 check_flowing "after the old build's refusal"
-XFIBD=$NEWD xfibd_start
+XFIBD=$NEWD start_xfibd
 finish_streams "across the refusal"
 ((k40 == $(kfwd4 "$RTR") && k60 == $(kfwd6 "$RTR"))) ||
 	fail "the router kernel forwarded around the refusal"
