@@ -449,6 +449,9 @@ void upgrade_abort(struct upgrade *u)
 	err = pins_remove(u->stage);
 	if (err)
 		pr_warn("upgrade: removing %s: %s", u->stage, strerror(-err));
+	else
+		pr_info("upgrade: not done, %s removed; the old dataplane forwards on",
+			u->stage);
 	if (u->stage_lock >= 0)
 		close(u->stage_lock);
 	u->stage_lock = -1;

@@ -461,7 +461,6 @@ static void clear_daemon_info(struct daemon *d)
 /* Mirrors the FIB into d->skel's maps until a signal stops it. */
 static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	__u64 t0;
 	int err;
 
@@ -510,9 +509,8 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	else if (!d->xf.family)
 		pr_warn("the kernel has no netdev netlink family (Linux < 6.3): ports are not checked for taking XDP-redirected frames");
 	d->rib.xmit_learned = !err && d->xf.family;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	if (stop_signal) /* while starting: no sync, no switch */
+		goto out;
 	pr_info("mirroring table %llu into %s", o->table,
 		d->up.on ? d->up.stage : pin_dir);
 	t0 = mono_ms();
@@ -538,6 +536,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct options o;
 	struct daemon d = { 0 };
 	char pin_dir[XFIB_PIN_DIR_MAX], why[64];
@@ -557,6 +556,11 @@ int main(int argc, char **argv)
 		pr_warn("missing capabilities: %s (run as root, or grant them)", why);
 		return 1;
 	}
+	/* From here on a stop signal is seen, not fatal: an upgrade stopped
+	 * while it builds its dataplane removes it before exiting. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	d.lock_fd = -1;
 	err = open_pins(&d, &o, pin_dir, sizeof(pin_dir), &d.lock_fd);
 	if (!err)

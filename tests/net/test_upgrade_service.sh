@@ -38,6 +38,7 @@ RUNDIR="$XFIB_TMP/run"
 mkdir "$RUNDIR"
 
 topo_create
+XFIB_PIN_DIRS+=("$PIN-upgrade")
 # svc DIR STEP [VAR=VALUE...]: a unit step of the helper in DIR, in the
 # router namespace, with the unit's configuration. Exec'd down to xfibd
 # for `run`, so that `svc ... run &` leaves xfibd's pid in $!.
