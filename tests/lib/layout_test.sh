@@ -21,8 +21,7 @@ layout_test_build() {
 	cp "$dir/xfibd" "$dir/xfibctl" "$XFIB_TMP/new/"
 	chmod 755 "$XFIB_TMP/new" "$XFIB_TMP/new/"*
 	# shellcheck disable=SC2034 # for the test that sources this
-	NEWD="$XFIB_TMP/new/xfibd"
-	NEWCTL="$XFIB_TMP/new/xfibctl"
+	NEWD="$XFIB_TMP/new/xfibd" NEWCTL="$XFIB_TMP/new/xfibctl"
 }
 
 # prog_ids: the XDP program id of every port of the current router, on one
