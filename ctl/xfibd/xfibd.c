@@ -509,8 +509,10 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	else if (!d->xf.family)
 		pr_warn("the kernel has no netdev netlink family (Linux < 6.3): ports are not checked for taking XDP-redirected frames");
 	d->rib.xmit_learned = !err && d->xf.family;
-	if (stop_signal) /* while starting: no sync, no switch */
+	if (stop_signal) { /* while starting: no sync, no switch */
+		err = 0; /* xdpfeat_open()'s is only a warning */
 		goto out;
+	}
 	pr_info("mirroring table %llu into %s", o->table,
 		d->up.on ? d->up.stage : pin_dir);
 	t0 = mono_ms();
