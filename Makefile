@@ -46,6 +46,13 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
 ifeq ($(SAN),1)
 CFLAGS     += $(SAN_FLAGS)
 endif
+# LAYOUT_TEST=1: a copy whose maps differ from the default build's and
+# whose layout is one newer (include/xfib/maps.h), built into a BUILD of
+# its own by tests/net/test_upgrade.sh to upgrade a router to and from.
+ifeq ($(LAYOUT_TEST),1)
+CFLAGS     += -DXFIB_LAYOUT_TEST
+BPF_CFLAGS += -DXFIB_LAYOUT_TEST
+endif
 
 ifeq ($(V),1)
 Q :=

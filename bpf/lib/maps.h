@@ -94,6 +94,16 @@ struct {
 	__array(values, struct xfib_tbl8_inner);
 } xfib_trie6_tbl8 SEC(".maps");
 
+/* The maps' layout (include/xfib/maps.h); not read by the program. Never
+ * change this map's definition: builds read each other's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xfib_layout);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_layout SEC(".maps");
+
 /* Operator requests to the daemon (xfibctl algo). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -253,7 +263,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* RCU-freed: no torn reads */
-	__uint(max_entries, XFIB_NEIGH_MAX);
+	__uint(max_entries, XFIB_NEIGH_HOSTS_MAX);
 	__type(key, struct xfib_neigh_key);
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "layout.h"
 #include "log.h"
 #include "xfib/maps.h"
 #include "pin.h"
@@ -348,6 +349,28 @@ static void prog_info_record(struct xfib_fwd_bpf *skel, __u32 flags)
 	bpf_map_update_elem(bpf_map__fd(skel->maps.xfib_prog_info), &key, &pi, 0);
 }
 
+/* The pin directory is on a bpffs, safe, there (or made, with
+ * XFIB_OPEN_CREATE), and holds no maps of another layout: 0 or -errno. */
+static int pin_dir_usable(const char *pin_dir, unsigned int flags)
+{
+	int err = xfib_check_bpffs(pin_dir);
+
+	if (err)
+		return err;
+	if (!(flags & XFIB_OPEN_CREATE) && access(pin_dir, F_OK))
+		return -errno;
+	err = xfib_pin_dir_create(pin_dir);
+	if (err)
+		return err;
+	/* Refused before anything is opened: an older xfib's maps are for
+	 * this one's xfibd to upgrade, a newer one's are not this build's
+	 * to touch (xfib_stale_why). */
+	err = xfib_pin_layout(pin_dir);
+	if (err > 0 && err != XFIB_LAYOUT_VERSION)
+		return -ESTALE;
+	return 0;
+}
+
 static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 			  bool udp_stream, struct xfib_fwd_bpf **skelp, int *tbl24_fd)
 {
@@ -359,12 +382,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 	struct xfib_fwd_bpf *skel;
 	int err, tx_fd;
 
-	err = xfib_check_bpffs(pin_dir);
-	if (err)
-		return err;
-	if (!(flags & XFIB_OPEN_CREATE) && access(pin_dir, F_OK))
-		return -errno;
-	err = xfib_pin_dir_create(pin_dir);
+	err = pin_dir_usable(pin_dir, flags);
 	if (err)
 		return err;
 
@@ -419,6 +437,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 			goto err;
 	}
 	outer_pins_done(&op, tbl24_fd);
+	xfib_layout_stamp(skel);
 	if (flags & XFIB_OPEN_PROG)
 		prog_info_record(skel, (with_ct ? XFIB_PROG_CT_KFUNCS : 0) |
 				       (with_ct && udp_stream ? XFIB_PROG_CT_UDP_STREAM : 0));

@@ -86,8 +86,9 @@ enum xfib_open_flags {
  * Without XFIB_OPEN_CREATE a missing pin directory is -ENOENT, so that
  * looking at a router does not set one up. A pin directory that is not
  * safe (xfib_pin_dir_safe) is -EPERM, and nothing in it is touched; one
- * holding a map this build defines differently is -ESTALE
- * (xfib_pin_mismatch). Returns 0 or -errno; *skel is set on success.
+ * holding maps of another layout, or a map this build defines differently,
+ * is -ESTALE (xfib_stale_why() says which). Returns 0 or -errno; *skel is
+ * set on success.
  */
 int xfib_open(const char *pin_dir, unsigned int flags, struct xfib_fwd_bpf **skel);
 /*
@@ -104,9 +105,11 @@ int xfib_open_tbl24(const char *pin_dir, unsigned int flags,
  * left by another version of xfib: type, sizes or flags differ), with why
  * naming it and both shapes; 0 if none differs. xfib_open() returns
  * -ESTALE for such a pin: libbpf will not reuse it, and replacing it would
- * leave the programs attached reading a map nobody maintains. The way
- * out is a fresh dataplane: detach every port, remove pin_dir, attach
- * again and start xfibd.
+ * leave the programs attached reading a map nobody maintains. Maps of an
+ * older layout are upgraded by xfibd (ctl/xfibd/upgrade.h); for maps
+ * that differ at the same layout, or at none, the way out is a fresh
+ * dataplane: detach every port, remove pin_dir, attach again and start
+ * xfibd.
  */
 int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len);
 

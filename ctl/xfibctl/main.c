@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "layout.h"
 #include "xfibctl.h"
 
 const struct cmd *current_cmd;
@@ -21,7 +22,9 @@ int open_dataplane(struct ctl *c, unsigned int flags,
 		   struct xfib_fwd_bpf **skel)
 {
 	int err = xfib_pin_dir(c->pin_opt, c->pin_dir, sizeof(c->pin_dir));
-	char why[320];
+	enum xfib_stale stale = XFIB_STALE_NONE;
+	char why[512];
+	int layout;
 
 	if (err) {
 		err_cmd("%s: %s", "pin directory", strerror(-err));
@@ -31,11 +34,14 @@ int open_dataplane(struct ctl *c, unsigned int flags,
 	if (err == -EPERM && xfib_pin_dir_safe(c->pin_dir, why, sizeof(why)) == -EPERM)
 		err_cmd("%s: refusing a pin directory that others could change: %s "
 			"(make it root's with mode 0700, or remove it)", c->pin_dir, why);
-	else if (err == -ESTALE && xfib_pin_mismatch(c->pin_dir, why, sizeof(why)))
-		err_cmd("%s: the pinned maps are another version of xfib's: %s "
-			"(to upgrade: stop xfibd, xfibctl detach every port, "
+	else if (err == -ESTALE &&
+		 (stale = xfib_stale_why(c->pin_dir, &layout, why, sizeof(why))) ==
+			 XFIB_STALE_MISMATCH)
+		err_cmd("%s: %s (to upgrade: stop xfibd, xfibctl detach every port, "
 			"rm -r %s, then attach and start xfibd again)",
 			c->pin_dir, why, c->pin_dir);
+	else if (err == -ESTALE && stale != XFIB_STALE_NONE)
+		err_cmd("%s: %s", c->pin_dir, why);
 	else if (err == -ENOENT)
 		err_cmd("%s: no xfib dataplane here (attach a port or start xfibd)",
 			c->pin_dir);

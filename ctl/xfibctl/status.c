@@ -71,6 +71,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &st->daemon);
 	xfib_lease_read(skel, &st->lease);
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_hash_seed), &key, &st->seed);
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_layout), &key, &st->layout);
 	st->lease_now = xfib_lease_clock();
 	st->cap_neighs = bpf_map__max_entries(skel->maps.xfib_neighs);
 	st->cap_nexthops = bpf_map__max_entries(skel->maps.xfib_nexthops);
@@ -224,6 +225,38 @@ static json_object *seed_json(const struct status *st)
 	return o;
 }
 
+/* The maps' layout, and the upgrade that made them if one did. */
+static void layout_text(const struct status *st)
+{
+	const struct xfib_layout *l = &st->layout;
+	char when[32];
+
+	printf("layout:      %u", l->version);
+	if (l->from_version)
+		printf(", upgraded from layout %u %s on %u ports (the switch %.3f ms, after a full sync of %u ms)",
+		       l->from_version, when_str(l->upgraded, when, sizeof(when)),
+		       l->ports, l->switch_us / 1000.0, l->sync_ms);
+	printf("\n");
+}
+
+static json_object *layout_json(const struct status *st)
+{
+	const struct xfib_layout *l = &st->layout;
+	json_object *o = json_object_new_object(), *u = NULL;
+
+	js_set(o, "version", js_u64(l->version));
+	if (l->from_version) {
+		u = json_object_new_object();
+		js_set(u, "from_version", js_u64(l->from_version));
+		js_set(u, "time", js_u64(l->upgraded));
+		js_set(u, "ports", js_u64(l->ports));
+		js_set(u, "switch_us", js_u64(l->switch_us));
+		js_set(u, "sync_ms", js_u64(l->sync_ms));
+	}
+	js_set(o, "upgrade", u);
+	return o;
+}
+
 static json_object *lease_json(const struct status *st)
 {
 	const struct xfib_lease *l = &st->lease;
@@ -317,6 +350,7 @@ static void status_text(const struct status *st)
 	size_t i;
 
 	printf("pin dir:     %s\n", st->pin_dir);
+	layout_text(st);
 	daemon_text(st);
 	lease_text(st);
 	seed_text(st);
@@ -345,6 +379,7 @@ static json_object *status_json(const struct status *st)
 	size_t i;
 
 	js_set(o, "pin_dir", js_str(st->pin_dir));
+	js_set(o, "layout", layout_json(st));
 	js_set(o, "daemon", daemon_json(st));
 	js_set(o, "lease", lease_json(st));
 	js_set(o, "hash_seed", seed_json(st));

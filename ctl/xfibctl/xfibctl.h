@@ -160,6 +160,7 @@ struct status {
 	struct xfib_lease lease; /* the daemon's word for the mirror */
 	__u64 lease_now;         /* xfib_lease_clock() when read */
 	struct xfib_hash_seed seed; /* the multipath flow hash's */
+	struct xfib_layout layout;  /* the maps' layout, and their upgrade */
 	/* entries the dataplane's arrays hold */
 	__u32 cap_neighs, cap_nexthops, cap_groups;
 	struct port *ports;     /* attached ports */

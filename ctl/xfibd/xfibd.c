@@ -29,9 +29,11 @@
 #include "hash_seed.h"
 #include "lease_renew.h"
 #include "nf/nfgate.h"
+#include "layout.h"
 #include "options.h"
 #include "rib/rib.h"
 #include "xdpfeat.h"
+#include "upgrade.h"
 #include "xfrm/xfrm.h"
 
 #define RESYNC_MIN_INTERVAL_MS 1000
@@ -47,6 +49,8 @@ struct daemon {
 	struct xdpfeat xf; /* which ports take XDP-redirected frames */
 	struct xfrm_watch xfrm;
 	struct lease_renew lease;
+	struct upgrade up; /* maps of an older layout being upgraded */
+	int lock_fd;       /* the pin directory's lock */
 	/* The last full sync succeeded: with no resync due, the mirror is
 	 * the kernel's FIB and the lease may be renewed. */
 	bool synced;
@@ -409,8 +413,9 @@ static int lock_pin_dir(const char *pin_dir)
 static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 		     size_t len, int *lock_fd)
 {
-	char why[320];
-	int err;
+	enum xfib_stale stale;
+	char why[512];
+	int err, layout;
 
 	err = xfib_pin_dir(o->pin_dir, pin_dir, len);
 	if (err) {
@@ -422,11 +427,18 @@ static int open_pins(struct daemon *d, const struct options *o, char *pin_dir,
 		return *lock_fd;
 	err = xfib_open_tbl24(pin_dir, XFIB_OPEN_CREATE, &d->skel,
 			      &d->fresh_tbl24);
-	if (err == -ESTALE && xfib_pin_mismatch(pin_dir, why, sizeof(why))) {
-		pr_warn("%s: the pinned maps are another version of xfib's: %s "
-			"(to upgrade: xfibctl detach every port, rm -r %s, "
-			"then attach and start xfibd again)", pin_dir, why,
-			pin_dir);
+	stale = err == -ESTALE ? xfib_stale_why(pin_dir, &layout, why, sizeof(why)) :
+				 XFIB_STALE_NONE;
+	if (stale == XFIB_STALE_OLDER)
+		return upgrade_open(&d->up, pin_dir, layout, &d->skel,
+				    &d->fresh_tbl24);
+	if (stale == XFIB_STALE_MISMATCH) {
+		pr_warn("%s: %s (to upgrade: xfibctl detach every port, rm -r %s, "
+			"then attach and start xfibd again)", pin_dir, why, pin_dir);
+		return err;
+	}
+	if (stale == XFIB_STALE_NEWER) {
+		pr_warn("%s: %s", pin_dir, why);
 		return err;
 	}
 	if (err) {
@@ -449,7 +461,7 @@ static void clear_daemon_info(struct daemon *d)
 /* Mirrors the FIB into d->skel's maps until a signal stops it. */
 static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	__u64 t0;
 	int err;
 
 	d->started = time(NULL);
@@ -497,12 +509,19 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 	else if (!d->xf.family)
 		pr_warn("the kernel has no netdev netlink family (Linux < 6.3): ports are not checked for taking XDP-redirected frames");
 	d->rib.xmit_learned = !err && d->xf.family;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	pr_info("mirroring table %llu into %s", o->table, pin_dir);
+	if (stop_signal) { /* while starting: no sync, no switch */
+		err = 0; /* xdpfeat_open()'s is only a warning */
+		goto out;
+	}
+	pr_info("mirroring table %llu into %s", o->table,
+		d->up.on ? d->up.stage : pin_dir);
+	t0 = mono_ms();
 	err = full_sync(d, "start");
-	if (!err)
+	/* The new dataplane is complete: it takes the ports over, unless a
+	 * stop came meanwhile (the old one then forwards on). */
+	if (!err && d->up.on && !stop_signal)
+		err = upgrade_switch(&d->up, d->skel, &d->lock_fd, mono_ms() - t0);
+	if (!err && (!d->up.on || d->up.switched))
 		err = run(d);
 out:
 	clear_daemon_info(d);
@@ -519,10 +538,11 @@ out:
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct options o;
 	struct daemon d = { 0 };
 	char pin_dir[XFIB_PIN_DIR_MAX], why[64];
-	int err, lock_fd = -1;
+	int err;
 
 	err = options_parse(argc, argv, &o);
 	if (err)
@@ -538,12 +558,20 @@ int main(int argc, char **argv)
 		pr_warn("missing capabilities: %s (run as root, or grant them)", why);
 		return 1;
 	}
-	err = open_pins(&d, &o, pin_dir, sizeof(pin_dir), &lock_fd);
+	/* From here on a stop signal is seen, not fatal: an upgrade stopped
+	 * while it builds its dataplane removes it before exiting. */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d.lock_fd = -1;
+	err = open_pins(&d, &o, pin_dir, sizeof(pin_dir), &d.lock_fd);
 	if (!err)
 		err = serve(&d, &o, pin_dir);
 	xfib_fwd_bpf__destroy(d.skel);
-	if (lock_fd >= 0)
-		close(lock_fd);
+	/* An upgrade that did not switch leaves nothing behind. */
+	upgrade_abort(&d.up);
+	if (d.lock_fd >= 0)
+		close(d.lock_fd);
 	log_flush_repeats(1);
 	return err ? 1 : 0;
 }

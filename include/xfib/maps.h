@@ -22,6 +22,26 @@
 #define XFIB_NEXTHOP_MAX 131072
 #define XFIB_NEIGH_MAX 131072
 
+/*
+ * The layout of the pinned maps, kept in xfib_layout: bumped whenever a
+ * map's definition changes (type, sizes, flags, inner maps, or what the
+ * bytes of a value mean), so that a build tells its own maps from an
+ * older xfib's, which its xfibd upgrades (ctl/xfibd/upgrade.c), and from
+ * a newer one's, which it leaves alone. Pins of a build from before the
+ * layout was kept read as layout 0.
+ *
+ * make LAYOUT_TEST=1 builds a copy whose maps differ from this one's (one
+ * more entry in xfib_neigh_hosts) and whose layout is one newer, for
+ * tests/net/test_upgrade.sh; never for a router.
+ */
+#ifdef XFIB_LAYOUT_TEST
+#define XFIB_LAYOUT_VERSION 2
+#define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)
+#else
+#define XFIB_LAYOUT_VERSION 1
+#define XFIB_NEIGH_HOSTS_MAX XFIB_NEIGH_MAX
+#endif
+
 /* Entries of the xfib_tx_ports devmap (attached ports, by ifindex). */
 #define XFIB_IFACE_MAX 4096
 
@@ -385,6 +405,22 @@ struct xfib_hash_seed {
 	__u32 origin; /* enum xfib_seed_origin */
 };
 _Static_assert(sizeof(struct xfib_hash_seed) == 8, "xfib_hash_seed size");
+
+/*
+ * xfib_layout's one entry. Its map is array, 1 entry, and version the
+ * first 4 bytes of the value, in every layout: that is how a build reads
+ * another's. The rest says how the maps came to be, for xfibctl status.
+ */
+struct xfib_layout {
+	__u32 version;      /* XFIB_LAYOUT_VERSION of the build that made them */
+	__u32 from_version; /* the layout they replaced by an upgrade; 0: none */
+	__u64 upgraded;     /* CLOCK_REALTIME, seconds, of that upgrade */
+	__u32 ports;        /* ports switched to the new program */
+	__u32 switch_us;    /* first port's replace to the last's */
+	__u32 sync_ms;      /* the full sync into the new maps before it */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xfib_layout) == 32, "xfib_layout size");
 
 struct xfib_counter {
 	__u64 packets;
