@@ -230,12 +230,14 @@ static void rule_selectors(struct rule_out *w, int af, const struct xfib_rule *x
 		snprintf(text, sizeof(text), " tos %s", v);
 		put_str(w, "tos", text, v);
 	}
+	/* "%#x": 0 is "0", as iproute2 writes it; the mask unless all ones
+	 * (the kernel sends one with every mark). */
 	if (x->flags & XFIB_RULE_F_FWMARK) {
-		snprintf(v, sizeof(v), "0x%x", x->fwmark);
+		snprintf(v, sizeof(v), "%#x", x->fwmark);
 		snprintf(text, sizeof(text), " fwmark %s", v);
 		put_str(w, "fwmark", text, v);
-		if (x->fwmask && x->fwmask != 0xffffffff) {
-			snprintf(v, sizeof(v), "0x%x", x->fwmask);
+		if (x->fwmask != 0xffffffff) {
+			snprintf(v, sizeof(v), "%#x", x->fwmask);
 			snprintf(text, sizeof(text), "/%s", v);
 			put_str(w, "fwmask", text, v);
 		}
