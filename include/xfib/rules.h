@@ -29,14 +29,18 @@
  *    FIB_RULE_IIF_DETACHED), and never equals lo's (a packet on a port);
  *  - flowi_uid is sock_net_uid(net, NULL), uid 0 of the namespace's user
  *    namespace (IPv4), or 0 (IPv6): a uidrange matches every forwarded
- *    packet if it holds 0, none otherwise;
+ *    packet if it holds 0, none otherwise (as xfibd, in the initial user
+ *    namespace, reads the range);
  *  - flowi_mark is skb->mark, set before routing by netfilter (mangle,
  *    CONNMARK) or tc ingress, which xfibd does not follow yet: fwmark
  *    rules are left to the kernel, unless the mask is 0;
  *  - tun_id compares tunnel metadata, l3mdev asks the VRF device, realms
  *    (FRA_FLOW) classify the route: left to the kernel;
  *  - src, dst, tos/dsfield, ipproto, sport and dport are the packet's
- *    (ports and protocol as the flow dissector reads them); `not`
+ *    (ports and protocol as the flow dissector reads them: none in a
+ *    later fragment); how tos compares differs between kernels (IPv4
+ *    masks the header's TOS, IPv6 compares the traffic class with or
+ *    without ECN), which the evaluator will have to follow; `not`
  *    inverts the whole match, so a rule with a selector that never
  *    matches, inverted, matches every forwarded packet.
  * suppress_prefixlength and suppress_ifgroup judge the route found (its
