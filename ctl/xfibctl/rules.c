@@ -114,7 +114,8 @@ void rules_status_json(const struct status *st, __u32 fam,
 
 /* ---- a rule's words, as iproute2 writes them -------------------------------- */
 
-/* A column of `ip rule`: text form and, with -j, its key and value. */
+/* Where a rule's words go: into buf as text, or, with -j, as keys of o
+ * (each put_* says both forms of one of print_rule's items). */
 struct rule_out {
 	json_object *o; /* NULL: text */
 	char *buf;
