@@ -19,6 +19,7 @@
 #include "xfib/tbl8_pool.h"
 #include "xfib/lookup_poptrie6.h"
 #include "xfib/xfrm.h"
+#include "xfib/rules.h"
 
 /* Published instance per family; read once per packet. */
 struct {
@@ -355,6 +356,27 @@ struct {
 	__type(value, struct xfib_xfrm_info);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_xfrm SEC(".maps");
+
+/* The policy rules, two halves per family, and the half in use
+ * (include/xfib/rules.h), mmap()ed and written by xfibd. Not read by the
+ * program yet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2 * XFIB_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct xfib_rule_set);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_FAMILIES);
+	__type(key, __u32);
+	__type(value, struct xfib_rules_active);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_rules_active SEC(".maps");
 
 /*
  * Not used by the program: an update of a map-in-map returns only after an

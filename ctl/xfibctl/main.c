@@ -323,6 +323,25 @@ static const struct cmd_opt routes_opts[] = {
 	{ 0 },
 };
 
+static int set_ipv4(struct ctl *c, const char *arg)
+{
+	c->fam = XFIB_V4;
+	return 0;
+}
+
+static int set_ipv6(struct ctl *c, const char *arg)
+{
+	c->fam = XFIB_V6;
+	return 0;
+}
+
+static const struct cmd_opt rules_opts[] = {
+	{ "ipv4", '4', NULL, "only IPv4's rules", set_ipv4 },
+	{ "ipv6", '6', NULL, "only IPv6's rules", set_ipv6 },
+	OPT_JSON,
+	{ 0 },
+};
+
 static const struct cmd_opt trace_opts[] = {
 	{ "dev", 'd', "IFNAME", "only packets received on this port", set_dev },
 	{ "family", 'f', "ipv4|ipv6", "only this family", set_family },
@@ -362,6 +381,8 @@ const struct cmd xfibctl_cmds[] = {
 	  dump_opts, 0, 0, NULL, cmd_nexthops },
 	{ "routes", NULL, "", "the live lookup table as prefixes, with their nexthops",
 	  routes_opts, 0, 0, NULL, cmd_routes },
+	{ "rules", NULL, "", "the policy rules (ip rule) xfibd mirrors, and what xfib does with them",
+	  rules_opts, 0, 0, NULL, cmd_rules },
 	{ "trace", NULL, "", "show live the dataplane's decision for the packets that match a filter",
 	  trace_opts, 0, 0, trace_check, cmd_trace },
 };

@@ -84,6 +84,7 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 	}
 	nf_status_read(skel, st);
 	xfrm_status_read(skel, st);
+	rules_status_read(skel, st);
 	kernel_status_read(skel, st);
 	ports_attached(&st->ports, &st->nports);
 	ports_read_xmit(st->ports, st->nports);
@@ -365,8 +366,10 @@ static void status_text(const struct status *st)
 		if (!st->ports[i].xmit)
 			printf("  %s: %s: %s\n", st->ports[i].name,
 			       XFIB_NO_XMIT_TEXT, st->ports[i].no_xmit_why);
-	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		fib_info_text(fam, &st->fi[fam]);
+		rules_status_text(st, fam);
+	}
 	nf_status_text(st);
 	xfrm_status_text(st);
 	kernel_status_text(st);
@@ -400,8 +403,12 @@ static json_object *status_json(const struct status *st)
 		json_object_array_add(ifs, e);
 	}
 	js_set(o, "interfaces", ifs);
-	for (fam = 0; fam < XFIB_FAMILIES; fam++)
-		js_set(o, fam_name(fam), fib_info_json(fam, &st->fi[fam]));
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		json_object *fo = fib_info_json(fam, &st->fi[fam]);
+
+		rules_status_json(st, fam, fo);
+		js_set(o, fam_name(fam), fo);
+	}
 	js_set(o, "netfilter", nf_status_json(st));
 	js_set(o, "xfrm", xfrm_status_json(st));
 	js_set(o, "kernel", kernel_status_json(st));

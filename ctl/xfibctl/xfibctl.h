@@ -171,6 +171,10 @@ struct status {
 	unsigned int nf_nports;
 	__u32 nf_port[64], nf_port_dir[64];
 	struct xfib_xfrm_info xfrm[XFIB_FAMILIES];
+	/* xfib_rules: why the rules send a family to the kernel (enum
+	 * xfib_rules_fallback), how many the kernel has; -1: not read. */
+	int rules_fallback[XFIB_FAMILIES];
+	__u32 rules_total[XFIB_FAMILIES];
 	char release[65];            /* uname -r */
 	struct xfib_prog_info prog;  /* the forwarder as last loaded */
 	unsigned int lacks;          /* enum xfib_kernel_lack */
@@ -254,6 +258,13 @@ int cmd_verify(struct ctl *c, int argc, char **argv);
 int cmd_neighbours(struct ctl *c, int argc, char **argv);
 int cmd_nexthops(struct ctl *c, int argc, char **argv);
 int cmd_routes(struct ctl *c, int argc, char **argv);
+int cmd_rules(struct ctl *c, int argc, char **argv);
+/* rules.c: status's word on the rules, when they are why a family goes
+ * to the kernel for a reason other than their order. */
+void rules_status_read(struct xfib_fwd_bpf *skel, struct status *st);
+void rules_status_text(const struct status *st, __u32 fam);
+void rules_status_json(const struct status *st, __u32 fam,
+		       struct json_object *o);
 int trace_check(struct ctl *c, int argc, char **argv);
 int cmd_trace(struct ctl *c, int argc, char **argv);
 

@@ -173,6 +173,7 @@ static int full_sync(struct daemon *d, const char *why)
 	if (err)
 		return err;
 	rib_sweep_stale(&d->rib);
+	rib_rules_publish(&d->rib);
 	xfrm_watch_resync(&d->xfrm, mono_ms());
 	d->rib.fam[XFIB_V4].dirty = d->rib.fam[XFIB_V6].dirty = true;
 	rib_resync_done(&d->rib);
@@ -248,6 +249,16 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	return timeout;
 }
 
+/* Reads the policy rules again if the kernel announced a change, and
+ * publishes them if they, or the devices their iif names, changed. */
+static void rules_sync(struct daemon *d)
+{
+	if (d->rib.rules_changed && nl_check_rules(&d->nl))
+		pr_warn("reading policy rules failed; retrying");
+	if (d->rib.rules_dirty)
+		rib_rules_publish(&d->rib);
+}
+
 /* On SIGTERM/SIGINT: a full lease for a successor (a restart, an
  * upgrade), which takes over without a gap if it syncs within it. */
 static void stop_renew(struct daemon *d)
@@ -303,8 +314,7 @@ static int run(struct daemon *d)
 		if (d->nl.nrefresh)
 			nl_link_refresh(&d->nl);
 		rib_expire(&d->rib, mono_ms());
-		if (d->rib.rules_changed && nl_check_rules(&d->nl))
-			pr_warn("reading policy rules failed; retrying");
+		rules_sync(d);
 		fib_poll_control(&d->fib);
 
 		now = mono_ms();

@@ -100,6 +100,8 @@ static void *zeroed(size_t len)
 #define GRP_LEN (XFIB_GROUP_MAX * sizeof(struct xfib_nh_group))
 #define PORT_LEN (XFIB_PORT_MAX * sizeof(struct xfib_port))
 #define NONLOCAL4_LEN (XFIB_NONLOCAL4_WORDS * sizeof(__u64))
+#define RULES_LEN (2 * XFIB_FAMILIES * sizeof(struct xfib_rule_set))
+#define RULES_ACTIVE_LEN (XFIB_FAMILIES * sizeof(struct xfib_rules_active))
 
 /* Where the messages past the middle of buf begin (as nl_feed() steps
  * through them): an input is fed in two commits, so that the second can
@@ -195,6 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dp.grp = zeroed(GRP_LEN);
 	dp.port = zeroed(PORT_LEN);
 	dp.nonlocal4 = zeroed(NONLOCAL4_LEN);
+	dp.rules = zeroed(RULES_LEN);
+	dp.rules_active = zeroed(RULES_ACTIVE_LEN);
 	/* The parser reads netlink messages aligned, as recv() gives them. */
 	buf = malloc(size ? size : 1);
 	memcpy(buf, data, size);
@@ -207,6 +211,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nl_feed(&nl, (char *)buf + half, size - half);
 	commit_check(&r);
 	check_hosts(&r, &m);
+	/* The rule messages again, as a dump of the family's rules (what
+	 * notifications of rules only ask for), published. */
+	nl.in_rule_dump = true;
+	rib_rules_begin(&r, XFIB_V4);
+	nl_feed(&nl, buf, size);
+	rib_rules_end(&r, XFIB_V4, true);
+	nl.in_rule_dump = false;
+	if (rib_rules_publish(&r))
+		abort();
 	if (strict && nl.parse_errors) {
 		fprintf(stderr, "fuzz_netlink: %llu malformed messages in a strict run\n",
 			(unsigned long long)nl.parse_errors);
@@ -220,5 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	munmap(dp.grp, GRP_LEN);
 	munmap(dp.port, PORT_LEN);
 	munmap(dp.nonlocal4, NONLOCAL4_LEN);
+	munmap(dp.rules, RULES_LEN);
+	munmap(dp.rules_active, RULES_ACTIVE_LEN);
 	return 0;
 }

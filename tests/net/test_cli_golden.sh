@@ -162,7 +162,7 @@ CMDS=$(rctl -h | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { pri
 for c in $CMDS; do
 	rctl "$c" -h | golden "help-$c"
 done
-[ "$(wc -w <<<"$CMDS")" -eq 11 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 11"
+[ "$(wc -w <<<"$CMDS")" -eq 12 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 12"
 
 # ---- show commands: text and JSON ----------------------------------------------
 run status status
@@ -291,6 +291,22 @@ print(best["nexthop"] if best else 0)' "$a" "$ROUTES")
 	[ "$got" = "$want" ] || fail "routes -j: $a matches nexthop $got, lookup says $want"
 done
 
+# The policy rules: the kernel's defaults, all exact, the families
+# forwarded in XDP; with -j the keys and values of ip -j rule.
+run rules rules
+run rules-ipv6 rules -6
+json rules '.ipv4.xdp and .ipv6.xdp and .ipv4.fallback == "none" and
+	.ipv4.count == 3 and .ipv4.total == 3 and .ipv6.count == 2 and
+	([.ipv4.rules[].priority] == [0, 32766, 32767]) and
+	([.ipv6.rules[].priority] == [0, 32766]) and
+	all(.ipv4.rules[], .ipv6.rules[]; .xfib.class == "exact")' rules
+for f in 4 6; do
+	got=$(rctl rules -j "-$f" | jq -c ".ipv$f.rules | map(del(.xfib))")
+	want=$(ip -n "$RTR" "-$f" -j rule | jq -c .)
+	[ "$got" = "$want" ] || fail "rules -j -$f: $got; ip -j rule: $want"
+done
+json rules-ipv4 '(keys | sort) == ["ipv4"]' rules -4
+
 # ---- errors: one line naming the object and the cause, and the exit code -----------
 errors() {
 	local args rc
@@ -307,7 +323,8 @@ errors "bogus" "n" "st" "--bogus status" "status --bogus" "status extra" \
 	"algo ipv9" "algo ipv4 trie6" "algo ipv4 dir24_8 extra" \
 	"lookup" "lookup 198.18.1.300" "lookup $SNK4 -i nosuch0" "lookup $SNK4 $SNK6" \
 	"verify --random lots" "verify -i nosuch0" \
-	"neighbours -f ipx" "neighbours -d nosuch0" "nexthops --dev" "nexthops extra" |
+	"neighbours -f ipx" "neighbours -d nosuch0" "nexthops --dev" "nexthops extra" \
+	"rules extra" "ru -5" |
 	golden errors
 
 if [ -s "$DIFFS" ]; then

@@ -85,7 +85,7 @@ cmds=$(awk '/^Commands:/ { on = 1; next } on && /^[[:space:]]*$/ { exit } on { p
 # Options of a help text: "-x, --long" or "--long" at the start of a line.
 opts_of() {
 	sed -n '/^Options:/,/^[[:space:]]*$/p' <<<"$1" |
-		grep -oE -- '^[[:space:]]+(-[a-zA-Z], )?--[a-z][a-z0-9-]*' | tr -d ',' | tr -s ' \n' '\n' | sed '/^$/d'
+		grep -oE -- '^[[:space:]]+(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]*' | tr -d ',' | tr -s ' \n' '\n' | sed '/^$/d'
 }
 ifaces=$(ip -n "$RTR" -j link show | jq -r '.[].ifname')
 # ctl/lib/algo_names.c: { "name", XFIB_V4 } lines.
@@ -124,4 +124,6 @@ expect "xfibctl nexthops --dev " "$ifaces"
 expect "xfibctl lookup -i " "$ifaces"
 expect "xfibctl lookup " ""
 expect "xfibctl stats -i " ""
+# Digits are short options too.
+expect "xfibctl rules -" "-4 --ipv4 -6 --ipv6 -j --json -h --help"
 log "PASS: $NCASES completions of xfibctl command lines"

@@ -237,22 +237,41 @@ static int nl_dump(struct nl *nl, int type, int family, size_t hdrlen)
 	return ret < 0 ? err : 0;
 }
 
-static int nl_dump_rules(struct nl *nl, int family, bool *ok)
+static int nl_dump_rules(struct nl *nl, int fam,
+			 enum xfib_rules_fallback *why)
 {
 	int err;
 
 	nl->in_rule_dump = true;
-	nl->rule_idx = 0;
-	nl->rules_ok = true;
-	err = nl_dump(nl, RTM_GETRULE, family, sizeof(struct fib_rule_hdr));
+	nl->rule_fam = fam;
+	rib_rules_begin(nl->rib, fam);
+	err = nl_dump(nl, RTM_GETRULE, fam == XFIB_V4 ? AF_INET : AF_INET6,
+		      sizeof(struct fib_rule_hdr));
 	nl->in_rule_dump = false;
-	*ok = nl->rules_ok && nl->rule_idx >= 2;
+	*why = rib_rules_end(nl->rib, fam, !err);
 	return err;
+}
+
+/* Why the family's rules send it to the kernel, for the log. */
+static void rules_fallback_log(const struct nl *nl, int fam,
+			       enum xfib_rules_fallback why)
+{
+	const char *f = fam == XFIB_V4 ? "ipv4" : "ipv6";
+
+	if (why == XFIB_RULES_TOO_MANY)
+		pr_warn("%s: more than %u policy rules: this traffic goes to the kernel",
+			f, XFIB_RULES_MAX);
+	else if (why == XFIB_RULES_UNREADABLE)
+		pr_warn("%s: a policy rule xfibd could not read: this traffic goes to the kernel",
+			f);
+	else
+		pr_warn("%s: policy rules other than \"lookup local\" then \"lookup %u\" come first: this traffic goes to the kernel",
+			f, nl->rib->table);
 }
 
 int nl_check_rules(struct nl *nl)
 {
-	static const int families[XFIB_FAMILIES] = { AF_INET, AF_INET6 };
+	enum xfib_rules_fallback why;
 	int fam, err;
 
 	nl->rib->rules_changed = false;
@@ -260,16 +279,15 @@ int nl_check_rules(struct nl *nl)
 		struct rib_family_state *f = &nl->rib->fam[fam];
 		bool ok;
 
-		err = nl_dump_rules(nl, families[fam], &ok);
+		err = nl_dump_rules(nl, fam, &why);
 		if (err) {
 			nl->rib->rules_changed = true;
 			return err;
 		}
+		ok = why == XFIB_RULES_OK;
 		if (ok != f->rules_ok) {
 			if (!ok)
-				pr_warn("%s: policy rules other than \"lookup local\" then \"lookup %u\" come first: this traffic goes to the kernel",
-					fam == XFIB_V4 ? "ipv4" : "ipv6",
-					nl->rib->table);
+				rules_fallback_log(nl, fam, why);
 			else
 				pr_info("%s: policy rules allow the fast path again",
 					fam == XFIB_V4 ? "ipv4" : "ipv6");

@@ -23,8 +23,7 @@ struct nl {
 	bool dump_intr;
 	bool dumping; /* what is parsed comes from a dump */
 	bool in_rule_dump;
-	unsigned int rule_idx; /* position in the rule list being dumped */
-	bool rules_ok;
+	int rule_fam; /* XFIB_V4 / XFIB_V6: the rules being dumped */
 	struct rib *rib;
 	char *buf;
 	struct nl_reader *reader; /* reads dumps on a second thread */
@@ -61,8 +60,8 @@ int nl_event_fd(const struct nl *nl);
  * what the dump did not show), notifications queued before it discarded.
  * Retries when the kernel reports the dump was interrupted. */
 int nl_dump_all(struct nl *nl);
-/* Re-reads the policy rules of both families and decides whether the
- * mirror can answer for them (see nl_dump_rules in netlink.c). */
+/* Re-reads the policy rules of both families into the RIB, which decides
+ * whether the mirror can answer for them (rib_rules_end). */
 int nl_check_rules(struct nl *nl);
 /* Applies every pending notification. -ENOBUFS: messages were lost and
  * the caller must resync. */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The messages about devices: links, their addresses and forwarding
- * settings (netconf), neighbours, and the policy rules that say whether
- * the mirror can answer for the kernel. Each handler turns one checked
+ * settings (netconf), neighbours, and the policy rules (the RIB decides
+ * from them whether the mirror can answer for the kernel). Each handler turns one checked
  * message (nl_priv.h) into RIB calls.
  */
+#include <endian.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -232,61 +234,147 @@ void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh,
 
 /* ---- policy rules --------------------------------------------------------- */
 
-/* 1 if the rule sends every packet to one table, whatever else it holds. */
-static bool rule_is_plain_lookup(const struct nlmsghdr *nlh,
-				 const struct nlattr **tb, __u32 *table)
+/* The selectors of a rule that need more than a copy. */
+static void rule_selectors(const struct nlattr **tb, struct xfib_rule *x)
 {
-	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
-	unsigned int type;
-	__u32 v;
+	const struct fib_rule_port_range *pr;
+	const struct fib_rule_uid_range *ur;
 
-	if (frh->action != FR_ACT_TO_TBL || frh->dst_len || frh->src_len ||
-	    frh->tos || (frh->flags & FIB_RULE_INVERT))
-		return false;
-	for (type = 1; type <= FRA_MAX; type++) {
-		if (!tb[type])
-			continue;
-		switch (type) {
-		case FRA_PRIORITY:
-		case FRA_TABLE:
-		case FRA_PROTOCOL:
-			break;
-		case FRA_SUPPRESS_PREFIXLEN:
-		case FRA_SUPPRESS_IFGROUP:
-			/* Present with -1 ("off") in every dump. */
-			if (attr_u32(tb[type], &v) || v != 0xffffffff)
-				return false;
-			break;
-		default:
-			/* Any selector (iif, oif, fwmark, uid, ports, ...) or
-			 * action argument: not one table for everything. */
-			return false;
-		}
+	if (tb[FRA_FWMARK] || tb[FRA_FWMASK]) {
+		/* Without a mask the kernel compares every bit of a mark
+		 * other than 0 (fib_nl2rule). */
+		x->flags |= XFIB_RULE_F_FWMARK;
+		attr_u32(tb[FRA_FWMARK], &x->fwmark);
+		x->fwmask = x->fwmark ? 0xffffffff : 0;
+		attr_u32(tb[FRA_FWMASK], &x->fwmask);
 	}
-	*table = frh->table;
-	if (!attr_u32(tb[FRA_TABLE], &v))
-		*table = v;
-	return true;
+	if (tb[FRA_UID_RANGE]) {
+		ur = mnl_attr_get_payload(tb[FRA_UID_RANGE]);
+		x->flags |= XFIB_RULE_F_UID;
+		x->uid_start = ur->start;
+		x->uid_end = ur->end;
+	}
+	if (tb[FRA_SPORT_RANGE]) {
+		pr = mnl_attr_get_payload(tb[FRA_SPORT_RANGE]);
+		x->flags |= XFIB_RULE_F_SPORT;
+		x->sport_lo = pr->start;
+		x->sport_hi = pr->end;
+	}
+	if (tb[FRA_DPORT_RANGE]) {
+		pr = mnl_attr_get_payload(tb[FRA_DPORT_RANGE]);
+		x->flags |= XFIB_RULE_F_DPORT;
+		x->dport_lo = pr->start;
+		x->dport_hi = pr->end;
+	}
+	if (tb[FRA_TUN_ID]) {
+		x->flags |= XFIB_RULE_F_TUN_ID;
+		x->tun_id = be64toh(mnl_attr_get_u64(tb[FRA_TUN_ID]));
+	}
+	if (tb[FRA_L3MDEV] && mnl_attr_get_u8(tb[FRA_L3MDEV])) {
+		x->flags |= XFIB_RULE_F_L3MDEV;
+		x->l3mdev = mnl_attr_get_u8(tb[FRA_L3MDEV]);
+	}
+	if (tb[FRA_FLOW]) {
+		x->flags |= XFIB_RULE_F_REALMS;
+		x->realms = mnl_attr_get_u32(tb[FRA_FLOW]);
+	}
+	if (tb[FRA_IP_PROTO])
+		x->ip_proto = mnl_attr_get_u8(tb[FRA_IP_PROTO]);
 }
 
 /*
- * The mirror answers like the kernel only if the kernel's rules are: first
- * "lookup local", then "lookup <our table>", for every packet. What follows
- * does not matter: whatever our table does not match goes to the kernel,
- * which then walks the rest of the rules itself. tb NULL: a malformed
- * rule, which cannot be one of those two.
+ * Linux 6.16 added port masks (newer than these headers): for a single
+ * port (sport 80) the kernel keeps and sends the mask 0xffff, which
+ * compares the whole port as the range alone does. Another mask is a
+ * selector xfib does not know.
  */
+#ifndef FRA_SPORT_MASK
+#define FRA_SPORT_MASK 28
+#define FRA_DPORT_MASK 29
+#endif
+
+static bool port_mask_whole(const struct nlattr *a)
+{
+	return mnl_attr_get_payload_len(a) == sizeof(__u16) &&
+	       mnl_attr_get_u16(a) == 0xffff;
+}
+
+/* The first attribute type xfibd does not read, 0 if none: newer than
+ * its headers (FRA_DSCP, FRA_FLOWLABEL, ...), or one it has no use for. */
+static __u16 rule_unknown_attr(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct fib_rule_hdr)) {
+		__u16 type = mnl_attr_get_type(a);
+
+		if ((type == FRA_SPORT_MASK || type == FRA_DPORT_MASK) &&
+		    port_mask_whole(a))
+			continue;
+		if (type > FRA_MAX || type == FRA_UNUSED2 ||
+		    type == FRA_UNUSED3 || type == FRA_UNUSED4 ||
+		    type == FRA_UNUSED5 || type == FRA_UNSPEC)
+			return type;
+	}
+	return 0;
+}
+
+/* A rule message, checked against the policy, as xfib_rules holds it. */
+static void rule_parse(const struct nlmsghdr *nlh, const struct nlattr **tb,
+		       struct xfib_rule *x)
+{
+	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
+
+	memset(x, 0, sizeof(*x));
+	x->action = frh->action;
+	x->src_len = frh->src_len;
+	x->dst_len = frh->dst_len;
+	x->tos = frh->tos;
+	x->table = frh->table;
+	x->suppress_prefixlen = x->suppress_ifgroup = 0xffffffff;
+	if (frh->flags & FIB_RULE_INVERT)
+		x->flags |= XFIB_RULE_F_INVERT;
+	attr_u32(tb[FRA_PRIORITY], &x->priority);
+	attr_u32(tb[FRA_TABLE], &x->table);
+	attr_u32(tb[FRA_GOTO], &x->goto_prio);
+	attr_u32(tb[FRA_SUPPRESS_PREFIXLEN], &x->suppress_prefixlen);
+	attr_u32(tb[FRA_SUPPRESS_IFGROUP], &x->suppress_ifgroup);
+	if (tb[FRA_PROTOCOL])
+		x->protocol = mnl_attr_get_u8(tb[FRA_PROTOCOL]);
+	if (tb[FRA_SRC])
+		memcpy(x->src, mnl_attr_get_payload(tb[FRA_SRC]),
+		       mnl_attr_get_payload_len(tb[FRA_SRC]));
+	if (tb[FRA_DST])
+		memcpy(x->dst, mnl_attr_get_payload(tb[FRA_DST]),
+		       mnl_attr_get_payload_len(tb[FRA_DST]));
+	if (tb[FRA_IIFNAME]) {
+		x->flags |= XFIB_RULE_F_IIF;
+		snprintf(x->iifname, sizeof(x->iifname), "%s",
+			 mnl_attr_get_str(tb[FRA_IIFNAME]));
+	}
+	if (tb[FRA_OIFNAME]) {
+		x->flags |= XFIB_RULE_F_OIF;
+		snprintf(x->oifname, sizeof(x->oifname), "%s",
+			 mnl_attr_get_str(tb[FRA_OIFNAME]));
+		if (frh->flags & FIB_RULE_OIF_DETACHED)
+			x->flags |= XFIB_RULE_F_OIF_DETACHED;
+	}
+	rule_selectors(tb, x);
+	x->reason_arg = rule_unknown_attr(nlh);
+	if (x->reason_arg)
+		x->flags |= XFIB_RULE_F_UNKNOWN;
+}
+
+/* A rule of a rule dump (nl_check_rules); tb NULL: a malformed one. */
 void parse_rule_dumped(struct nl *nl, const struct nlmsghdr *nlh,
 		       const struct nlattr **tb)
 {
-	__u32 table, want;
+	struct xfib_rule x;
 
-	if (nl->rule_idx >= 2) {
-		nl->rule_idx++;
+	if (!tb) {
+		rib_rule_dumped(nl->rib, nl->rule_fam, NULL);
 		return;
 	}
-	want = nl->rule_idx == 0 ? RT_TABLE_LOCAL : nl->rib->table;
-	if (!tb || !rule_is_plain_lookup(nlh, tb, &table) || table != want)
-		nl->rules_ok = false;
-	nl->rule_idx++;
+	rule_parse(nlh, tb, &x);
+	rib_rule_dumped(nl->rib, nl->rule_fam, &x);
 }

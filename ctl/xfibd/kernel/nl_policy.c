@@ -216,14 +216,32 @@ static const struct nl_attr_policy nexthop_policy[NHA_MAX + 1] = {
 	[NHA_FDB] = FLAG,
 };
 
-/* Every other attribute of a rule is a selector or an action argument,
- * which the rule handler tests for presence only. */
+/* Every attribute of a rule the kernel sends, but FRA_PAD (the
+ * alignment of FRA_TUN_ID), and the old FRA_UNUSED* numbers, which are
+ * kept for their presence only. */
 static const struct nl_attr_policy rule_policy[FRA_MAX + 1] = {
+	[FRA_DST] = ADDR,
+	[FRA_SRC] = ADDR,
+	[FRA_IIFNAME] = STRING,
+	[FRA_GOTO] = U32,
 	[FRA_PRIORITY] = U32,
-	[FRA_TABLE] = U32,
-	[FRA_SUPPRESS_PREFIXLEN] = U32,
+	[FRA_FWMARK] = U32,
+	[FRA_FLOW] = U32,
+	[FRA_TUN_ID] = { .type = MNL_TYPE_U64 },
 	[FRA_SUPPRESS_IFGROUP] = U32,
+	[FRA_SUPPRESS_PREFIXLEN] = U32,
+	[FRA_TABLE] = U32,
+	[FRA_FWMASK] = U32,
+	[FRA_OIFNAME] = STRING,
+	[FRA_L3MDEV] = { .type = MNL_TYPE_U8 },
+	[FRA_UID_RANGE] = { .type = MNL_TYPE_BINARY,
+			    .len = sizeof(struct fib_rule_uid_range) },
 	[FRA_PROTOCOL] = { .type = MNL_TYPE_U8 },
+	[FRA_IP_PROTO] = { .type = MNL_TYPE_U8 },
+	[FRA_SPORT_RANGE] = { .type = MNL_TYPE_BINARY,
+			      .len = sizeof(struct fib_rule_port_range) },
+	[FRA_DPORT_RANGE] = { .type = MNL_TYPE_BINARY,
+			      .len = sizeof(struct fib_rule_port_range) },
 };
 
 static const struct nl_attr_set link_attrs = SET(link_policy);
@@ -289,9 +307,18 @@ static int nexthop_family(const void *hdr)
 	return ((const struct nhmsg *)hdr)->nh_family;
 }
 
+/* IPv4 and IPv6 rules; not those of multicast routing (RTNL_FAMILY_IPMR,
+ * announced to the same groups), nor DECnet's. */
 static int rule_family(const void *hdr)
 {
-	return ((const struct fib_rule_hdr *)hdr)->family;
+	const struct fib_rule_hdr *frh = hdr;
+
+	if (frh->family != AF_INET && frh->family != AF_INET6)
+		return NL_SKIP;
+	if (frh->src_len > family_alen(frh->family) * 8 ||
+	    frh->dst_len > family_alen(frh->family) * 8)
+		return NL_BAD;
+	return frh->family;
 }
 
 static const struct nl_msg_policy link_msg = {

@@ -340,6 +340,8 @@ void rib_fini(struct rib *r)
 		ptree_fini(&r->tree[f][1]);
 		free(r->fam[f].chg);
 		free(r->dirty[f]);
+		free(r->rules[f].v);
+		free(r->rules_new[f].v);
 	}
 	htab_free(&r->nhobjs);
 	htab_free(&r->groups);

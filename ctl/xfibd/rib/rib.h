@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The daemon's copy of the kernel's forwarding state (links, neighbours,
- * routes) and the index arrays it owns in the dataplane (nexthops,
- * neighbours, interfaces). The kernel room (kernel/) feeds it; the fib
+ * routes, policy rules) and the index arrays it owns in the dataplane
+ * (nexthops, neighbours, interfaces). The kernel room (kernel/) feeds it; the fib
  * room (fib/) compiles its routes into lookup instances. Neither is
  * called from here. This header is the room's only door: rib_priv.h
  * lists its parts (links, neighbours, nexthops and groups, routes,
- * prefixes and their answers, nexthop objects, ports) and what they
- * share.
+ * prefixes and their answers, nexthop objects, ports, rules) and what
+ * they share.
  *
  * Index lifetime: a nexthop or neighbour index is written completely before
  * anything that packets read points at it, and is reused only after it is
@@ -25,6 +25,7 @@
 #include "objpool.h"
 #include "ptree.h"
 #include "xfib/maps.h"
+#include "xfib/rules.h"
 
 struct xfib_fwd_bpf;
 
@@ -339,6 +340,18 @@ struct rib_dp {
 	struct xfib_nh_group *grp;
 	struct xfib_port *port;
 	__u64 *nonlocal4; /* XFIB_NONLOCAL4_WORDS (rib_local4.c) */
+	/* xfib_rules (2 halves per family) and xfib_rules_active
+	 * (rib_rule.c); NULL: the rules are not published (the fuzzer). */
+	struct xfib_rule_set *rules;
+	struct xfib_rules_active *rules_active;
+};
+
+/* A family's policy rules, in the kernel's order (rib_rule.c). */
+struct rib_rules {
+	struct xfib_rule *v;
+	__u32 n, cap;
+	bool unreadable; /* a rule broke the attribute policy */
+	bool nomem;      /* a rule could not be kept */
 };
 
 /* The writer's side of a port's xfib_ifaces entry (rib_port.c). */
@@ -395,6 +408,9 @@ struct rib {
 	struct rib_expiry *exp; /* min-heap by when */
 	size_t nexp, exp_cap;
 	bool rules_changed;  /* re-read the policy rules */
+	/* The policy rules of each family, and the list a dump is filling. */
+	struct rib_rules rules[XFIB_FAMILIES], rules_new[XFIB_FAMILIES];
+	bool rules_dirty;    /* rules or their devices changed: publish */
 	struct rib_nexthop *nh_unsupported;
 	/* The ports' XDP features are learned (xdpfeat.h): a new link is no
 	 * redirect target until they say it takes redirected frames, and
@@ -480,6 +496,27 @@ void rib_changes_done(struct rib *r, int fam);
 void rib_local4_settle(struct rib *r);
 /* True while route changes are not yet in the lookup structures. */
 bool rib_pending(const struct rib *r);
+
+/*
+ * Policy rules (rib_rule.c). A dump of a family's rules is begun, fed
+ * rule by rule (x NULL: one that broke the attribute policy), and ended:
+ * complete false (the dump failed) keeps the previous rules. The end
+ * returns why the family's rules send it to the kernel (enum
+ * xfib_rules_fallback; XFIB_RULES_OK: they do not, the first two being
+ * "lookup local" and "lookup <table>" for every packet).
+ */
+void rib_rules_begin(struct rib *r, int fam);
+void rib_rule_dumped(struct rib *r, int fam, const struct xfib_rule *x);
+enum xfib_rules_fallback rib_rules_end(struct rib *r, int fam, bool complete);
+/* Writes the rules to xfib_rules if they, or the devices they name,
+ * changed since the last call (r->rules_dirty). */
+int rib_rules_publish(struct rib *r);
+/*
+ * Sets x->cls and x->reason for a packet xfib forwards, from what x
+ * holds (its flags: the iif resolved or not; include/xfib/rules.h says
+ * which kernel code each decision follows). Pure: no I/O.
+ */
+void rib_rule_classify(struct xfib_rule *x);
 
 /* The nexthop index the dataplane uses for a route. */
 __u32 rib_route_nh(struct rib *r, const struct rib_route *rt);

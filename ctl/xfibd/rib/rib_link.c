@@ -98,6 +98,9 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		was_running = l->ifflags & IFF_RUNNING;
 		mac_changed = memcmp(l->mac, m->mac, 6) != 0;
 	}
+	/* Rules name devices (iif): a new name or device resolves again. */
+	if (strcmp(l->name, m->name))
+		r->rules_dirty = true;
 	snprintf(l->name, sizeof(l->name), "%s", m->name);
 	memcpy(l->mac, m->mac, 6);
 	l->mtu = m->mtu;
@@ -142,6 +145,7 @@ void rib_link_del(struct rib *r, int ifindex)
 	nhobj_flush_dev(r, ifindex);
 	link_neighs_refresh(r, ifindex, true);
 	port_write(r, ifindex, NULL);
+	r->rules_dirty = true; /* a rule's iif may name it */
 	if (l) {
 		htab_remove(&r->links, l);
 		free(l->addr4);

@@ -13,6 +13,8 @@
  *                  answers, the commit
  *   rib_nexthop.c  neighbours, nexthops, groups: the shared core
  *   rib_port.c, rib_local4.c  the xfib_ifaces and xfib_nonlocal4 writers
+ *   rib_rule.c     policy rules, published in xfib_rules  ->
+ *                  rib_rule_class.c  what xfib can do with each
  *
  * rib_check.c reads them all; rib_dp_bpf.c gives the RIB its maps.
  */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kernel's policy rules (ip rule) as xfibd publishes them in
+ * xfib_rules, per family, in the kernel's order (by priority; rules of
+ * one priority in the order they were added), with what xfib could do
+ * with each for a packet it forwards. Shared by the XDP program (which
+ * declares the maps but does not read them yet: a family whose rules are
+ * not "lookup local, lookup main" still goes to the kernel whole,
+ * XFIB_FALLBACK_RULES), xfibd (ctl/xfibd/rib/rib_rule.c) and xfibctl
+ * rules.
+ *
+ * Each family has two halves in xfib_rules (index fam * 2 + half); the
+ * daemon fills the half not in xfib_rules_active, then publishes it there
+ * with one 8-byte write of {half, generation}, then waits for an RCU grace
+ * period before it may write the other half again. A reader reads
+ * xfib_rules_active once, then that half, whose hdr.generation equals the
+ * one it read unless the daemon wrote meanwhile (userspace readers: read
+ * again).
+ *
+ * The classification follows net/core/fib_rules.c (fib_rule_match, and
+ * fib_rules_lookup for the actions) and the family matches
+ * (net/ipv4/fib_rules.c fib4_rule_match and fib4_rule_suppress,
+ * net/ipv6/fib6_rules.c fib6_rule_match), for a packet that arrived on a
+ * port and is being routed (ip_route_input_slow, ip6_route_input):
+ *  - flowi_oif is 0, so a rule with oif never matches (oifindex is the
+ *    device's, or -1 when it is gone; never 0);
+ *  - flowi_iif is the ingress device: iif compares the ifindex the
+ *    kernel resolved from the name (-1 while no such device exists,
+ *    FIB_RULE_IIF_DETACHED), and never equals lo's (a packet on a port);
+ *  - flowi_uid is sock_net_uid(net, NULL), uid 0 of the namespace's user
+ *    namespace (IPv4), or 0 (IPv6): a uidrange matches every forwarded
+ *    packet if it holds 0, none otherwise (as xfibd, in the initial user
+ *    namespace, reads the range);
+ *  - flowi_mark is skb->mark, set before routing by netfilter (mangle,
+ *    CONNMARK) or tc ingress, which xfibd does not follow yet: fwmark
+ *    rules are left to the kernel, unless the mask is 0;
+ *  - tun_id compares tunnel metadata, l3mdev asks the VRF device, realms
+ *    (FRA_FLOW) classify the route: left to the kernel;
+ *  - src, dst, tos/dsfield, ipproto, sport and dport are the packet's
+ *    (ports and protocol as the flow dissector reads them: none in a
+ *    later fragment); how tos compares differs between kernels (IPv4
+ *    masks the header's TOS, IPv6 compares the traffic class with or
+ *    without ECN), which the evaluator will have to follow; `not`
+ *    inverts the whole match, so a rule with a selector that never
+ *    matches, inverted, matches every forwarded packet.
+ * suppress_prefixlength and suppress_ifgroup judge the route found (its
+ * prefix length, its device's group), which xfib can do too.
+ */
+#ifndef XFIB_RULES_H
+#define XFIB_RULES_H
+
+#include <linux/types.h>
+
+/* Rules per family in xfib_rules: more and the family goes to the kernel. */
+#define XFIB_RULES_MAX 128
+/* xfib_rule.goto_idx of a goto whose target priority has no rule: the
+ * kernel then goes on with the next rule (FIB_RULE_UNRESOLVED). */
+#define XFIB_RULE_NO_TARGET 0xffff
+
+enum xfib_rule_class {
+	XFIB_RULE_EXACT = 0,  /* xfib can evaluate it as the kernel does */
+	XFIB_RULE_NEVER = 1,  /* it cannot match a forwarded packet */
+	XFIB_RULE_KERNEL = 2, /* only the kernel can tell (reason says why) */
+};
+
+/* X(name, class, text): why a rule is of its class. */
+#define XFIB_RULE_REASONS(X)                                                   \
+	X(NONE, EXACT, "")                                                     \
+	X(ALWAYS, EXACT, "matches every forwarded packet (not of a selector that never does)") \
+	X(OIF, NEVER, "oif: a forwarded packet has no output device when the rules are read") \
+	X(IIF_LOOPBACK, NEVER, "iif lo: only packets this host sends")         \
+	X(IIF_MISSING, NEVER, "iif names no device (detached)")                \
+	X(UID, NEVER, "uidrange without uid 0, the uid of forwarded packets")  \
+	X(FWMARK, KERNEL, "fwmark: netfilter or tc may mark packets before routing, which xfib does not follow") \
+	X(L3MDEV, KERNEL, "l3mdev: the table of a VRF device")                 \
+	X(TUN_ID, KERNEL, "tun_id: tunnel metadata")                           \
+	X(REALMS, KERNEL, "realms: route classification")                      \
+	X(ACTION, KERNEL, "an action xfib does not know")                      \
+	X(ATTR, KERNEL, "an attribute xfib does not know")
+
+#define XFIB_RULE_REASON_ENUM(name, cls, text) XFIB_RULE_R_##name,
+enum xfib_rule_reason { XFIB_RULE_REASONS(XFIB_RULE_REASON_ENUM) XFIB_RULE_R_COUNT };
+#undef XFIB_RULE_REASON_ENUM
+
+/* xfib_rule.flags */
+enum xfib_rule_flag {
+	XFIB_RULE_F_INVERT = 1 << 0,      /* not (FIB_RULE_INVERT) */
+	XFIB_RULE_F_IIF = 1 << 1,         /* iif selector; iif holds its ifindex */
+	XFIB_RULE_F_IIF_DETACHED = 1 << 2, /* ... naming no device */
+	XFIB_RULE_F_IIF_LOOPBACK = 1 << 3, /* ... naming a loopback device */
+	XFIB_RULE_F_OIF = 1 << 4,         /* oif selector */
+	XFIB_RULE_F_OIF_DETACHED = 1 << 5,
+	XFIB_RULE_F_FWMARK = 1 << 6,      /* fwmark/fwmask */
+	XFIB_RULE_F_UID = 1 << 7,         /* uidrange */
+	XFIB_RULE_F_SPORT = 1 << 8,       /* sport range */
+	XFIB_RULE_F_DPORT = 1 << 9,       /* dport range */
+	XFIB_RULE_F_L3MDEV = 1 << 10,
+	XFIB_RULE_F_TUN_ID = 1 << 11,
+	XFIB_RULE_F_REALMS = 1 << 12,     /* FRA_FLOW */
+	XFIB_RULE_F_UNKNOWN = 1 << 13,    /* an attribute xfib does not know
+					   * (its type in reason_arg) */
+	XFIB_RULE_F_UNRESOLVED = 1 << 14, /* goto without a target rule */
+	XFIB_RULE_F_MATCH_NONE = 1 << 15, /* a selector never matches a
+					   * forwarded packet (before not) */
+};
+
+/*
+ * One rule. Addresses in network order (IPv4 in the first 4 bytes), the
+ * rest in host order. Names are the kernel's, for xfibctl; the dataplane
+ * uses iif (an ifindex xfibd resolves from iifname, again when links
+ * change) and flags.
+ */
+struct xfib_rule {
+	__u32 priority;
+	__u32 table;       /* FR_ACT_TO_TBL: FRA_TABLE, else the header's */
+	__u32 goto_prio;   /* FR_ACT_GOTO: the target priority */
+	__u16 goto_idx;    /* ... the index of its first rule in this set,
+			    * or XFIB_RULE_NO_TARGET */
+	__u16 flags;       /* enum xfib_rule_flag */
+	__u8 action;       /* FR_ACT_* */
+	__u8 cls;          /* enum xfib_rule_class */
+	__u8 reason;       /* enum xfib_rule_reason */
+	__u8 protocol;     /* RTPROT_* of who added it (not a selector) */
+	__u8 src_len, dst_len;
+	__u8 tos;          /* tos (IPv4) or dsfield/tclass (IPv6) */
+	__u8 ip_proto;     /* 0: any */
+	__u8 src[16];
+	__u8 dst[16];
+	__u32 iif;         /* XFIB_RULE_F_IIF and not detached: ifindex */
+	__u16 sport_lo, sport_hi; /* XFIB_RULE_F_SPORT */
+	__u16 dport_lo, dport_hi; /* XFIB_RULE_F_DPORT */
+	__u32 fwmark, fwmask;
+	__u32 uid_start, uid_end; /* XFIB_RULE_F_UID */
+	__u32 suppress_prefixlen; /* 0xffffffff: none */
+	__u32 suppress_ifgroup;   /* 0xffffffff: none */
+	__u32 realms;             /* FRA_FLOW: from << 16 | to */
+	__u16 reason_arg;         /* ATTR: the attribute type; ACTION: the action */
+	__u8 l3mdev;
+	__u8 pad;
+	__u32 pad2;
+	__u64 tun_id;             /* host order */
+	char iifname[16];
+	char oifname[16];
+};
+_Static_assert(sizeof(struct xfib_rule) == 144, "xfib_rule size");
+
+/* Why the family's rules send it to the kernel (xfib_rules_hdr.fallback). */
+enum xfib_rules_fallback {
+	XFIB_RULES_OK = 0,        /* "lookup local", then "lookup main" first */
+	XFIB_RULES_ORDER = 1,     /* another rule before "lookup main" */
+	XFIB_RULES_TOO_MANY = 2,  /* more than XFIB_RULES_MAX rules */
+	XFIB_RULES_UNREADABLE = 3, /* a rule xfibd could not parse */
+};
+
+struct xfib_rules_hdr {
+	__u32 generation; /* equals xfib_rules_active's when published */
+	__u32 count;      /* rules in rule[] */
+	__u32 total;      /* rules the kernel has (count, or more) */
+	__u32 fallback;   /* enum xfib_rules_fallback */
+};
+
+/* One half of a family's rules. */
+struct xfib_rule_set {
+	struct xfib_rules_hdr hdr;
+	struct xfib_rule rule[XFIB_RULES_MAX];
+};
+
+/* Per family: the half readers use. 8 bytes, written at once. */
+struct xfib_rules_active {
+	__u32 half;       /* 0 or 1 */
+	__u32 generation; /* 0: nothing published yet */
+};
+_Static_assert(sizeof(struct xfib_rules_active) == 8, "xfib_rules_active size");
+
+#endif /* XFIB_RULES_H */
