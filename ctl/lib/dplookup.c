@@ -279,14 +279,20 @@ static void follow_route(struct dpl *d, struct dpl_result *r)
  * the route is still followed, for display, but the daemon's lease, then
  * (the ingress port known) the family's IPsec policies decide.
  */
+__u32 dpl_lease_check(const struct dpl *d)
+{
+	__u64 until = __atomic_load_n(&d->lease->until, __ATOMIC_ACQUIRE);
+
+	return xfib_lease_check(until, xfib_lease_clock());
+}
+
 static void follow(struct dpl *d, struct dpl_result *r)
 {
 	struct xfib_env env = { .d = d, .addr = r->addr };
-	__u64 until = __atomic_load_n(&d->lease->until, __ATOMIC_ACQUIRE);
 	__u32 x;
 
 	follow_route(d, r);
-	x = xfib_lease_check(until, xfib_lease_clock());
+	x = dpl_lease_check(d);
 	if (x == XFIB_NEXT && r->action != XFIB_PASS_NO_IFACE)
 		x = xfib_xfrm_check(&env, r->fam);
 	if (x != XFIB_NEXT)

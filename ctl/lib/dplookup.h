@@ -93,6 +93,10 @@ bool dpl_port(const struct dpl *d, __u32 ifindex, struct xfib_iface *out);
 /* A copy of nexthop idx (kind XFIB_NH_NONE if out of range). */
 void dpl_nexthop(const struct dpl *d, __u32 idx, struct xfib_nexthop *nh);
 
+/* The daemon's lease as the program checks it now (xfib/lease.h):
+ * XFIB_PASS_STALE once it has run out, else the packet goes on. */
+__u32 dpl_lease_check(const struct dpl *d);
+
 /*
  * True for destinations the XDP program hands to the kernel before any
  * lookup (multicast, loopback, link-local, ...; xfib_ipv4_special and

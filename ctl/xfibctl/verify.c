@@ -33,12 +33,10 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
-#include "lease.h"
 #include "monoclock.h"
 #include "pin.h"
 #include "verify.h"
 #include "verify_priv.h"
-#include "xfib/lease.h"
 
 #define RECHECK_PAUSE_MS 200
 #define DPL_TRIES 100
@@ -267,14 +265,6 @@ static void report_err(struct verify_report *rep, const char *what, int err)
 }
 
 /* xfib's answers for the batch, all from one instance. */
-/* Whether the program forwards by the tables now (xfib/lease.h). */
-static bool lease_runs(const struct dpl *d)
-{
-	__u64 until = __atomic_load_n(&d->lease->until, __ATOMIC_ACQUIRE);
-
-	return xfib_lease_check(until, xfib_lease_clock()) != XFIB_PASS_STALE;
-}
-
 static int xfib_answers(struct run *r, int fam, bool *ready)
 {
 	struct dpl *d = &r->d[fam];
@@ -287,7 +277,8 @@ static int xfib_answers(struct run *r, int fam, bool *ready)
 			b->nh_idx[i] = dpl_lookup(d, b->addr[i]);
 			dpl_nexthop(d, b->nh_idx[i], &b->nh[i]);
 		}
-		*ready = d->ready && lease_runs(d);
+		/* Without the lease the program forwards by no table. */
+		*ready = d->ready && dpl_lease_check(d) != XFIB_PASS_STALE;
 		err = dpl_refresh(d);
 		if (err <= 0)
 			return err;
