@@ -19,7 +19,10 @@
  *   xfib_xfrm_check the family has no IPsec policy or state
  *                   (include/xfib/decide.h)
  *   route4/route6   the IP header, the port's settings, address classes,
- *                   TTL, then the lookup (lookup4/lookup6); IPv4 also
+ *                   TTL; where the host has a stateful ruleset, what
+ *                   conntrack says of the flow and its NAT (xfib_ct_gate_pre,
+ *                   lib/ctgate.h); then the lookup (lookup4/lookup6) of
+ *                   the destination, translated if NATed; IPv4 also
  *                   looks the source up where that can matter (rp_filter
  *                   on, or a source xfib_nonlocal4 does not rule out as
  *                   local): a local source, and rp_filter
@@ -30,11 +33,11 @@
  *                   neighbour, attached port
  *   ct_gate         the host's netfilter rules: forward, hand to the
  *                   kernel, or forward only established flows
- *                   (lib/ctgate.h)
+ *                   (lib/ctgate.h), NATed ones with their translation
  *   l4_csum_partial4/6  a TCP/UDP checksum left to the device by a local
  *                   sender goes to the kernel (lib/l4csum.h)
- *   forward         cut the frame to the IP packet, strip the tag, TTL,
- *                   MACs, redirect
+ *   forward         cut the frame to the IP packet, strip the tag, NAT
+ *                   (lib/nat.h), TTL, MACs, redirect
  *
  * Every packet is counted once by its reason, in all (xfib_stats) and for
  * its ingress port (xfib_port_stats), and a forwarded one for its egress
@@ -128,6 +131,7 @@ static __always_inline __u32 tbl24_entry(const __u32 *t24, __u32 idx)
 #include "xfib/decide.h"
 #include "lib/ctgate.h"
 #include "lib/l4csum.h"
+#include "lib/nat.h"
 #ifndef XFIB_BENCH_WITHOUT_TRACE
 #include "lib/trace.h"
 #endif
@@ -495,17 +499,20 @@ static __always_inline int ip_len_fits(const struct xfib_pkt *pkt, __u32 l3len)
 /*
  * IPv4: a header ip_rcv would accept, without options; forwarding on at
  * the ingress port; no special address; TTL left to decrement. Then the
- * lookup, of the destination and of the source (a local source, the
- * port's rp_filter), in one instance; the source's only where it can
- * matter. Fills pkt->l3len, and q for the chain after the lookup.
+ * lookup, of the destination (conntrack's translation of it, for a NATed
+ * flow) and of the source (a local source, the port's rp_filter, checked
+ * on the source as received, as the kernel does), in one instance; the
+ * source's only where it can matter. Fills pkt->l3len, cs, and q for the
+ * chain after the lookup.
  */
-static __always_inline __u32 route4(struct xfib_pkt *pkt,
+static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 				    const struct xfib_iface *in,
-				    struct xfib_fwd_query *q, __u32 *nh_idx)
+				    struct xfib_fwd_query *q, __u32 *nh_idx,
+				    struct ct_state *cs)
 {
 	struct iphdr *iph = pkt->l3;
 	struct xfib_active act;
-	__u32 r, l3len;
+	__u32 r, l3len, dst;
 
 	if ((void *)(iph + 1) > pkt->data_end)
 		return XFIB_PASS_MALFORMED;
@@ -529,9 +536,19 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 	q->af = XFIB_AF_INET;
 	q->daddr = &iph->daddr;
 	q->l3len = l3len;
+	xfib_ct_gate_pre(ctx, pkt->l3 - pkt->data, l3len, XFIB_V4, cs);
+	/* The destination routed, conntrack's translation or the packet's,
+	 * is read from one place either way: the verifier then finds both
+	 * ways in the same state and checks the lookups once. */
+	if (!cs->nat)
+		cs->daddr[0] = iph->daddr;
+	q->daddr = cs->daddr;
+	dst = bpf_ntohl(cs->daddr[0]);
+	if (xfib_ipv4_special(dst))
+		return XFIB_PASS_SPECIAL_ADDR;
 	if (active_instance(XFIB_V4, &act))
 		return XFIB_PASS_NO_FIB;
-	r = lookup4(&act, bpf_ntohl(iph->daddr), nh_idx);
+	r = lookup4(&act, dst, nh_idx);
 	if (r != XFIB_NEXT)
 		return r;
 #ifndef XFIB_BENCH_SOURCE_ALWAYS
@@ -547,12 +564,14 @@ static __always_inline __u32 route4(struct xfib_pkt *pkt,
 /*
  * IPv6: a sane header without hop-by-hop options (jumbograms included);
  * IPv6 enabled and forwarding on at the ingress port; no special address;
- * hop limit left to decrement. Then the lookup. Fills pkt->l3len, and q
- * for the chain after the lookup.
+ * hop limit left to decrement. Then the lookup (of the translated
+ * destination, for a NATed flow). Fills pkt->l3len, cs, and q for the
+ * chain after the lookup.
  */
-static __always_inline __u32 route6(struct xfib_pkt *pkt,
+static __always_inline __u32 route6(struct xdp_md *ctx, struct xfib_pkt *pkt,
 				    const struct xfib_iface *in,
-				    struct xfib_fwd_query *q, __u32 *nh_idx)
+				    struct xfib_fwd_query *q, __u32 *nh_idx,
+				    struct ct_state *cs)
 {
 	struct ipv6hdr *ip6h = pkt->l3;
 	__u64 dhi, dlo;
@@ -584,7 +603,16 @@ static __always_inline __u32 route6(struct xfib_pkt *pkt,
 	q->af = XFIB_AF_INET6;
 	q->daddr = &ip6h->daddr;
 	q->l3len = l3len;
-	return lookup6(ip6h->daddr.s6_addr, dhi, dlo, nh_idx);
+	xfib_ct_gate_pre(ctx, pkt->l3 - pkt->data, l3len, XFIB_V6, cs);
+	/* As in route4. */
+	if (!cs->nat)
+		__builtin_memcpy(cs->daddr, &ip6h->daddr, 16);
+	q->daddr = cs->daddr;
+	dhi = load_be64(&cs->daddr[0]);
+	dlo = load_be64(&cs->daddr[2]);
+	if (xfib_ipv6_special(dhi, dlo))
+		return XFIB_PASS_SPECIAL_ADDR;
+	return lookup6(q->daddr, dhi, dlo, nh_idx);
 }
 
 /*
@@ -614,13 +642,15 @@ static __always_inline int trim_to_ip_len(struct xdp_md *ctx,
 /*
  * The packet is ours: cut it to its IP length (to the kernel should that
  * fail), strip a priority tag as the kernel would (the Ethernet header
- * written then covers the old header and the tag), decrement TTL / hop
- * limit, write the neighbour's MACs and redirect to the egress port.
- * Counts fwd (FWD_V4 or FWD_V6) only if the redirect took the packet.
+ * written then covers the old header and the tag), write conntrack's
+ * translation of a NATed flow, decrement TTL / hop limit, write the
+ * neighbour's MACs and redirect to the egress port. Counts fwd (FWD_V4 or
+ * FWD_V6; FWD_NAT_V4 or FWD_NAT_V6 if translated) only if the redirect
+ * took the packet.
  */
 static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 				   const struct xfib_fwd_path *path, __u32 fwd,
-				   __u32 in_ifindex)
+				   __u32 in_ifindex, const struct ct_state *cs)
 {
 	struct xfib_port_counters *out;
 
@@ -644,12 +674,22 @@ static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 
 		if ((void *)(iph + 1) > pkt->data_end)
 			return XDP_DROP;
+		if (cs->nat) {
+			if (nat_write4(iph, pkt->data_end, cs))
+				return XDP_DROP;
+			fwd = XFIB_FWD_NAT_V4;
+		}
 		ipv4_decrease_ttl(iph);
 	} else {
 		struct ipv6hdr *ip6h = pkt->l3;
 
 		if ((void *)(ip6h + 1) > pkt->data_end)
 			return XDP_DROP;
+		if (cs->nat) {
+			if (nat_write6(ip6h, pkt->data_end, cs))
+				return XDP_DROP;
+			fwd = XFIB_FWD_NAT_V6;
+		}
 		ip6h->hop_limit--;
 	}
 	__builtin_memcpy(pkt->eth->h_dest, &path->neigh_w0, ETH_ALEN);
@@ -676,7 +716,8 @@ static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 				    struct xfib_env *env,
 				    struct xfib_fwd_query *q,
-				    struct xfib_fwd_path *path)
+				    struct xfib_fwd_path *path,
+				    struct ct_state *cs)
 {
 	const struct xfib_iface *in;
 	__u32 r, nf, nh_idx;
@@ -698,16 +739,15 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	if (r != XFIB_NEXT)
 		return r;
 	if (pkt->proto == ETH_P_IP)
-		r = route4(pkt, in, q, &nh_idx);
+		r = route4(ctx, pkt, in, q, &nh_idx, cs);
 	else
-		r = route6(pkt, in, q, &nh_idx);
+		r = route6(ctx, pkt, in, q, &nh_idx, cs);
 	if (r != XFIB_NEXT)
 		return r;
 	r = xfib_after_lookup(env, q, nh_idx, path);
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
 		return r;
-	nf = ct_gate(ctx, pkt, r == XFIB_FWD_V4 ? XFIB_V4 : XFIB_V6,
-		     q->in_ifindex, path->ifindex);
+	nf = ct_gate(cs, q->in_ifindex, path->ifindex);
 	if (nf != XFIB_NEXT)
 		return nf;
 	if (r == XFIB_FWD_V4 ? l4_csum_partial4(pkt) : l4_csum_partial6(pkt))
@@ -722,9 +762,10 @@ int xfib_fwd(struct xdp_md *ctx)
 	struct xfib_env env = { .pkt = &pkt };
 	struct xfib_fwd_query q = { .in_ifindex = ctx->ingress_ifindex };
 	struct xfib_fwd_path path = {};
+	struct ct_state cs = {};
 	__u32 r;
 
-	r = decide(ctx, &pkt, &env, &q, &path);
+	r = decide(ctx, &pkt, &env, &q, &path, &cs);
 #ifndef XFIB_BENCH_WITHOUT_TRACE
 	/* Tracing reads the frame as received: before forward() rewrites it.
 	 * XFIB_BENCH_WITHOUT_TRACE (make bench-fwd only) measures this. */
@@ -733,5 +774,5 @@ int xfib_fwd(struct xdp_md *ctx)
 #endif
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
 		return stop(r, &pkt, q.in_ifindex);
-	return forward(ctx, &pkt, &path, r, q.in_ifindex);
+	return forward(ctx, &pkt, &path, r, q.in_ifindex, &cs);
 }

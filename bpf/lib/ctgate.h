@@ -17,8 +17,8 @@
  *    so the kernel sees every state change and every invalid packet;
  *  - flows without an entry, not yet replied, TCP not ESTABLISHED and
  *    ASSURED (so also every packet after a FIN), entries being destroyed;
- *  - NATed flows, sequence-adjusted ones and flows with a helper: the
- *    kernel rewrites or inspects their packets;
+ *  - sequence-adjusted flows and flows with a helper: the kernel
+ *    rewrites or inspects their packets;
  *  - TCP flows whose entry is not yet BE_LIBERAL in both directions.
  *
  * Why BE_LIBERAL: conntrack's TCP window tracking only sees the packets
@@ -41,6 +41,17 @@
  * if the kernel had seen every packet. Fixed-timeout entries are left
  * alone, as the kernel leaves them.
  *
+ * NAT: a flow conntrack translates (masquerade, snat, dnat, both
+ * directions) is forwarded here with conntrack's translation, as the
+ * kernel's flowtable forwards it: the entry's tuple of the other direction
+ * holds the addresses and ports the packet leaves with (lib/nat.h writes
+ * them). Like the kernel, which runs conntrack and destination NAT in
+ * prerouting, the gate looks the flow up before the route lookup
+ * (xfib_ct_gate_pre), and the route is the translated destination's. It only
+ * records what it found: the packet's reason stays the route's (a local
+ * destination stays pass_local), and xfibd hears of a flow only when the
+ * packet would have been forwarded (ct_gate).
+ *
  * The kfuncs are the kernel's (net/netfilter/nf_conntrack_bpf.c); the
  * lookup runs in the ingress device's namespace (BPF_F_CURRENT_NETNS) and
  * the default zone only. They exist only while nf_conntrack is loaded (a
@@ -60,6 +71,7 @@
 #include <linux/ipv6.h>
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_conntrack_tcp.h>
+#include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
@@ -176,8 +188,39 @@ struct nf_ct_ext {
 	__u8 offset[1]; /* [NF_CT_EXT_HELPER], which is always 0 */
 } __attribute__((preserve_access_index));
 
+/* A tuple's address and port (the port of TCP and UDP only); named
+ * apart from the uapi headers' types, and matched to the kernel's by
+ * CO-RE, which ignores the ___ suffix. */
+union nf_inet_addr___xfib {
+	__u32 all[4];
+} __attribute__((preserve_access_index));
+
+union nf_conntrack_man_proto___xfib {
+	__be16 all;
+} __attribute__((preserve_access_index));
+
+struct nf_conntrack_man {
+	union nf_inet_addr___xfib u3;
+	union nf_conntrack_man_proto___xfib u;
+} __attribute__((preserve_access_index));
+
+struct nf_conntrack_tuple {
+	struct nf_conntrack_man src;
+	struct {
+		union nf_inet_addr___xfib u3;
+		union {
+			__be16 all;
+		} u;
+	} dst;
+} __attribute__((preserve_access_index));
+
+struct nf_conntrack_tuple_hash {
+	struct nf_conntrack_tuple tuple;
+} __attribute__((preserve_access_index));
+
 struct nf_conn {
 	__u32 timeout; /* jiffies (32 bits) when the entry expires */
+	struct nf_conntrack_tuple_hash tuplehash[2]; /* IP_CT_DIR_* */
 	unsigned long status;
 	struct nf_ct_ext *ext;
 	union nf_conntrack_proto proto;
@@ -241,6 +284,26 @@ struct ct_flow {
 	struct bpf_sock_tuple tuple; /* TCP/UDP: the kfunc's lookup key */
 	__u32 tuple_len;
 	struct xfib_ct_event ev;     /* the flow as xfibd is told about it */
+};
+
+/*
+ * What xfib_ct_gate_pre() found, for the route lookup (the translated
+ * destination) and the steps after it: ct_gate() (the verdict) and
+ * forward() (the rewrite, lib/nat.h).
+ */
+struct ct_state {
+	__u32 verdict;	/* GATE mode: XFIB_NEXT, or the reason for the kernel */
+	__u8 mode;	/* the family's enum xfib_nf_mode, read once */
+	__u8 ports;	/* xfib_nf_conf.ports, read with it */
+	__u8 nat;	/* forward() writes the addresses and ports below */
+	__u8 proto;	/* IPPROTO_TCP or IPPROTO_UDP, when nat */
+	__be16 sport;	/* the packet's ports and addresses as it leaves */
+	__be16 dport;
+	/* network order; IPv4 in the first word; 8-byte aligned for
+	 * route6's two 64-bit loads of the destination */
+	__u32 saddr[4] __attribute__((aligned(8)));
+	__u32 daddr[4];
+	struct xfib_ct_event ev; /* the flow, for xfibd (PASS_CT_LEARN) */
 };
 
 /* Ports of a TCP or UDP header at l4 with l4len bytes of IP payload, and
@@ -387,24 +450,25 @@ static __always_inline int ct_budget_take(__u64 now)
  * stream of echo requests with new identifiers): a per-CPU budget bounds
  * the work they make for xfibd. A flow over budget, or whose event a full
  * ring drops, is sent with a later packet. */
-static __always_inline void ct_learn(struct ct_flow *f)
+static __always_inline void ct_learn(struct xfib_ct_event *ev)
 {
 	__u64 now = bpf_ktime_get_ns(), *last;
 
-	last = bpf_map_lookup_elem(&xfib_ct_pending, &f->ev);
+	last = bpf_map_lookup_elem(&xfib_ct_pending, ev);
 	if (last && now - *last < XFIB_CT_LEARN_RETRY_NS)
 		return;
 	if (!ct_budget_take(now))
 		return;
-	bpf_map_update_elem(&xfib_ct_pending, &f->ev, &now, BPF_ANY);
-	bpf_ringbuf_output(&xfib_ct_events, &f->ev, sizeof(f->ev), 0);
+	bpf_map_update_elem(&xfib_ct_pending, ev, &now, BPF_ANY);
+	bpf_ringbuf_output(&xfib_ct_events, ev, sizeof(*ev), 0);
 }
 
 /* ---- the decisions --------------------------------------------------------- */
 
 /* An echo request or reply: forwarded while xfibd says conntrack holds its
  * flow established (xfib_ct_echo); the time of use lets xfibd keep the
- * entry's timeout fresh. */
+ * entry's timeout fresh. Echo flows xfibd does not hold yet are learned
+ * (ct_gate). */
 static __always_inline __u32 ct_echo(struct ct_flow *f)
 {
 	struct xfib_ct_echo_key key = { .family = f->ev.family, .id = f->ev.sport };
@@ -417,10 +481,8 @@ static __always_inline __u32 ct_echo(struct ct_flow *f)
 	__builtin_memcpy(key.responder, request ? f->ev.daddr : f->ev.saddr, 16);
 	e = bpf_map_lookup_elem(&xfib_ct_echo, &key);
 	now = bpf_ktime_get_ns();
-	if (!e || now >= e->valid_until) {
-		ct_learn(f);
+	if (!e || now >= e->valid_until)
 		return XFIB_PASS_CT_LEARN;
-	}
 	/* One store per 100 ms at most: the line is shared between CPUs. */
 	if (now - e->last_used > 100000000ull)
 		e->last_used = now;
@@ -484,7 +546,12 @@ static __always_inline __u32 ct_entry_check(struct nf_conn *ct, __u8 proto,
 	if (!(status & IPS_CONFIRMED) || !(status & IPS_SEEN_REPLY) ||
 	    (status & IPS_DYING))
 		return XFIB_PASS_CT_NEW;
-	if (status & (IPS_NAT_MASK | IPS_SEQ_ADJUST | IPS_HELPER))
+	if (status & (IPS_SEQ_ADJUST | IPS_HELPER))
+		return XFIB_PASS_CT_NAT;
+	/* A NAT whose bindings are not both set up yet (a flow still being
+	 * set up in the other direction's hook). */
+	if ((status & IPS_NAT_MASK) &&
+	    (status & IPS_NAT_DONE_MASK) != IPS_NAT_DONE_MASK)
 		return XFIB_PASS_CT_NAT;
 	ext = ct->ext;
 	if (ext && ext->offset[0])
@@ -506,6 +573,57 @@ static __always_inline __u32 ct_entry_check(struct nf_conn *ct, __u8 proto,
 	return XFIB_NEXT;
 }
 
+/* The words of a tuple's address (all four: an IPv4 entry's last three
+ * are zero, as are the packet's copies). */
+static __always_inline void ct_addr_read(__u32 *to,
+					 const union nf_inet_addr___xfib *a)
+{
+	to[0] = a->all[0];
+	to[1] = a->all[1];
+	to[2] = a->all[2];
+	to[3] = a->all[3];
+}
+
+/*
+ * The packet leaves with the addresses and ports of the other direction's
+ * tuple, swapped: a packet of the original direction takes the reply
+ * tuple's destination as its source (snat, masquerade) and its source as
+ * its destination (dnat), and a reply the original tuple's. Read from the
+ * tuple the packet did not match; the verifier wants constant offsets,
+ * hence two branches.
+ */
+static __always_inline void ct_nat_read(struct nf_conn *ct, __u8 dir,
+					struct ct_state *cs)
+{
+	const struct nf_conntrack_tuple *t;
+
+	if (dir == IP_CT_DIR_ORIGINAL)
+		t = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
+	else
+		t = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	ct_addr_read(cs->saddr, &t->dst.u3);
+	ct_addr_read(cs->daddr, &t->src.u3);
+	cs->sport = t->dst.u.all;
+	cs->dport = t->src.u.all;
+}
+
+static __always_inline __u32 ct_addr_differs(const __u32 *a, const __u8 *b)
+{
+	__u32 w[4];
+
+	__builtin_memcpy(w, b, sizeof(w));
+	return (a[0] ^ w[0]) | (a[1] ^ w[1]) | (a[2] ^ w[2]) | (a[3] ^ w[3]);
+}
+
+/* Does the translation in cs change the packet of flow f? */
+static __always_inline int ct_nat_changes(const struct ct_state *cs,
+					  const struct ct_flow *f)
+{
+	return ct_addr_differs(cs->saddr, f->ev.saddr) ||
+	       ct_addr_differs(cs->daddr, f->ev.daddr) ||
+	       cs->sport != f->ev.sport || cs->dport != f->ev.dport;
+}
+
 /* The size of the kernel's struct bpf_ct_opts, fixed at load time. */
 static __always_inline __u32 opts_size(void)
 {
@@ -514,8 +632,10 @@ static __always_inline __u32 opts_size(void)
 	return offsetof(struct bpf_ct_opts___xfib, ct_zone_id) + 2;
 }
 
+/* The kfunc sets opts.dir: which of the entry's tuples the packet's is. */
 static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
-				       const struct xfib_nf_conf *conf)
+				       const struct xfib_nf_conf *conf,
+				       struct ct_state *cs)
 {
 	struct bpf_ct_opts___xfib opts = {
 		.netns_id = XFIB_BPF_F_CURRENT_NETNS,
@@ -529,15 +649,19 @@ static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
 	if (!ct)
 		return XFIB_PASS_CT_NEW;
 	r = ct_entry_check(ct, f->ev.proto, conf);
+	if (r == XFIB_NEXT && (ct->status & IPS_NAT_MASK)) {
+		ct_nat_read(ct, opts.dir, cs);
+		cs->nat = ct_nat_changes(cs, f);
+		cs->proto = f->ev.proto;
+	}
 	bpf_ct_release(ct);
-	if (r == XFIB_PASS_CT_LEARN)
-		ct_learn(f);
 	return r;
 }
 #else
 /* Built without the kfuncs: conntrack cannot be asked. */
 static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
-				       const struct xfib_nf_conf *conf)
+				       const struct xfib_nf_conf *conf,
+				       struct ct_state *cs)
 {
 	return XFIB_PASS_CT_UNAVAILABLE;
 }
@@ -551,16 +675,12 @@ static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
 	return d && (*d & dir);
 }
 
-/*
- * The gate proper, for a router with a stateful ruleset: parse, then the
- * echo map or conntrack. Out of line (a BPF-to-BPF call, verified where it
- * is called): the packets of every other router never enter it, and
- * inlined it made their path's code larger, which cost them about 20 ns a
- * packet (BPF_PROG_TEST_RUN, IPv4 and IPv6 alike).
- */
-static __noinline __u32 ct_gate_slow(struct xdp_md *ctx,
-				      const struct xfib_pkt *pkt,
-				      const struct xfib_nf_conf *conf)
+/* The gate proper, for a router with a stateful ruleset: parse, then the
+ * echo map or conntrack. */
+static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
+					  const struct xfib_pkt *pkt,
+					  const struct xfib_nf_conf *conf,
+					  struct ct_state *cs)
 {
 	struct ct_flow f = {};
 	__u32 r;
@@ -569,31 +689,76 @@ static __noinline __u32 ct_gate_slow(struct xdp_md *ctx,
 	if (r != XFIB_NEXT)
 		return r;
 	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6)
-		return ct_echo(&f);
-	return ct_lookup(ctx, &f, conf);
+		r = ct_echo(&f);
+	else
+		r = ct_lookup(ctx, &f, conf, cs);
+	if (r == XFIB_PASS_CT_LEARN)
+		__builtin_memcpy(&cs->ev, &f.ev, sizeof(f.ev));
+	return r;
+}
+
+/* Where the IP header may start: after Ethernet and a priority tag. */
+#define XFIB_CT_L3OFF_MAX (sizeof(struct ethhdr) + sizeof(struct xfib_vlan_hdr))
+
+/*
+ * Before the route lookup, for the IP packet l3off bytes into the frame
+ * of ctx, l3len bytes long (its header checked by route4 or route6), of
+ * family fam (XFIB_V4 / XFIB_V6): the family's mode, and in GATE mode
+ * what conntrack says of the packet's flow and its NAT, into *cs.
+ *
+ * A global function, so the verifier checks it once, for any arguments,
+ * and its caller learns only that *cs holds some value. Checked where it
+ * is called, each outcome (a dozen reasons, NAT or not) was a state of its
+ * own through the route lookup after it: four times the instructions the
+ * verifier processed. And the packets of every router without a stateful
+ * ruleset never enter it: the code on their path stays small (inlined,
+ * the gate cost them about 20 ns a packet).
+ */
+__noinline int xfib_ct_gate_pre(struct xdp_md *ctx, __u32 l3off, __u32 l3len,
+				__u32 fam, struct ct_state *cs)
+{
+	const struct xfib_nf_conf *conf;
+	struct xfib_pkt pkt = {};
+
+	if (!cs)
+		return 0;
+	conf = bpf_map_lookup_elem(&xfib_nf_conf, &fam);
+	if (!conf)
+		return 0;
+	cs->mode = conf->mode;
+	cs->ports = conf->ports;
+	if (cs->mode != XFIB_NF_GATE)
+		return 0;
+	if (l3off > XFIB_CT_L3OFF_MAX) {
+		cs->verdict = XFIB_PASS_MALFORMED;
+		return 0;
+	}
+	pkt.data = (void *)(long)ctx->data;
+	pkt.data_end = (void *)(long)ctx->data_end;
+	pkt.l3 = pkt.data + l3off;
+	pkt.proto = fam == XFIB_V4 ? ETH_P_IP : ETH_P_IPV6;
+	pkt.l3len = l3len;
+	cs->verdict = ct_gate_flow(ctx, &pkt, conf, cs);
+	return 0;
 }
 
 /*
- * The netfilter step for a packet the forwarder is about to forward in
- * family fam (XFIB_V4 / XFIB_V6) from port in to port out: XFIB_NEXT to
- * forward it, else the reason it goes to the kernel.
+ * The netfilter step for a packet the forwarder is about to forward from
+ * port in to port out, with what xfib_ct_gate_pre() found: XFIB_NEXT to forward
+ * it, else the reason it goes to the kernel.
  */
-static __always_inline __u32 ct_gate(struct xdp_md *ctx,
-				     const struct xfib_pkt *pkt, __u32 fam,
-				     __u32 in, __u32 out)
+static __always_inline __u32 ct_gate(struct ct_state *cs, __u32 in, __u32 out)
 {
-	const struct xfib_nf_conf *conf = bpf_map_lookup_elem(&xfib_nf_conf, &fam);
-
-	if (!conf)
-		return XFIB_NEXT;
-	if (conf->ports && (ct_port_rules(in, XFIB_NF_PORT_IN) ||
-			    ct_port_rules(out, XFIB_NF_PORT_OUT)))
+	if (cs->ports && (ct_port_rules(in, XFIB_NF_PORT_IN) ||
+			  ct_port_rules(out, XFIB_NF_PORT_OUT)))
 		return XFIB_PASS_NETFILTER;
-	if (conf->mode == XFIB_NF_OFF)
+	if (cs->mode == XFIB_NF_OFF)
 		return XFIB_NEXT;
-	if (conf->mode != XFIB_NF_GATE)
+	if (cs->mode != XFIB_NF_GATE)
 		return XFIB_PASS_NETFILTER;
-	return ct_gate_slow(ctx, pkt, conf);
+	if (cs->verdict == XFIB_PASS_CT_LEARN)
+		ct_learn(&cs->ev);
+	return cs->verdict;
 }
 
 #endif /* XFIB_BPF_CTGATE_H */

@@ -285,6 +285,25 @@ int ctnl_update(struct mnl_socket *nl, const struct ctnl_tuple *t,
 	return ctnl_talk(nl, nlh, NULL, NULL);
 }
 
+/* A NAT binding of type (CTA_NAT_SRC, CTA_NAT_DST) to one address and,
+ * if port is not 0, one port. */
+static void put_nat(struct nlmsghdr *nlh, __u16 type, __u8 family,
+		    const __u8 *addr, __be16 port)
+{
+	struct nlattr *nat = mnl_attr_nest_start(nlh, type), *proto;
+	bool v4 = family == AF_INET;
+
+	mnl_attr_put(nlh, v4 ? CTA_NAT_V4_MINIP : CTA_NAT_V6_MINIP, v4 ? 4 : 16, addr);
+	mnl_attr_put(nlh, v4 ? CTA_NAT_V4_MAXIP : CTA_NAT_V6_MAXIP, v4 ? 4 : 16, addr);
+	if (port) {
+		proto = mnl_attr_nest_start(nlh, CTA_NAT_PROTO);
+		mnl_attr_put_u16(nlh, CTA_PROTONAT_PORT_MIN, port);
+		mnl_attr_put_u16(nlh, CTA_PROTONAT_PORT_MAX, port);
+		mnl_attr_nest_end(nlh, proto);
+	}
+	mnl_attr_nest_end(nlh, nat);
+}
+
 int ctnl_create(struct mnl_socket *nl, const struct ctnl_tuple *t,
 		const struct ctnl_change *c)
 {
@@ -298,16 +317,10 @@ int ctnl_create(struct mnl_socket *nl, const struct ctnl_tuple *t,
 	put_tuple(nlh, CTA_TUPLE_REPLY, &inv);
 	if (c->zone)
 		mnl_attr_put_u16(nlh, CTA_ZONE, htons(c->zone));
-	if (c->snat) {
-		struct nlattr *nat = mnl_attr_nest_start(nlh, CTA_NAT_SRC);
-		bool v4 = t->family == AF_INET;
-
-		mnl_attr_put(nlh, v4 ? CTA_NAT_V4_MINIP : CTA_NAT_V6_MINIP,
-			     v4 ? 4 : 16, c->snat);
-		mnl_attr_put(nlh, v4 ? CTA_NAT_V4_MAXIP : CTA_NAT_V6_MAXIP,
-			     v4 ? 4 : 16, c->snat);
-		mnl_attr_nest_end(nlh, nat);
-	}
+	if (c->snat)
+		put_nat(nlh, CTA_NAT_SRC, t->family, c->snat, 0);
+	if (c->dnat)
+		put_nat(nlh, CTA_NAT_DST, t->family, c->dnat, c->dnat_port);
 	if (c->helper) {
 		struct nlattr *help = mnl_attr_nest_start(nlh, CTA_HELP);
 

@@ -57,7 +57,7 @@
 	X(PASS_CT_INVALID, "pass_ct_invalid",                                  \
 	  "to kernel: TCP/UDP header conntrack would mark invalid")            \
 	X(PASS_CT_NAT, "pass_ct_nat",                                          \
-	  "to kernel: flow NATed, sequence-adjusted or with a conntrack helper") \
+	  "to kernel: flow with a conntrack helper or sequence adjustment, or NAT not set up") \
 	X(PASS_CT_PROTO, "pass_ct_proto",                                      \
 	  "to kernel: fragment, extension header, ICMP other than echo, other protocol") \
 	X(PASS_CT_LEARN, "pass_ct_learn",                                      \
@@ -73,7 +73,11 @@
 	X(PASS_CT_UNAVAILABLE, "pass_ct_unavailable",                          \
 	  "to kernel: stateful rules, but the program was loaded without conntrack kfuncs") \
 	X(PASS_STALE, "pass_stale",                                            \
-	  "to kernel: no xfibd vouches for the mirror (lease expired)")
+	  "to kernel: no xfibd vouches for the mirror (lease expired)")        \
+	X(FWD_NAT_V4, "forwarded_nat_v4",                                      \
+	  "forwarded by XDP with conntrack's NAT, IPv4")                       \
+	X(FWD_NAT_V6, "forwarded_nat_v6",                                      \
+	  "forwarded by XDP with conntrack's NAT, IPv6")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

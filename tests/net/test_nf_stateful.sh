@@ -10,7 +10,7 @@
 #    counters nearly flat, no packet of theirs is invalid and the
 #    connections close;
 #  - TCP to a port the rules do not allow gets nothing through;
-#  - masqueraded flows work, through the kernel;
+#  - masqueraded flows are forwarded in XDP with conntrack's NAT, both ways;
 #  - with 3 s conntrack timeouts, fast-pathed ping and TCP flows keep
 #    their entries;
 #  - a drop rule inserted under an established flow stops it.

@@ -70,6 +70,8 @@ static const enum reason_class reason_class[XFIB_REASON_COUNT] = {
 	[XFIB_PASS_EGRESS_NO_XMIT] = RC_LOOKUP,
 	[XFIB_PASS_XFRM] = RC_LOOKUP,
 	[XFIB_PASS_CSUM_PARTIAL] = RC_FRAME,
+	[XFIB_FWD_NAT_V4] = RC_CTGATE,
+	[XFIB_FWD_NAT_V6] = RC_CTGATE,
 };
 
 #define RC_BIT(cls) (1u << (cls))

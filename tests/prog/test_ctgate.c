@@ -125,6 +125,7 @@ struct flow {
 	__u16 sport, dport; /* TCP/UDP; ICMP: type and echo id in sport/dport */
 	__u8 flags;	/* TCP flags */
 	bool reverse;	/* entries only: the other direction */
+	const char *src, *dst; /* addresses other than SRC and DST, or NULL */
 };
 
 static __u32 sum16(__u32 s, const __u8 *p, size_t n)
@@ -154,6 +155,10 @@ static void addrs(const struct flow *fl, __u8 *src, __u8 *dst)
 	const char *s = fl->v6 ? SRC6 : SRC4, *d = fl->v6 ? DST6 : DST4;
 	int af = fl->v6 ? AF_INET6 : AF_INET;
 
+	if (fl->src)
+		s = fl->src;
+	if (fl->dst)
+		d = fl->dst;
 	inet_pton(af, fl->reverse ? d : s, src);
 	inet_pton(af, fl->reverse ? s : d, dst);
 }
@@ -370,16 +375,23 @@ static void stats(struct xfib_counter *sum, bool reset)
 	}
 }
 
-/*
- * Sends fl's frame once and checks: verdict XDP_REDIRECT with the
- * forwarded frame if reason is FWD_V4/FWD_V6, else XDP_PASS with the
- * frame unchanged; exactly reason's counter moved, by one packet. The
- * events the program sent to xfibd are counted into nevents.
- */
-static bool run(const char *name, const struct frame *f, int v6, int reason)
+static bool reason_forwards(int reason)
 {
-	bool fwd = reason == XFIB_FWD_V4 || reason == XFIB_FWD_V6;
-	struct frame want = fwd ? forwarded(f, v6) : *f;
+	return reason == XFIB_FWD_V4 || reason == XFIB_FWD_V6 ||
+	       reason == XFIB_FWD_NAT_V4 || reason == XFIB_FWD_NAT_V6;
+}
+
+/*
+ * Sends frame f once and checks: verdict XDP_REDIRECT with frame want if
+ * reason forwards, else XDP_PASS with the frame unchanged; exactly
+ * reason's counter moved, by one packet. The events the program sent to
+ * xfibd are counted into nevents.
+ */
+static bool run_want(const char *name, const struct frame *f,
+		     const struct frame *want_fwd, int reason)
+{
+	bool fwd = reason_forwards(reason);
+	struct frame want = fwd ? *want_fwd : *f;
 	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = if_in };
 	struct xfib_counter cnt[XFIB_REASON_COUNT];
 	__u8 out[256];
@@ -408,6 +420,14 @@ static bool run(const char *name, const struct frame *f, int v6, int reason)
 	ring_buffer__consume(rb);
 	result(!why[0], "%s%s%s", name, why[0] ? ": " : "", why);
 	return !why[0];
+}
+
+/* The same, the frame forwarded as is (MACs, TTL). */
+static bool run(const char *name, const struct frame *f, int v6, int reason)
+{
+	struct frame want = forwarded(f, v6);
+
+	return run_want(name, f, &want, reason);
 }
 
 static bool send_flow(const char *name, const struct flow *fl, int reason)
@@ -562,12 +582,12 @@ static void setup(void)
 
 static struct flow tcp(int v6, __u16 sport, __u8 flags)
 {
-	return (struct flow){ v6, IPPROTO_TCP, sport, 5201, flags, false };
+	return (struct flow){ v6, IPPROTO_TCP, sport, 5201, flags, false, NULL, NULL };
 }
 
 static struct flow udp(int v6, __u16 sport)
 {
-	return (struct flow){ v6, IPPROTO_UDP, sport, 5001, 0, false };
+	return (struct flow){ v6, IPPROTO_UDP, sport, 5001, 0, false, NULL, NULL };
 }
 
 /* An echo request or reply; frames here all go from the source host to
@@ -576,7 +596,7 @@ static struct flow echo(int v6, bool request, __u16 id)
 {
 	__u8 type = v6 ? (request ? 128 : 129) : (request ? 8 : 0);
 
-	return (struct flow){ v6, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, type, id, 0, false };
+	return (struct flow){ v6, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, type, id, 0, false, NULL, NULL };
 }
 
 /* The reference expectation must hold and wrong ones must fail. */
@@ -661,10 +681,6 @@ static void cases_entries(int v6)
 	f = tcp(v6, 40005, TH_ACK);
 	entry(&f, EST, TCP_CONNTRACK_ESTABLISHED, true, 100, 1, NULL);
 	send_flow(NAME("TCP established in zone 1 only: kernel"), &f, XFIB_PASS_CT_NEW);
-	f = tcp(v6, 40006, TH_ACK);
-	entry(&f, EST, TCP_CONNTRACK_ESTABLISHED, true, 100, 0,
-	      v6 ? "2001:db8:ffff::99" : "198.18.200.99");
-	send_flow(NAME("TCP source-NATed: kernel"), &f, XFIB_PASS_CT_NAT);
 	f = tcp(v6, 40008, TH_ACK);
 	entry_helper(&f, "ftp");
 	send_flow(NAME("TCP with a conntrack helper (ftp): kernel"), &f, XFIB_PASS_CT_NAT);
@@ -751,15 +767,135 @@ static void cases_protocols(void)
 	put16(ip + 10, 0);
 	put16(ip + 10, fold(sum16(0, ip, 20)));
 	run("v4 first fragment of an established flow: kernel", &fr, 0, XFIB_PASS_CT_PROTO);
-	f = (struct flow){ 0, 47, 0, 0, 0, false };
+	f = (struct flow){ 0, 47, 0, 0, 0, false, NULL, NULL };
 	send_flow("v4 GRE: kernel", &f, XFIB_PASS_CT_PROTO);
-	f = (struct flow){ 1, 44, 0, 0, 0, false };
+	f = (struct flow){ 1, 44, 0, 0, 0, false, NULL, NULL };
 	send_flow("v6 fragment header: kernel", &f, XFIB_PASS_CT_PROTO);
 	f = echo(0, true, 7);
 	f.sport = 3; /* destination unreachable */
 	send_flow("v4 ICMP error: kernel", &f, XFIB_PASS_CT_PROTO);
-	f = (struct flow){ 1, IPPROTO_ICMP, 8, 7, 0, false };
+	f = (struct flow){ 1, IPPROTO_ICMP, 8, 7, 0, false, NULL, NULL };
 	send_flow("v6 carrying ICMPv4: kernel", &f, XFIB_PASS_CT_PROTO);
+}
+
+/*
+ * NATed flows (bpf/lib/nat.h), both directions: forwarded with
+ * conntrack's translation, the frame as built from scratch with the
+ * translated addresses and ports (so the checksums the program updated
+ * incrementally are the ones a full computation gives). The replies go
+ * to SRC, resolved for these cases only.
+ */
+#define NAT_SRC4 "198.18.200.99"
+#define NAT_SRC6 "2001:db8:ffff::99"
+#define NAT_PUB4 "198.18.0.99"
+#define NAT_PUB6 "2001:db8:0:1::99"
+#define NB_SRC 3
+
+/* An entry with original direction fl, established both ways, with
+ * source NAT to snat and/or destination NAT to dnat, port dport. */
+static void entry_nat(const struct flow *fl, __u32 status, const char *snat,
+		      const char *dnat, __u16 dport)
+{
+	bool is_tcp = fl->proto == IPPROTO_TCP;
+	struct ctnl_change c = { .timeout = 100, .status = status,
+				 .tcp_state = is_tcp ? TCP_CONNTRACK_ESTABLISHED : -1,
+				 .tcp_liberal = is_tcp };
+	int af = fl->v6 ? AF_INET6 : AF_INET, err;
+	struct ctnl_tuple t;
+	__u8 sa[16], da[16];
+
+	tuple_of(fl, &t);
+	if (snat) {
+		inet_pton(af, snat, sa);
+		c.snat = sa;
+	}
+	if (dnat) {
+		inet_pton(af, dnat, da);
+		c.dnat = da;
+		c.dnat_port = htons(dport);
+	}
+	err = ctnl_create(ct, &t, &c);
+	if (err)
+		die("create a NAT conntrack entry: %s", strerror(-err));
+}
+
+/* Sends fl, which must leave as out (and the MACs, TTL), counted as the
+ * family's NAT forward. nocsum: a UDP datagram without a checksum. */
+static void send_nat(const char *name, const struct flow *fl,
+		     const struct flow *out, bool nocsum)
+{
+	struct frame f = build(fl), o = build(out), want;
+	unsigned int ck = ETH_HLEN + (fl->v6 ? 40 : 20) + 6;
+
+	if (nocsum) {
+		put16(f.b + ck, 0);
+		put16(o.b + ck, 0);
+	}
+	want = forwarded(&o, fl->v6);
+	run_want(name, &f, &want, fl->v6 ? XFIB_FWD_NAT_V6 : XFIB_FWD_NAT_V4);
+}
+
+static void cases_nat(int v6)
+{
+	const char *src = v6 ? SRC6 : SRC4, *dst = v6 ? DST6 : DST4;
+	const char *nsrc = v6 ? NAT_SRC6 : NAT_SRC4, *pub = v6 ? NAT_PUB6 : NAT_PUB4;
+	const char *fam = v6 ? "v6" : "v4";
+	int af = v6 ? AF_INET6 : AF_INET;
+	struct xfib_neigh_key k = { .ifindex = if_out, .family = af };
+	struct flow f, o;
+	char name[128];
+
+#define NAME(s) (snprintf(name, sizeof(name), "%s %s", fam, s), name)
+	put_neigh(NB_SRC, af, src);
+
+	/* Source NAT (masquerade): out with the NAT address, the reply
+	 * back to the host behind it. */
+	f = tcp(v6, 40030, TH_ACK);
+	entry_nat(&f, EST, nsrc, NULL, 0);
+	o = f;
+	o.src = nsrc;
+	send_nat(NAME("TCP source-NATed: forwarded from the NAT address"), &f, &o, false);
+	f = (struct flow){ v6, IPPROTO_TCP, 5201, 40030, TH_ACK, false, dst, nsrc };
+	o = f;
+	o.dst = src;
+	send_nat(NAME("... its reply: forwarded to the host behind the NAT"), &f, &o, false);
+
+	/* Destination NAT with a port (a port forward): pub:8080 to
+	 * dst:5201, and the reply from pub:8080 again. */
+	f = (struct flow){ v6, IPPROTO_TCP, 40040, 8080, TH_ACK, false, NULL, pub };
+	entry_nat(&f, EST, NULL, dst, 5201);
+	o = f;
+	o.dst = dst;
+	o.dport = 5201;
+	send_nat(NAME("TCP destination-NATed with its port: forwarded to the server"),
+		 &f, &o, false);
+	f = (struct flow){ v6, IPPROTO_TCP, 5201, 40040, TH_ACK, false, dst, src };
+	o = f;
+	o.src = pub;
+	o.sport = 8080;
+	send_nat(NAME("... its reply: forwarded from the public address and port"),
+		 &f, &o, false);
+
+	f = udp(v6, 40050);
+	entry_nat(&f, EST, nsrc, NULL, 0);
+	o = f;
+	o.src = nsrc;
+	send_nat(NAME("UDP source-NATed: forwarded from the NAT address"), &f, &o, false);
+	/* IPv6 requires a UDP checksum; nf_nat leaves a zero one alone in
+	 * either family. */
+	send_nat(NAME("... a datagram without a checksum keeps none"), &f, &o, true);
+
+	f = udp(v6, 40060);
+	entry_nat(&f, 0, nsrc, NULL, 0);
+	send_flow(NAME("UDP source-NATed, not replied: kernel"), &f, XFIB_PASS_CT_NEW);
+	f = tcp(v6, 40070, TH_ACK);
+	entry_helper(&f, "ftp");
+	send_flow(NAME("TCP with a conntrack helper (ftp): kernel"), &f, XFIB_PASS_CT_NAT);
+
+	memcpy(k.addr, (__u8[16]){ 0 }, 16);
+	inet_pton(af, src, k.addr);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xfib_neigh_hosts), &k);
+#undef NAME
 }
 
 /* A flow not yet liberal is reported to xfibd, once per retry time. */
@@ -912,6 +1048,8 @@ int main(void)
 	cases_ports();
 	cases_entries(0);
 	cases_entries(1);
+	cases_nat(0);
+	cases_nat(1);
 	cases_tcp_packets();
 	cases_protocols();
 	cases_learn();

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A home router's ruleset in nftables, xfib attached with the default
+# --netfilter=conntrack: forward policy drop, invalid dropped and counted,
+# established and related accepted, the LAN (gen, sink) out to the WAN
+# (sink2) accepted, masquerade out of the WAN port, and a port forward:
+# WAN port 8080 of the router to sink's 5201, both families.
+#
+#  - the port forward: 5 MB from the LAN server to a WAN client through the
+#    router's WAN address, the server seeing the client's own address;
+#  - masquerade: a 20 MB upload from gen to sink2, which sees the router's
+#    address, and a UDP stream answered datagram for datagram;
+#  - all of it forwarded in XDP with conntrack's NAT after the first round
+#    trips (the kernel forwards the handshake, the close and what comes
+#    before xfibd prepared the flow), and no packet of it forwarded in XDP
+#    without the NAT;
+#  - unsolicited traffic from the WAN never reaches the LAN: a TCP
+#    connection and pings to the LAN hosts' own addresses, and to a WAN
+#    port with no forward;
+#  - conntrack -D mid-flow: with nf_conntrack_tcp_loose=0 the kernel calls
+#    the flow's next segments invalid and drops them; XDP forwards none of
+#    them from 50 ms after the deletion on, and the receiver gets nothing
+#    more.
+# The fast-path shares measured are printed at the end.
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+# shellcheck source=tests/lib/nf.sh
+. "$(dirname "$0")/../lib/nf.sh"
+xfib_init
+nf_tools nft conntrack socat ss
+
+topo_create 0
+topo_add_sink2
+hosts_fill_checksums "$GEN:$GEN_IF" "$SNK:$SNK_IF" "$SNK2:$SNK2_IF"
+xfibd_start
+attach_all
+resolve_neighbours
+expect_xdp 4 "$SNK4"
+expect_xdp 6 "$SNK6"
+
+ip netns exec "$RTR" nft -f - <<NFT || fail "loading the ruleset"
+table inet home {
+	chain forward {
+		type filter hook forward priority filter; policy drop;
+		ct state invalid counter drop comment "invalid"
+		ct state established,related accept
+		iifname { "$R_GEN", "$R_SNK" } oifname "$R_SNK2" accept
+		ct status dnat accept
+	}
+	chain prerouting {
+		type nat hook prerouting priority dstnat;
+		iifname "$R_SNK2" meta nfproto ipv4 tcp dport 8080 dnat ip to $SNK4:5201
+		iifname "$R_SNK2" meta nfproto ipv6 tcp dport 8080 dnat ip6 to [$SNK6]:5201
+	}
+	chain postrouting {
+		type nat hook postrouting priority srcnat;
+		oifname "$R_SNK2" masquerade
+	}
+}
+NFT
+
+# nf_invalid_drops: packets the invalid rule dropped.
+nf_invalid_drops() {
+	ip netns exec "$RTR" nft -j list chain inet home forward |
+		jq '[.nftables[].rule? | select(.comment == "invalid") | .expr[] |
+			.counter?.packets // empty] | add'
+}
+
+# peer_of FILE: the address socat wrote on FILE's first line, in short form.
+peer_of() {
+	python3 -c 'import ipaddress, sys; print(ipaddress.ip_address(sys.argv[1].strip("[]")))' \
+		"$(head -n 1 "$1")" 2>/dev/null || echo "'$(head -n 1 "$1")'"
+}
+
+# nat_snapshot / nat_check WHAT FAM: the counters around a NATed flow:
+# at least 90% of its packets forwarded in XDP with the NAT, the kernel's
+# beyond those it forwarded while xfibd prepared the flow a few dozen at
+# most, none forwarded in XDP without the NAT, no invalid packet.
+nat_snapshot() {
+	X0=$(counter "forwarded_nat_v$1")
+	P0=$(counter "forwarded_v$1")
+	K0=$("kfwd$1" "$RTR")
+	L0=$(counter pass_ct_learn)
+	I0=$(nf_invalid_drops)
+}
+
+nat_check() {
+	local what=$1 fam=$2 dx dk dl
+	dx=$(($(counter "forwarded_nat_v$fam") - X0))
+	dk=$(($("kfwd$fam" "$RTR") - K0))
+	dl=$(($(counter pass_ct_learn) - L0))
+	share "$what" "$dx" "$dk"
+	((dk - dl <= 40 && SHARE >= 90)) ||
+		fail "$what: xfib +$dx with NAT, kernel +$dk ($dl while learning): not kept in XDP ($(stats_line))"
+	(($(counter "forwarded_v$fam") == P0)) ||
+		fail "$what: $(($(counter "forwarded_v$fam") - P0)) packets forwarded in XDP without the NAT"
+	[ "$(nf_invalid_drops)" = "$I0" ] ||
+		fail "$what: the router dropped $(($(nf_invalid_drops) - I0)) invalid packets"
+}
+
+# port_forward FAM: a WAN client (sink2) downloads 5 MB from the LAN server
+# (sink) through port 8080 of the router's WAN address.
+port_forward() {
+	local fam=$1 pub=$R_SNK2_4 client=$SNK2_4 tcp=TCP got="$XFIB_TMP/pf-$1" peer
+	[ "$fam" = 4 ] || { pub="[$R_SNK2_6]"; client=$SNK2_6; tcp=TCP6; }
+	NF_PORT=5201 nf_serve "$SNK" socat "$tcp-LISTEN:5201,reuseaddr" \
+		"SYSTEM:echo \$SOCAT_PEERADDR; head -c 5000000 /dev/zero"
+	nat_snapshot "$fam"
+	timeout 30 ip netns exec "$SNK2" socat -u "$tcp:$pub:8080" "OPEN:$got,creat,trunc" ||
+		fail "IPv$fam port forward: connecting to $pub:8080 failed"
+	wait "$SERVE_PID" 2>/dev/null || true
+	peer=$(peer_of "$got")
+	[ "$peer" = "$client" ] ||
+		fail "IPv$fam port forward: the server saw '$peer', not the client's $client"
+	(($(stat -c %s "$got") > 5000000)) ||
+		fail "IPv$fam port forward: $(stat -c %s "$got") bytes arrived"
+	nat_check "port forward IPv$fam, 5 MB from the LAN server" "$fam"
+	log "IPv$fam port forward: the server saw $peer"
+}
+
+# masq_upload FAM: gen sends 20 MB to sink2, masqueraded.
+masq_upload() {
+	local fam=$1 dst=$SNK2_4 me=$R_SNK2_4 tcp=TCP got="$XFIB_TMP/up-$1" peer
+	[ "$fam" = 4 ] || { dst="[$SNK2_6]"; me=$R_SNK2_6; tcp=TCP6; }
+	rm -f "$got"
+	NF_PORT=5202 nf_serve "$SNK2" timeout 30 socat -u "$tcp-LISTEN:5202,reuseaddr" \
+		"SYSTEM:echo \$SOCAT_PEERADDR >$got; wc -c >>$got"
+	nat_snapshot "$fam"
+	head -c 20000000 /dev/zero | timeout 60 ip netns exec "$GEN" socat -u - "$tcp:$dst:5202" ||
+		fail "IPv$fam masqueraded upload to $dst failed"
+	wait "$SERVE_PID" ||
+		fail "IPv$fam masqueraded upload: the receiver exited $? (124: no FIN within 30 s)"
+	peer=$(peer_of "$got")
+	[ "$peer" = "$me" ] || fail "IPv$fam masquerade: sink2 saw '$peer', not $me"
+	[ "$(sed -n 2p "$got")" = 20000000 ] ||
+		fail "IPv$fam masqueraded upload: $(sed -n 2p "$got") of 20000000 bytes arrived"
+	nat_check "masqueraded upload IPv$fam, 20 MB" "$fam"
+}
+
+# masq_udp FAM: a UDP stream from gen to an echo server on sink2, 300
+# datagrams 10 ms apart, every one answered; once conntrack holds the flow
+# as a stream (after 2 s) it is forwarded in XDP with the NAT.
+masq_udp() {
+	local fam=$1 dst=$SNK2_4 udp=UDP x0 got
+	[ "$fam" = 4 ] || { dst=$SNK2_6; udp=UDP6; }
+	ip netns exec "$SNK2" socat "$udp-LISTEN:5300,fork,reuseaddr" EXEC:cat &
+	XFIB_PIDS+=("$!")
+	until ip netns exec "$SNK2" ss -Hlun "sport = :5300" | grep -q .; do sleep 0.05; done
+	x0=$(counter "forwarded_nat_v$fam")
+	got=$(ip netns exec "$GEN" python3 - "$dst" <<'PY'
+import socket, sys, time
+dst = sys.argv[1]
+fam = socket.AF_INET6 if ':' in dst else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.settimeout(0.005)
+s.connect((dst, 5300))
+sent, got = 0, set()
+end = time.time() + 4
+while time.time() < end:
+    if sent < 300:
+        s.send(b'%d' % sent)
+        sent += 1
+    try:
+        got.add(int(s.recv(64)))
+    except (socket.timeout, ValueError):
+        pass
+    time.sleep(0.005)
+print(len(got))
+PY
+)
+	[ "$got" = 300 ] || fail "IPv$fam masqueraded UDP: $got of 300 datagrams answered"
+	(($(counter "forwarded_nat_v$fam") - x0 >= 100)) ||
+		fail "IPv$fam masqueraded UDP: only $(($(counter "forwarded_nat_v$fam") - x0)) packets NAT-forwarded in XDP ($(stats_line))"
+	log "IPv$fam masqueraded UDP: 300 answered, $(($(counter "forwarded_nat_v$fam") - x0)) packets NAT-forwarded in XDP"
+}
+
+# unsolicited: from the WAN, nothing reaches the LAN hosts: not TCP or
+# pings to their own addresses, not TCP to a WAN port without a forward.
+unsolicited() {
+	local hits="$XFIB_TMP/hits" fam dst out
+	rm -f "$hits"
+	NF_PORT=5205 nf_serve "$GEN" socat "TCP6-LISTEN:5205,fork,reuseaddr,ipv6only=0" \
+		"SYSTEM:echo hit >>$hits"
+	NF_PORT=5206 nf_serve "$SNK" socat "TCP6-LISTEN:5206,fork,reuseaddr,ipv6only=0" \
+		"SYSTEM:echo hit >>$hits"
+	for dst in "$GEN4:5205" "[$GEN6]:5205" "$R_SNK2_4:5206" "[$R_SNK2_6]:5206" "$R_SNK2_4:8081"; do
+		if timeout 5 ip netns exec "$SNK2" socat -u OPEN:/dev/null \
+			"TCP:$dst,connect-timeout=2" 2>/dev/null; then
+			fail "from the WAN, TCP to $dst connected"
+		fi
+	done
+	for fam in 4 6; do
+		dst=$GEN4
+		[ "$fam" = 4 ] || dst=$GEN6
+		out=$(nping "$SNK2" "-$fam" -q -c 5 -i 0.1 "$dst" 2>&1) || true
+		grep -q ' 0 received' <<<"$out" || fail "from the WAN, pings reached $dst: $out"
+	done
+	[ ! -s "$hits" ] || fail "from the WAN, $(wc -l <"$hits") connections reached a LAN host"
+	log "from the WAN: nothing reached the LAN"
+}
+
+# deleted_mid_flow: a masqueraded TCP trickle, gen to sink2, 1000 bytes
+# every 20 ms, in XDP; conntrack -D of its entry stops it for good.
+deleted_mid_flow() {
+	local got="$XFIB_TMP/trickle" x1 a b s0 s1 n
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
+	NF_PORT=5207 nf_serve "$SNK2" socat -u TCP-LISTEN:5207,reuseaddr "OPEN:$got,creat,trunc"
+	for _ in $(seq 200); do head -c 1000 /dev/zero; sleep 0.02; done |
+		ip netns exec "$GEN" socat -u - "TCP:$SNK2_4:5207" 2>/dev/null &
+	n=$!
+	XFIB_PIDS+=("$n")
+	sleep 1.5
+	x1=$(counter forwarded_nat_v4)
+	sleep 0.3
+	(($(counter forwarded_nat_v4) > x1)) ||
+		fail "the trickle is not NAT-forwarded in XDP before the deletion ($(stats_line))"
+	ip netns exec "$RTR" conntrack -D -p tcp --orig-port-dst 5207 >/dev/null 2>&1 ||
+		fail "conntrack -D found no entry for the trickle"
+	sleep 0.05
+	a=$(counter forwarded_nat_v4)
+	s0=$(stat -c %s "$got")
+	sleep 1
+	b=$(counter forwarded_nat_v4)
+	s1=$(stat -c %s "$got")
+	((b == a)) || fail "after conntrack -D, XDP NAT-forwarded $((b - a)) more packets"
+	((s1 == s0)) || fail "after conntrack -D, $((s1 - s0)) more bytes reached sink2"
+	kill "$n" 2>/dev/null || true
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=1
+	log "conntrack -D mid-flow: nothing more in XDP after 50 ms, nothing more at sink2 ($s0 bytes)"
+}
+
+wait_nf_mode 4 gate
+wait_nf_mode 6 gate
+port_forward 4
+port_forward 6
+masq_upload 4
+masq_upload 6
+masq_udp 4
+masq_udp 6
+unsolicited
+deleted_mid_flow
+cat "$XFIB_TMP/shares"
+log "PASS: a home router's NAT and stateful firewall, forwarded in XDP"
