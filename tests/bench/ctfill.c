@@ -4,14 +4,15 @@
  * generator sends, so that the conntrack gate finds them established.
  *
  *   ctfill --family 4|6 --src IP --dst-base IP --ndst N --stride S
- *          [--port P] [--timeout SECONDS]
+ *          [--port P] [--timeout SECONDS] [--snat IP]
  *
  * Runs in the router's namespace. The generator (tests/bench/gen.bpf.c,
  * fwdbench gen) sends UDP from SRC port P to port P of NDST destinations:
  * IPv4 DST-BASE + i * S; IPv6 DST-BASE with i * S added to its second
  * 32-bit word if S > 1, else to its last. Each gets an entry replied and
- * assured, as a UDP stream both ways would leave it. An entry already
- * there is left as it is. Prints "created N existing M".
+ * assured, as a UDP stream both ways would leave it; with --snat, source
+ * NATed to that address, as a masquerading router's entries are. An entry
+ * already there is left as it is. Prints "created N existing M".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,7 +27,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: ctfill --family 4|6 --src IP --dst-base IP --ndst N "
-			"--stride S [--port P] [--timeout SECONDS]\n");
+			"--stride S [--port P] [--timeout SECONDS] [--snat IP]\n");
 	exit(2);
 }
 
@@ -50,11 +51,13 @@ int main(int argc, char **argv)
 		{ "stride", required_argument, NULL, 'S' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "snat", required_argument, NULL, 'N' },
 		{ 0 },
 	};
 	unsigned long family = 0, ndst = 0, stride = 1, port = 9, timeout = 3600, i;
 	struct ctnl_change c = { .status = IPS_SEEN_REPLY | IPS_ASSURED, .tcp_state = -1 };
-	const char *src = NULL, *dst = NULL;
+	const char *src = NULL, *dst = NULL, *snat = NULL;
+	__u8 snat_addr[16];
 	unsigned long created = 0, existing = 0;
 	struct ctnl_tuple t = { .proto = IPPROTO_UDP };
 	struct mnl_socket *nl;
@@ -70,6 +73,7 @@ int main(int argc, char **argv)
 		case 'S': stride = num(optarg); break;
 		case 'p': port = num(optarg); break;
 		case 't': timeout = num(optarg); break;
+		case 'N': snat = optarg; break;
 		default: usage();
 		}
 	}
@@ -78,6 +82,11 @@ int main(int argc, char **argv)
 	t.family = family == 4 ? AF_INET : AF_INET6;
 	if (inet_pton(t.family, src, t.src) != 1 || inet_pton(t.family, dst, t.dst) != 1)
 		usage();
+	if (snat) {
+		if (inet_pton(t.family, snat, snat_addr) != 1)
+			usage();
+		c.snat = snat_addr;
+	}
 	t.sport = t.dport = htons(port);
 	c.timeout = timeout;
 	/* The 32-bit word that varies, as the generator varies it. */

@@ -32,6 +32,10 @@
 #            xfib's in the same repetitions is the gate's cost.
 #   kernel_ct  the kernel stack with the same ruleset and entries: what
 #            the firewalled router forwards without xfib.
+#   xfib_nat, kernel_nat  the same with masquerade: a nat chain
+#            masquerading out of r-sink, and every entry source-NATed to
+#            the router's address there (ctfill --snat), as masquerade
+#            would have made them; xfib forwards them with the NAT in XDP.
 #   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
 #            first algorithm of each family that holds the table): xfib's
 #            own build, xfib built without the per-port counters and
@@ -91,7 +95,7 @@
 # in the records show where work ran (host wide: they include anything
 # else running).
 #
-# Environment: GATE (1; 0: no xfib_ct path), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
+# Environment: GATE (1; 0: no xfib_ct, xfib_nat paths), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
 # the test ranges; every algorithm xfibctl status lists) or small (3 x 0.3 s; 1000 + 1000,
 # 1000 + 1000; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
 # ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
@@ -156,6 +160,8 @@ fi
 if [ "$GATE" = 1 ]; then
 	[ -x "$CTFILL" ] || { echo "fwd.sh: $CTFILL not built (make $CTFILL)" >&2; exit 1; }
 	command -v nft >/dev/null || { echo "fwd.sh: the gate case needs nft (nftables)" >&2; exit 1; }
+	command -v conntrack >/dev/null ||
+		{ echo "fwd.sh: the gate case needs conntrack (conntrack-tools)" >&2; exit 1; }
 fi
 for v in $VARIANTS; do
 	case $v in
@@ -315,7 +321,8 @@ PATH_NOW=kernel
 
 # ---- the conntrack gate ---------------------------------------------------
 
-GATE_NOW=0
+GATE_NOW=0  # 0, ct or nat: the ruleset loaded
+GATE_KIND=  # ct or nat: the kind of the conntrack entries there
 
 # nf_modes: the router's netfilter modes, "ipv4/ipv6".
 nf_modes() { rctl status -j | jq -r '"\(.netfilter.ipv4.mode)/\(.netfilter.ipv6.mode)"'; }
@@ -329,35 +336,53 @@ wait_nf_modes() {
 	done
 }
 
-# gate_on: the stateful ruleset and an established entry per generator
-# flow (again after gate_off: entries not refreshed may have expired).
+# gate_on [ct|nat]: the stateful ruleset and an established entry per
+# generator flow (again after gate_off: entries not refreshed may have
+# expired). nat: a masquerading router's, a nat chain masquerading out of
+# r-sink and every entry source-NATed to the router's address there, as
+# masquerade would have made it. An entry keeps the NAT it was made with:
+# switching kinds flushes conntrack first.
 gate_on() {
-	local fam out
-	[ "$GATE_NOW" = 0 ] || return 0
+	local kind=${1:-ct} fam out snat nat=""
+	[ "$GATE_NOW" != "$kind" ] || return 0
+	gate_off
+	if [ "$GATE_KIND" != "$kind" ]; then
+		in_ns "$RTR" conntrack -F >/dev/null 2>&1 || fail "conntrack -F"
+		GATE_KIND=$kind
+	fi
+	[ "$kind" = ct ] || nat="chain postrouting {
+				type nat hook postrouting priority srcnat;
+				oifname \"$R_SNK\" masquerade
+			}"
 	ip netns exec "$RTR" nft -f - <<-NFT || fail "loading the gate ruleset"
 		table inet xfib_bench {
 			chain forward {
 				type filter hook forward priority filter; policy drop;
 				ct state established accept
 			}
+			$nat
 		}
 	NFT
 	for fam in 4 6; do
 		if [ "$fam" = 4 ]; then
 			set -- "$GEN4" "$DST4_BASE" "$STRIDE4"
+			snat=$R_SNK4
 		else
 			set -- "$GEN6" "$DST6_BASE" "$STRIDE6"
+			snat=$R_SNK6
 		fi
+		[ "$kind" = nat ] || snat=""
 		out=$(in_ns "$RTR" "$CTFILL" --family "$fam" --src "$1" --dst-base "$2" \
-			--ndst "$NDST" --stride "$3") || fail "ctfill IPv$fam: $out"
-		log "conntrack entries IPv$fam: $out"
+			--ndst "$NDST" --stride "$3" ${snat:+--snat "$snat"}) ||
+			fail "ctfill IPv$fam: $out"
+		log "conntrack entries IPv$fam${snat:+, source-NATed to $snat}: $out"
 	done
 	wait_nf_modes gate/gate
-	GATE_NOW=1
+	GATE_NOW=$kind
 }
 
 gate_off() {
-	[ "$GATE_NOW" = 1 ] || return 0
+	[ "$GATE_NOW" != 0 ] || return 0
 	ip netns exec "$RTR" nft delete table inet xfib_bench || fail "removing the gate ruleset"
 	wait_nf_modes forward/forward
 	GATE_NOW=0
@@ -504,15 +529,18 @@ use_xfib() {
 	xfib_warm "$fam"
 }
 
+# xfwd FAMILY: packets xfib forwarded, with conntrack's NAT or without.
+xfwd() { echo $(($(counter "forwarded_v$1") + $(counter "forwarded_nat_v$1"))); }
+
 xfib_warm() {
 	local fam=$1 x0 x1 k0 k1 deadline
 	place_router
 	deadline=$((SECONDS + 10))
 	while :; do
-		x0=$(counter "forwarded_v$fam")
+		x0=$(xfwd "$fam")
 		k0=$(kfwd "$fam")
 		gen "$fam" --packets "$WARMUP" >/dev/null
-		x1=$(counter "forwarded_v$fam")
+		x1=$(xfwd "$fam")
 		k1=$(kfwd "$fam")
 		# With the router on its own CPU the generator outruns it and
 		# the veth ring drops the excess: some forwarded by xfib and
@@ -535,7 +563,7 @@ measure() {
 	sleep 0.05
 	rx0=$(sink_packets)
 	k0=$(kfwd "$fam")
-	x0=$(counter "forwarded_v$fam")
+	x0=$(xfwd "$fam")
 	c0=$(cpu_ticks)
 	out=$(gen "$fam" --duration "$SECS") || fail "generator: $out"
 	c1=$(cpu_ticks)
@@ -543,7 +571,7 @@ measure() {
 	sleep 0.1
 	rx1=$(sink_packets)
 	k1=$(kfwd "$fam")
-	x1=$(counter "forwarded_v$fam")
+	x1=$(xfwd "$fam")
 	# shellcheck disable=SC2086 # out is "sent N seconds S mpps R"
 	set -- $out
 	jq -n -c --arg table "$table" --argjson routes "$routes" --arg path "$path" \
@@ -789,14 +817,14 @@ run_table() {
 		# The gate right after xfib, the ruleset in the kernel right
 		# after the kernel: the pairs compare best adjacent.
 		if [ "$GATE" = 1 ] && [ "$table" = 10 ]; then
-			order=${order/xfib/xfib xfib_ct}
-			order=${order/kernel/kernel kernel_ct}
+			order=${order/xfib/xfib xfib_ct xfib_nat}
+			order=${order/kernel/kernel kernel_ct kernel_nat}
 		fi
 		for path in $order; do
 			case $path in
-			kernel | kernel_ct)
+			kernel | kernel_ct | kernel_nat)
 				use_kernel
-				[ "$path" = kernel ] || gate_on
+				[ "$path" = kernel ] || gate_on "${path#kernel_}"
 				for fam in 4 6; do measure "$table" "$routes" "$path" "" "$fam" "$rep"; done
 				;;
 			fibfwd)
@@ -819,11 +847,11 @@ run_table() {
 					measure "$table" "$routes" "xfib-${path#v:}" "$algo" "$fam" "$rep"
 				done
 				;;
-			xfib | xfib_ct)
+			xfib | xfib_ct | xfib_nat)
 				for fa in "${fits[@]}"; do
 					fam=${fa%%:*} algo=${fa#*:}
 					force_algo "$fam" "$algo" || continue
-					if [ "$path" = xfib_ct ]; then gate_on; else gate_off; fi
+					if [ "$path" = xfib ]; then gate_off; else gate_on "${path#xfib_}"; fi
 					use_xfib "$fam"
 					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
 				done
@@ -925,9 +953,9 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		ratio_kernel: (base($r.table; $r.family; "kernel") as $b | if $b and $b > 0 then $r.rx / $b else null end),
 		ratio_fibfwd: (base($r.table; $r.family; "fibfwd") as $b | if $b and $b > 0 then $r.rx / $b else null end),
 		# The conntrack gate against xfib without rules, same algorithm.
-		ratio_gate_off: (if $r.path == "xfib_ct" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
+		ratio_gate_off: (if $r.path == "xfib_ct" or $r.path == "xfib_nat" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
 			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
-		verified: (if .path == "kernel" or .path == "kernel_ct" then .kpct >= 99 and .xpct == 0
+		verified: (if .path == "kernel" or .path == "kernel_ct" or .path == "kernel_nat" then .kpct >= 99 and .xpct == 0
 		           elif .path == "fibfwd" or .path == "nolookup" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
 		           else .xpct >= 99 and .kpct <= 0.1 end)}) |
 	. as $sum |
@@ -958,6 +986,7 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		{bench: "fwd", family: "ipv\($c.family)",
 		 algorithm: (if $c.path == "xfib" then $c.algorithm
 			     elif $c.path == "xfib_ct" then $c.algorithm + "+ct_gate"
+			     elif $c.path == "xfib_nat" then $c.algorithm + "+ct_gate+nat"
 			     elif ($c.path | startswith("xfib-")) then $c.path + "/" + $c.algorithm else $c.path end),
 		 path: $c.path, table: $c.table, destinations: $ndst,
 		 routes: ([$sum[] | select(.table == $c.table and .family == $c.family)][0].routes),
@@ -973,7 +1002,8 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		 {metric: "path_verified", value: $r.verified, unit: "bool"})
 		| {bench: "fwd", family: "ipv\($r.family)",
 		   algorithm: (if $r.path == "xfib" then $r.algorithm
-			       elif $r.path == "xfib_ct" then $r.algorithm + "+ct_gate" else $r.path end),
+			       elif $r.path == "xfib_ct" then $r.algorithm + "+ct_gate"
+			       elif $r.path == "xfib_nat" then $r.algorithm + "+ct_gate+nat" else $r.path end),
 		   path: $r.path, table: $r.table, routes: $r.routes, destinations: $ndst}
 		  + . + {repetitions: $r.n,
 		     ratio_to_kernel: (if .metric == "rx_mpps" then $r.ratio_kernel | r4 else null end),
@@ -988,21 +1018,25 @@ echo "$REPS x ${SECS} s per path; $PLACEMENT; $NCPU CPUs, kernel $(uname -r)"
 echo
 printf '%-5s %-5s %-16s %9s %17s %8s %8s %8s %8s  %-26s %s\n' table family path "rx Mpps" "min-max" "tx Mpps" loss "/kernel" "/fibfwd" "forwarded by (of rx)" check
 jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm
-	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm else .path end),
+	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
+	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm else .path end),
 	.rx, .rx_min, .rx_max, .tx, .loss, (.ratio_kernel // 0), (.ratio_fibfwd // 0), .kpct, .xpct, .verified] | @tsv' "$OUT" |
 	while IFS=$'\t' read -r t f p rx mn mx tx loss rk rf kp xp ok; do
 		printf '%-5s IPv%-2s %-16s %9.3f %8.3f-%-8.3f %8.3f %7.2f%% %7.2fx %7.2fx  kernel %5.1f%% xfib %5.1f%%  %s\n' \
 			"$t" "$f" "$p" "$rx" "$mn" "$mx" "$tx" "$loss" "$rk" "$rf" "$kp" "$xp" \
 			"$([ "$ok" = true ] && echo ok || echo 'NOT this path')"
 	done
-jq -r '.summary[] | select(.path == "xfib_ct") |
-	"conntrack gate, table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps with the gate, " +
+jq -r '.summary[] | select(.path == "xfib_ct" or .path == "xfib_nat") |
+	(if .path == "xfib_nat" then "masquerade (NAT in XDP)" else "conntrack gate" end) as $what |
+	"\($what), table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps, " +
 	"\(if .ratio_gate_off then (.rx / .ratio_gate_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
 	"\(if .ratio_gate_off then (.ratio_gate_off * 100 | round | tostring) + "%" else "?" end)"' "$OUT"
-jq -r '.summary as $s | $s[] | select(.path == "kernel_ct") | . as $k |
-	([$s[] | select(.path == "xfib_ct" and .table == $k.table and .family == $k.family)][0]) as $x |
-	select($x) | "same ruleset, IPv\(.family): the kernel forwards \(.rx * 1000 | round / 1000) Mpps, " +
-	"xfib with the gate \($x.rx * 1000 | round / 1000) Mpps (\($x.rx / .rx * 100 | round / 100)x)"' "$OUT"
+jq -r '.summary as $s | $s[] | select(.path == "kernel_ct" or .path == "kernel_nat") | . as $k |
+	($k.path | sub("kernel"; "xfib")) as $xp |
+	([$s[] | select(.path == $xp and .table == $k.table and .family == $k.family)][0]) as $x |
+	select($x) | "same ruleset\(if $k.path == "kernel_nat" then " with masquerade" else "" end), IPv\(.family): " +
+	"the kernel forwards \(.rx * 1000 | round / 1000) Mpps, " +
+	"xfib \($x.rx * 1000 | round / 1000) Mpps (\($x.rx / .rx * 100 | round / 100)x)"' "$OUT"
 echo
 echo "The router's own cost per packet: time per packet (1 / rx) minus nolookup's (the lookup-free XDP"
 echo "forwarder) in the same repetition; median [min..max] over $REPS repetitions. kernel/xfib and"
@@ -1010,6 +1044,7 @@ echo "fibfwd/xfib: that path's own cost over xfib's, per repetition (those where
 printf '%-5s %-5s %-20s %26s %24s %24s\n' table family path "own ns/packet" "kernel/xfib" "fibfwd/xfib"
 jq -r '.router_cost[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm
 	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
+	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm
 	elif (.path | startswith("xfib-")) then .path + "/" + .algorithm else .path end),
 	.ns.median, .ns.min, .ns.max,
 	(.vs_kernel // {} | "\(.median // "-") \(.min // "-") \(.max // "-")"),
@@ -1069,6 +1104,7 @@ echo
 echo "rx = received by the sinks per second of generator run; loss = 1 - received/sent;"
 echo "xfib+ct = xfib with a stateful ruleset and every flow established in conntrack;"
 echo "kernel_ct = the kernel with that ruleset and those entries;"
+echo "xfib+nat, kernel_nat = the same with masquerade: a nat chain, and every entry source-NATed;"
 echo "/kernel, /fibfwd = ratio of the medians to that path's, same table and family."
 jq -r '.verifier as $v | $v.programs[] | "Verifier: \(.program) (\(.note)): \(.verified_insns) instructions processed of \($v.verifier_limit), "
 	+ "margin \($v.verifier_limit - .verified_insns) (\(.verified_insns / $v.verifier_limit * 1000 | round / 10)% used)"' "$OUT"

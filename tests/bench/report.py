@@ -143,7 +143,7 @@ def fwd_verified(fw, table_, family, path, algo):
     (fwd.json summary); None if the summary has no such row."""
     for x in fw["summary"]:
         if (x["table"], "ipv%d" % x["family"], x["path"]) == (table_, family, path) \
-           and (path not in ("xfib", "xfib_ct") and not path.startswith("xfib-")
+           and (path not in ("xfib", "xfib_ct", "xfib_nat") and not path.startswith("xfib-")
                 or x["algorithm"] == algo):
             return x["verified"]
     return None
@@ -383,7 +383,7 @@ def profiles(d):
 def fwd_section(fw):
     rows = []
     for r in fw["summary"]:
-        path = r["path"] + ("/" + r["algorithm"] if r["path"] in ("xfib", "xfib_ct") else "")
+        path = r["path"] + ("/" + r["algorithm"] if r["path"] in ("xfib", "xfib_ct", "xfib_nat") else "")
         rows.append((r["table"], r["routes"], "ipv%d" % r["family"], path,
                      r["rx"], r["rx_min"], r["rx_max"], r["loss"],
                      r.get("ratio_kernel"), r.get("ratio_fibfwd"),
@@ -403,7 +403,7 @@ def fwd_section(fw):
 def cost_section(fw):
     """The router's own cost per packet (fwd.json router_cost)."""
     def name(r):
-        if r["path"] in ("xfib", "xfib_ct"):
+        if r["path"] in ("xfib", "xfib_ct", "xfib_nat"):
             return r["path"] + "/" + r["algorithm"]
         if r["path"].startswith("xfib-"):
             return r["path"] + "/" + r["algorithm"]
@@ -653,7 +653,7 @@ def plot_fwd(plt, fw, outdir):
                                      r["path"] != "fibfwd", r["path"], r["algorithm"]))
         start = x
         for r in rows:
-            name = r["path"] if r["path"] not in ("xfib", "xfib_ct") else \
+            name = r["path"] if r["path"] not in ("xfib", "xfib_ct", "xfib_nat") else \
                 r["path"] + "/" + r["algorithm"]
             ax.bar(x, r["rx"], color=colours.get(r["path"], "tab:blue"),
                    yerr=[[r["rx"] - r["rx_min"]], [r["rx_max"] - r["rx"]]],
