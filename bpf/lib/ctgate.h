@@ -78,6 +78,7 @@
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/netfilter.h"
+#include "xfib/flow_hash.h"
 #include "lib/parse.h"
 
 /* As in include/xfib/decide.h. */
@@ -156,6 +157,37 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ct_budget);
 } xfib_ct_budget SEC(".maps");
+
+/*
+ * The flow cache: what conntrack said of a TCP or UDP flow the gate
+ * forwards, and its NAT, kept for XFIB_CT_CACHE_NS
+ * (include/xfib/netfilter.h says why that is exact enough). A packet whose
+ * flow is here skips the conntrack lookup, its reference count and
+ * release, the cost that made a stateful router's fast path slower than a
+ * plain one's. Direct-mapped by a hash of the flow, per CPU (a flow's
+ * packets mostly stay on one CPU, and no other CPU can see an entry half
+ * written); a collision replaces the older flow, which takes the lookup
+ * again. Private to each load of the program: not pinned, never read by
+ * xfibd.
+ */
+struct ct_cached {
+	__u64 until; /* bpf_ktime_get_coarse_ns() before which it holds */
+	struct xfib_ct_event key; /* the packet's flow, as ct_parse() gives it */
+	__u8 nat;    /* then as struct ct_state: the rewrite, if nat */
+	__u8 pad;
+	__be16 sport;
+	__be16 dport;
+	__u16 pad2;
+	__u32 saddr[4];
+	__u32 daddr[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XFIB_CT_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ct_cached);
+} xfib_ct_cache SEC(".maps");
 
 /* ---- the kernel's types and kfuncs ----------------------------------------- */
 
@@ -283,7 +315,9 @@ extern unsigned int CONFIG_HZ __kconfig;
 struct ct_flow {
 	struct bpf_sock_tuple tuple; /* TCP/UDP: the kfunc's lookup key */
 	__u32 tuple_len;
-	struct xfib_ct_event ev;     /* the flow as xfibd is told about it */
+	/* the flow as xfibd is told about it, and the flow cache's key
+	 * (compared as 64-bit words) */
+	struct xfib_ct_event ev __attribute__((aligned(8)));
 };
 
 /*
@@ -320,6 +354,9 @@ static __always_inline __u32 ct_parse_l4(const struct xfib_pkt *pkt,
 
 		if ((const void *)(b + 20) > pkt->data_end)
 			return XFIB_PASS_CT_INVALID;
+		/* The ports first: a SYN, FIN or RST's flow is forgotten
+		 * (ct_cache_forget). */
+		__builtin_memcpy(&f->ev.sport, b, 4);
 		doff = b[12] >> 4;
 		flags = b[13];
 		if (doff < 5 || doff * 4u > l4len)
@@ -675,8 +712,75 @@ static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
 	return d && (*d & dir);
 }
 
+/* ---- the flow cache -------------------------------------------------------------- */
+
+/* The slot of flow ev (murmur3-style mixing of its words, as the flow
+ * hash's). */
+static __always_inline struct ct_cached *ct_cache_slot(const struct xfib_ct_event *ev)
+{
+	const __u32 *w = (const __u32 *)ev;
+	__u32 h = 0, key;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < (int)(sizeof(*ev) / 4); i++)
+		h = xfib_flow_mix(h, w[i]);
+	key = xfib_flow_final(h) & (XFIB_CT_CACHE_SLOTS - 1);
+	return bpf_map_lookup_elem(&xfib_ct_cache, &key);
+}
+
+static __always_inline int ct_cache_holds(const struct ct_cached *c,
+					  const struct xfib_ct_event *ev)
+{
+	const __u64 *a = (const __u64 *)&c->key, *b = (const __u64 *)ev;
+
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) |
+		 (a[3] ^ b[3]) | (a[4] ^ b[4]));
+}
+
+/* A SYN, FIN or RST: the kernel sees the flow change state, and its next
+ * packets take the conntrack lookup again. */
+static __always_inline void ct_cache_forget(const struct xfib_ct_event *ev)
+{
+	struct ct_cached *c = ct_cache_slot(ev);
+
+	if (c && ct_cache_holds(c, ev))
+		c->until = 0;
+}
+
+/* The flow in slot c, if it is ev's and still holds: its NAT into cs. */
+static __always_inline int ct_cache_use(const struct ct_cached *c,
+					const struct xfib_ct_event *ev,
+					__u64 now, struct ct_state *cs)
+{
+	if (!c || now >= c->until || !ct_cache_holds(c, ev))
+		return 0;
+	cs->nat = c->nat;
+	if (c->nat) {
+		cs->proto = ev->proto;
+		cs->sport = c->sport;
+		cs->dport = c->dport;
+		__builtin_memcpy(cs->saddr, c->saddr, sizeof(cs->saddr));
+		__builtin_memcpy(cs->daddr, c->daddr, sizeof(cs->daddr));
+	}
+	return 1;
+}
+
+static __always_inline void ct_cache_put(struct ct_cached *c,
+					 const struct xfib_ct_event *ev,
+					 __u64 now, const struct ct_state *cs)
+{
+	__builtin_memcpy(&c->key, ev, sizeof(c->key));
+	c->nat = cs->nat;
+	c->sport = cs->sport;
+	c->dport = cs->dport;
+	__builtin_memcpy(c->saddr, cs->saddr, sizeof(c->saddr));
+	__builtin_memcpy(c->daddr, cs->daddr, sizeof(c->daddr));
+	c->until = now + XFIB_CT_CACHE_NS;
+}
+
 /* The gate proper, for a router with a stateful ruleset: parse, then the
- * echo map or conntrack. */
+ * echo map, or the flow cache and conntrack. */
 static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 					  const struct xfib_pkt *pkt,
 					  const struct xfib_nf_conf *conf,
@@ -685,13 +789,25 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 	struct ct_flow f = {};
 	__u32 r;
 
+	struct ct_cached *c;
+	__u64 now;
+
 	r = ct_parse(pkt, &f);
+	if (r == XFIB_PASS_CT_TCP_FLAGS)
+		ct_cache_forget(&f.ev);
 	if (r != XFIB_NEXT)
 		return r;
-	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6)
+	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6) {
 		r = ct_echo(&f);
-	else
+	} else {
+		c = ct_cache_slot(&f.ev);
+		now = bpf_ktime_get_coarse_ns();
+		if (ct_cache_use(c, &f.ev, now, cs))
+			return XFIB_NEXT;
 		r = ct_lookup(ctx, &f, conf, cs);
+		if (r == XFIB_NEXT && c)
+			ct_cache_put(c, &f.ev, now, cs);
+	}
 	if (r == XFIB_PASS_CT_LEARN)
 		__builtin_memcpy(&cs->ev, &f.ev, sizeof(f.ev));
 	return r;

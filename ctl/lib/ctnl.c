@@ -273,6 +273,15 @@ static void put_change(struct nlmsghdr *nlh, const struct ctnl_change *c,
 	mnl_attr_nest_end(nlh, pi);
 }
 
+int ctnl_delete(struct mnl_socket *nl, const struct ctnl_tuple *t)
+{
+	char buf[1024];
+	struct nlmsghdr *nlh = ctnl_msg(buf, IPCTNL_MSG_CT_DELETE, 0, t->family);
+
+	put_tuple(nlh, CTA_TUPLE_ORIG, t);
+	return ctnl_talk(nl, nlh, NULL, NULL);
+}
+
 int ctnl_update(struct mnl_socket *nl, const struct ctnl_tuple *t,
 		const struct ctnl_change *c)
 {

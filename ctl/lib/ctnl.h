@@ -71,6 +71,9 @@ int ctnl_get(struct mnl_socket *nl, const struct ctnl_tuple *t,
 int ctnl_update(struct mnl_socket *nl, const struct ctnl_tuple *t,
 		const struct ctnl_change *c);
 
+/* Deletes the entry one of whose tuples is t: 0, -ENOENT, or -errno. */
+int ctnl_delete(struct mnl_socket *nl, const struct ctnl_tuple *t);
+
 /* Creates a confirmed entry with original tuple t (the reply tuple is its
  * inverse, or NAT's): 0, -EEXIST, or -errno. */
 int ctnl_create(struct mnl_socket *nl, const struct ctnl_tuple *t,

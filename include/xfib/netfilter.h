@@ -136,6 +136,19 @@ _Static_assert(sizeof(struct xfib_ct_event) == 40, "xfib_ct_event size");
 
 #define XFIB_CT_LEARN_RETRY_NS 100000000ull
 
+/*
+ * The dataplane's flow cache (bpf/lib/ctgate.h): a flow conntrack said
+ * the gate forwards is forwarded for XFIB_CT_CACHE_NS without asking
+ * again, then asked again (which also refreshes its timeout). So a change
+ * conntrack makes to an entry that the kernel does not see a packet for
+ * reaches the fast path within that time: a deletion (conntrack -D, a
+ * flush, a timeout), the other direction's FIN or RST. The flow's own
+ * SYN, FIN and RST go to the kernel and clear its cache slot at once.
+ * XFIB_CT_CACHE_SLOTS slots per CPU.
+ */
+#define XFIB_CT_CACHE_NS 25000000ull
+#define XFIB_CT_CACHE_SLOTS 4096
+
 /* At most this many flows per CPU per XFIB_CT_LEARN_WINDOW_NS are sent to
  * xfibd, whatever arrives: each costs it a ctnetlink request. */
 #define XFIB_CT_LEARN_BURST 256

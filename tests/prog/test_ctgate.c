@@ -713,6 +713,48 @@ static void cases_entries(int v6)
 #undef NAME
 }
 
+static void entry_delete(const struct flow *fl)
+{
+	struct ctnl_tuple t;
+	int err;
+
+	tuple_of(fl, &t);
+	err = ctnl_delete(ct, &t);
+	if (err)
+		die("delete a conntrack entry: %s", strerror(-err));
+}
+
+/*
+ * The flow cache (bpf/lib/ctgate.h): a forwarded flow is forwarded for
+ * XFIB_CT_CACHE_NS without asking conntrack again, then asked again; its
+ * own SYN, FIN or RST makes the next segment ask at once. The test runs on
+ * one CPU, so every run sees the same per-CPU cache.
+ */
+static void cases_cache(void)
+{
+	struct flow f = tcp(0, 40100, TH_ACK), fin;
+	/* The coarse clock moves a jiffy at a time: 10 ms at HZ=100. */
+	useconds_t past = XFIB_CT_CACHE_NS / 1000 + 12000;
+
+	entry(&f, EST, TCP_CONNTRACK_ESTABLISHED, true, 100, 0, NULL);
+	send_flow("cache: an established flow: forwarded", &f, XFIB_FWD_V4);
+	entry_delete(&f);
+	send_flow("cache: its entry just deleted: forwarded from the cache", &f, XFIB_FWD_V4);
+	usleep(past);
+	send_flow("cache: ... and once the cache time has passed, conntrack asked: kernel",
+		  &f, XFIB_PASS_CT_NEW);
+
+	f = tcp(0, 40101, TH_ACK);
+	entry(&f, EST, TCP_CONNTRACK_ESTABLISHED, true, 100, 0, NULL);
+	send_flow("cache: another established flow: forwarded", &f, XFIB_FWD_V4);
+	entry_delete(&f);
+	fin = f;
+	fin.flags = TH_FIN | TH_ACK;
+	send_flow("cache: its FIN: kernel", &fin, XFIB_PASS_CT_TCP_FLAGS);
+	send_flow("cache: ... and the next segment at once asks conntrack, which lost it: kernel",
+		  &f, XFIB_PASS_CT_NEW);
+}
+
 /* Segments of an established, liberal flow by their flags and header. */
 static void cases_tcp_packets(void)
 {
@@ -855,6 +897,7 @@ static void cases_nat(int v6)
 	o = f;
 	o.src = nsrc;
 	send_nat(NAME("TCP source-NATed: forwarded from the NAT address"), &f, &o, false);
+	send_nat(NAME("... again, with the NAT from the flow cache"), &f, &o, false);
 	f = (struct flow){ v6, IPPROTO_TCP, 5201, 40030, TH_ACK, false, dst, nsrc };
 	o = f;
 	o.dst = src;
@@ -1050,6 +1093,7 @@ int main(void)
 	cases_entries(1);
 	cases_nat(0);
 	cases_nat(1);
+	cases_cache();
 	cases_tcp_packets();
 	cases_protocols();
 	cases_learn();
