@@ -47,8 +47,8 @@
  * holds the addresses and ports the packet leaves with (lib/nat.h writes
  * them). Like the kernel, which runs conntrack and destination NAT in
  * prerouting, the gate looks the flow up before the route lookup
- * (xfib_ct_gate_pre), and the route is the translated destination's. It only
- * records what it found: the packet's reason stays the route's (a local
+ * (xfib_ct_gate_pre), and the route is the translated destination's. It
+ * only records what it found: the packet's reason stays the route's (a local
  * destination stays pass_local), and xfibd hears of a flow only when the
  * packet would have been forwarded (ct_gate).
  *
@@ -787,10 +787,9 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 					  struct ct_state *cs)
 {
 	struct ct_flow f = {};
-	__u32 r;
-
 	struct ct_cached *c;
 	__u64 now;
+	__u32 r;
 
 	r = ct_parse(pkt, &f);
 	if (r == XFIB_PASS_CT_TCP_FLAGS)
@@ -860,8 +859,8 @@ __noinline int xfib_ct_gate_pre(struct xdp_md *ctx, __u32 l3off, __u32 l3len,
 
 /*
  * The netfilter step for a packet the forwarder is about to forward from
- * port in to port out, with what xfib_ct_gate_pre() found: XFIB_NEXT to forward
- * it, else the reason it goes to the kernel.
+ * port in to port out, with what xfib_ct_gate_pre() found: XFIB_NEXT to
+ * forward it, else the reason it goes to the kernel.
  */
 static __always_inline __u32 ct_gate(struct ct_state *cs, __u32 in, __u32 out)
 {

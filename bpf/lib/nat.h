@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Writing conntrack's translation into a packet the forwarder sends: the
- * addresses and TCP/UDP ports xfib_ct_gate_pre() (lib/ctgate.h) read from the
- * flow's entry, with the checksums they cover updated incrementally
+ * addresses and TCP/UDP ports xfib_ct_gate_pre() (lib/ctgate.h) read from
+ * the flow's entry (or its flow cache kept), with the checksums they cover updated incrementally
  * (RFC 1624), as the kernel's nf_nat_ipv4_manip_pkt() and
  * l4proto_manip_pkt() do:
  *
