@@ -18,6 +18,11 @@
 #  - unsolicited traffic from the WAN never reaches the LAN: a TCP
 #    connection and pings to the LAN hosts' own addresses, and to a WAN
 #    port with no forward;
+#  - with 3 s conntrack timeouts, a masqueraded TCP trickle of 6 s, all in
+#    XDP, keeps its one entry (the dataplane refreshes it);
+#  - with nf_conntrack_acct=1 the family goes to the kernel, and
+#    conntrack's per-entry counters count every packet of a masqueraded
+#    ping stream;
 #  - conntrack -D mid-flow: with nf_conntrack_tcp_loose=0 the kernel calls
 #    the flow's next segments invalid and drops them; XDP forwards none of
 #    them from 50 ms after the deletion on, and the receiver gets nothing
@@ -214,6 +219,57 @@ unsolicited() {
 	log "from the WAN: nothing reached the LAN"
 }
 
+# nat_keepalive: with an established timeout of 3 s, a masqueraded TCP
+# trickle of 6 s keeps its entry (the same id from start to end), though
+# the kernel sees none of its packets but the first and last few.
+nat_keepalive() {
+	local got="$XFIB_TMP/ka" id0 id1 n x0
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_tcp_timeout_established=3
+	sleep 1.2 # xfibd reads the sysctls every second
+	NF_PORT=5208 nf_serve "$SNK2" socat -u TCP-LISTEN:5208,reuseaddr "OPEN:$got,creat,trunc"
+	x0=$(counter forwarded_nat_v4)
+	for _ in $(seq 60); do head -c 1000 /dev/zero; sleep 0.1; done |
+		ip netns exec "$GEN" socat -u - "TCP:$SNK2_4:5208" &
+	n=$!
+	XFIB_PIDS+=("$n")
+	sleep 1
+	id0=$(ct_id "$RTR" -p tcp --orig-port-dst 5208 --state ESTABLISHED)
+	wait "$n" || fail "masqueraded keepalive client"
+	nf_receiver_ends "masqueraded keepalive"
+	id1=$(ct_id "$RTR" -p tcp --orig-port-dst 5208)
+	[ "$(stat -c %s "$got")" = 60000 ] ||
+		fail "masqueraded keepalive: $(stat -c %s "$got") of 60000 bytes arrived"
+	if [ -z "$id0" ] || [ "$id0" != "$id1" ]; then
+		fail "the masqueraded trickle's conntrack entry changed over 6 s: '$id0' -> '$id1'"
+	fi
+	(($(counter forwarded_nat_v4) - x0 >= 60)) ||
+		fail "masqueraded keepalive: only $(($(counter forwarded_nat_v4) - x0)) packets NAT-forwarded in XDP"
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_tcp_timeout_established=432000
+	log "masqueraded keepalive: entry $id0 lived through 6 s with a 3 s timeout"
+}
+
+# acct_exact: with nf_conntrack_acct=1 conntrack counts every packet of a
+# flow, which it could not do for packets forwarded in XDP: the family goes
+# to the kernel (pass), and a masqueraded ping stream of 20 echoes shows 20
+# packets each way in its entry.
+acct_exact() {
+	local x0 out
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_acct=1
+	wait_nf_mode 4 pass
+	ip netns exec "$RTR" conntrack -D -p icmp >/dev/null 2>&1 || true
+	x0=$(($(counter forwarded_nat_v4) + $(counter forwarded_v4)))
+	out=$(nping "$GEN" -4 -q -c 20 -i 0.05 "$SNK2_4" 2>&1) ||
+		fail "pings through masquerade with conntrack accounting: $out"
+	(($(counter forwarded_nat_v4) + $(counter forwarded_v4) == x0)) ||
+		fail "with nf_conntrack_acct=1, XDP forwarded packets conntrack does not count"
+	out=$(ct_entries "$RTR" -p icmp -s "$GEN4" -o extended)
+	grep -q 'packets=20 .*packets=20 ' <<<"$out" ||
+		fail "conntrack accounting: not 20 packets each way: $out"
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_acct=0
+	wait_nf_mode 4 gate
+	log "nf_conntrack_acct=1: the kernel's, and its entry counted all 20 echoes each way"
+}
+
 # deleted_mid_flow: a masqueraded TCP trickle, gen to sink2, 1000 bytes
 # every 20 ms, in XDP; conntrack -D of its entry stops it for good.
 deleted_mid_flow() {
@@ -253,6 +309,8 @@ masq_upload 6
 masq_udp 4
 masq_udp 6
 unsolicited
+nat_keepalive
+acct_exact
 deleted_mid_flow
 cat "$XFIB_TMP/shares"
 log "PASS: a home router's NAT and stateful firewall, forwarded in XDP"
