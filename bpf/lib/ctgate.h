@@ -330,8 +330,9 @@ struct ct_state {
 	__u8 mode;	/* the family's enum xfib_nf_mode, read once */
 	__u8 ports;	/* xfib_nf_conf.ports, read with it */
 	__u8 nat;	/* forward() writes the addresses and ports below */
-	__u8 proto;	/* IPPROTO_TCP or IPPROTO_UDP, when nat */
-	__be16 sport;	/* the packet's ports and addresses as it leaves */
+	__u8 proto;	/* IPPROTO_TCP, _UDP, _ICMP or _ICMPV6, when nat */
+	__be16 sport;	/* the packet's ports (ICMP echo: the identifier in
+			 * sport) and addresses as it leaves */
 	__be16 dport;
 	/* network order; IPv4 in the first word; 8-byte aligned for
 	 * route6's two 64-bit loads of the destination */
@@ -503,10 +504,10 @@ static __always_inline void ct_learn(struct xfib_ct_event *ev)
 /* ---- the decisions --------------------------------------------------------- */
 
 /* An echo request or reply: forwarded while xfibd says conntrack holds its
- * flow established (xfib_ct_echo); the time of use lets xfibd keep the
- * entry's timeout fresh. Echo flows xfibd does not hold yet are learned
- * (ct_gate). */
-static __always_inline __u32 ct_echo(struct ct_flow *f)
+ * flow established (xfib_ct_echo), with its translation if conntrack NATs
+ * it; the time of use lets xfibd keep the entry's timeout fresh. Echo
+ * flows xfibd does not hold yet are learned (ct_gate). */
+static __always_inline __u32 ct_echo(struct ct_flow *f, struct ct_state *cs)
 {
 	struct xfib_ct_echo_key key = { .family = f->ev.family, .id = f->ev.sport };
 	int request = f->ev.icmp_type == ICMP_ECHO_ ||
@@ -520,6 +521,18 @@ static __always_inline __u32 ct_echo(struct ct_flow *f)
 	now = bpf_ktime_get_ns();
 	if (!e || now >= e->valid_until)
 		return XFIB_PASS_CT_LEARN;
+	if (e->nat) {
+		/* A request to the responder's side of a translated flow, or a
+		 * reply to the requester's: not the flow's packet. */
+		if ((e->nat == XFIB_ECHO_NAT_REQUEST) != request)
+			return XFIB_PASS_CT_NAT;
+		cs->nat = 1;
+		cs->proto = f->ev.proto;
+		cs->sport = e->id;
+		cs->dport = 0;
+		__builtin_memcpy(cs->saddr, e->saddr, sizeof(cs->saddr));
+		__builtin_memcpy(cs->daddr, e->daddr, sizeof(cs->daddr));
+	}
 	/* One store per 100 ms at most: the line is shared between CPUs. */
 	if (now - e->last_used > 100000000ull)
 		e->last_used = now;
@@ -797,7 +810,7 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 	if (r != XFIB_NEXT)
 		return r;
 	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6) {
-		r = ct_echo(&f);
+		r = ct_echo(&f, cs);
 	} else {
 		c = ct_cache_slot(&f.ev);
 		now = bpf_ktime_get_coarse_ns();

@@ -9,10 +9,13 @@
  *  - IPv4: the header checksum covers the addresses;
  *  - TCP and UDP: the pseudo-header's addresses and the ports;
  *  - a UDP checksum of 0 (none was sent) stays 0, and a computed 0 is
- *    written as 0xffff, which means the same.
+ *    written as 0xffff, which means the same;
+ *  - ICMP echo: the identifier; ICMPv6's checksum also covers the
+ *    pseudo-header's addresses, ICMP's does not.
  *
- * The packet was parsed by the gate: a TCP header of at least 20 bytes or
- * a UDP header of 8 directly after the IP header, not a fragment.
+ * The packet was parsed by the gate: a TCP header of at least 20 bytes, a
+ * UDP or ICMP echo header of 8, directly after the IP header, not a
+ * fragment.
  */
 #ifndef XFIB_BPF_NAT_H
 #define XFIB_BPF_NAT_H
@@ -86,6 +89,20 @@ static __always_inline int nat_l4(void *l4, const void *data_end,
 	return 0;
 }
 
+/* The ICMP or ICMPv6 echo header at l4: the identifier, and the checksum
+ * by addr_diff (0 for ICMP) and the identifier's change. */
+static __always_inline int nat_echo(void *l4, const void *data_end,
+				    const struct ct_state *cs, __u32 addr_diff)
+{
+	__be16 *h = l4; /* type and code, checksum, identifier */
+
+	if (l4 + 8 > data_end)
+		return -1;
+	h[1] = nat_csum_apply(h[1], addr_diff + (__u16)~h[2] + cs->sport);
+	h[2] = cs->sport;
+	return 0;
+}
+
 /* IPv4: addresses, header checksum, then the transport header. */
 static __always_inline int nat_write4(struct iphdr *iph, const void *data_end,
 				      const struct ct_state *cs)
@@ -97,6 +114,8 @@ static __always_inline int nat_write4(struct iphdr *iph, const void *data_end,
 	iph->saddr = new[0];
 	iph->daddr = new[1];
 	iph->check = nat_csum_apply(iph->check, diff);
+	if (cs->proto == IPPROTO_ICMP)
+		return nat_echo(iph + 1, data_end, cs, 0);
 	return nat_l4(iph + 1, data_end, cs, diff);
 }
 
@@ -111,6 +130,8 @@ static __always_inline int nat_write6(struct ipv6hdr *ip6h, const void *data_end
 	diff = nat_csum_diff(diff, a + 4, cs->daddr, 4);
 	__builtin_memcpy(a, cs->saddr, 16);
 	__builtin_memcpy(a + 4, cs->daddr, 16);
+	if (cs->proto == IPPROTO_ICMPV6)
+		return nat_echo(ip6h + 1, data_end, cs, diff);
 	return nat_l4(ip6h + 1, data_end, cs, diff);
 }
 

@@ -113,8 +113,23 @@ struct xfib_ct_echo {
 			    * flow until then, whatever happens */
 	__u64 last_used;   /* CLOCK_MONOTONIC ns of the last packet the
 			    * dataplane forwarded (coarse) */
+	/* A flow conntrack translates has a key per side: the requester's
+	 * (its requests leave translated), the responder's (its replies
+	 * do), each with the addresses and identifier they leave with. */
+	__u8 nat;	   /* enum xfib_ct_echo_nat */
+	__u8 pad;
+	__be16 id;	   /* identifier the packet leaves with */
+	__u8 pad2[4];
+	__u8 saddr[16];	   /* source and destination it leaves with */
+	__u8 daddr[16];
 };
-_Static_assert(sizeof(struct xfib_ct_echo) == 16, "xfib_ct_echo size");
+_Static_assert(sizeof(struct xfib_ct_echo) == 56, "xfib_ct_echo size");
+
+enum xfib_ct_echo_nat {
+	XFIB_ECHO_NAT_NONE = 0,	   /* requests and replies forwarded as they are */
+	XFIB_ECHO_NAT_REQUEST = 1, /* requests translated; no reply has this key */
+	XFIB_ECHO_NAT_REPLY = 2,   /* replies translated; no request has it */
+};
 
 /*
  * A flow the dataplane found established but not yet prepared (a TCP flow

@@ -83,9 +83,10 @@ nf_serve() {
 # the machine's speed (one here; up to a hundred under an emulated CPU on
 # a busy machine), so what is required is the order: XDP takes the flow
 # while it runs, and from then on the kernel forwards none of it. The
-# share is logged.
+# share is logged. COUNTER (default forwarded_vFAMILY) is the counter that
+# moves for them in XDP (forwarded_nat_vFAMILY through NAT).
 nf_pings() {
-	local fam=$1 dst=$2 c=forwarded_v$1 kf=kfwd$1 x0 k0 k1 dx dk late
+	local fam=$1 dst=$2 c=${3:-forwarded_v$1} kf=kfwd$1 x0 k0 k1 dx dk late
 	x0=$(counter "$c")
 	k0=$("$kf" "$RTR")
 	stream_start "nfping$fam" "$fam" "$dst" -c 200 -i 0.01

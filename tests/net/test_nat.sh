@@ -10,7 +10,8 @@
 #  - the port forward: 5 MB from the LAN server to a WAN client through the
 #    router's WAN address, the server seeing the client's own address;
 #  - masquerade: a 20 MB upload from gen to sink2, which sees the router's
-#    address, and a UDP stream answered datagram for datagram;
+#    address, a UDP stream answered datagram for datagram, and ping
+#    streams (the echo identifier translated as conntrack says);
 #  - all of it forwarded in XDP with conntrack's NAT after the first round
 #    trips (the kernel forwards the handshake, the close and what comes
 #    before xfibd prepared the flow), and no packet of it forwarded in XDP
@@ -194,6 +195,18 @@ PY
 	log "IPv$fam masqueraded UDP: 300 answered, $(($(counter "forwarded_nat_v$fam") - x0)) packets NAT-forwarded in XDP"
 }
 
+# masq_pings FAM: a ping stream from gen to sink2 through masquerade, in
+# XDP after its first echoes with conntrack's NAT both ways (nf_pings),
+# and conntrack's entry says sink2 saw the router's address.
+masq_pings() {
+	local fam=$1 dst=$SNK2_4 me=$R_SNK2_4 src=$GEN4 p=icmp
+	[ "$fam" = 4 ] || { dst=$SNK2_6; me=$R_SNK2_6; src=$GEN6; p=icmpv6; }
+	nf_pings "$fam" "$dst" "forwarded_nat_v$fam"
+	ct_entries "$RTR" -p "$p" -s "$src" | grep -q "src=$dst dst=$me " ||
+		fail "IPv$fam pings: conntrack did not masquerade them: $(ct_entries "$RTR" -p "$p" -s "$src")"
+	log "IPv$fam pings through masquerade: sink2 answered $me"
+}
+
 # unsolicited: from the WAN, nothing reaches the LAN hosts: not TCP or
 # pings to their own addresses, not TCP to a WAN port without a forward.
 unsolicited() {
@@ -308,6 +321,8 @@ masq_upload 4
 masq_upload 6
 masq_udp 4
 masq_udp 6
+masq_pings 4
+masq_pings 6
 unsolicited
 nat_keepalive
 acct_exact

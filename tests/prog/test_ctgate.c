@@ -1026,6 +1026,69 @@ static void cases_echo(int v6)
 		       "v4 echo reply past its validity: kernel", &rep, XFIB_PASS_CT_LEARN);
 }
 
+/*
+ * An echo flow conntrack translates (SRC masqueraded to NAT_SRC, its
+ * identifier 77 to 99), as xfibd writes it: a key per side. Requests of
+ * the requester's side and replies of the responder's leave translated,
+ * the ICMP checksum (ICMPv6's with its pseudo-header) as a full
+ * computation gives it; a packet of the other kind with either key is not
+ * the flow's.
+ */
+static void cases_echo_nat(int v6)
+{
+	const char *src = v6 ? SRC6 : SRC4, *dst = v6 ? DST6 : DST4;
+	const char *nsrc = v6 ? NAT_SRC6 : NAT_SRC4, *fam = v6 ? "v6" : "v4";
+	int af = v6 ? AF_INET6 : AF_INET;
+	struct xfib_ct_echo_key k = { .family = af, .id = htons(77) };
+	struct xfib_ct_echo v = { .valid_until = ~0ull, .nat = XFIB_ECHO_NAT_REQUEST,
+				  .id = htons(99) };
+	struct xfib_neigh_key nk = { .ifindex = if_out, .family = af };
+	struct flow f, o;
+	char name[128];
+
+#define NAME(s) (snprintf(name, sizeof(name), "%s %s", fam, s), name)
+	put_neigh(NB_SRC, af, src);
+	inet_pton(af, src, k.requester);
+	inet_pton(af, dst, k.responder);
+	inet_pton(af, nsrc, v.saddr);
+	inet_pton(af, dst, v.daddr);
+	update(skel->maps.xfib_ct_echo, &k, &v);
+	f = echo(v6, true, 77);
+	o = echo(v6, true, 99);
+	o.src = nsrc;
+	send_nat(NAME("echo request, masqueraded flow: forwarded from the NAT address, identifier 99"),
+		 &f, &o, false);
+	f = echo(v6, false, 77);
+	f.reverse = true;
+	send_flow(NAME("... an echo reply with the requester's key: kernel"), &f,
+		  XFIB_PASS_CT_NAT);
+
+	memset(&k, 0, sizeof(k));
+	k.family = af;
+	k.id = htons(99);
+	inet_pton(af, nsrc, k.requester);
+	inet_pton(af, dst, k.responder);
+	v.nat = XFIB_ECHO_NAT_REPLY;
+	v.id = htons(77);
+	inet_pton(af, dst, v.saddr);
+	inet_pton(af, src, v.daddr);
+	update(skel->maps.xfib_ct_echo, &k, &v);
+	f = (struct flow){ v6, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP, v6 ? 129 : 0, 99, 0, false,
+			   dst, nsrc };
+	o = f;
+	o.dport = 77;
+	o.dst = src;
+	send_nat(NAME("echo reply to the NAT address: forwarded to the host behind it, identifier 77"),
+		 &f, &o, false);
+	f = echo(v6, true, 99);
+	f.src = nsrc;
+	send_flow(NAME("... an echo request with the responder's key: kernel"), &f,
+		  XFIB_PASS_CT_NAT);
+	inet_pton(af, src, nk.addr);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xfib_neigh_hosts), &nk);
+#undef NAME
+}
+
 /* The program a verifier that cannot read the UDP stream time takes
  * (Linux 6.1): a replied UDP flow stays with the kernel until conntrack
  * has made it assured, then it is forwarded with the stream timeout. */
@@ -1099,6 +1162,8 @@ int main(void)
 	cases_learn();
 	cases_echo(0);
 	cases_echo(1);
+	cases_echo_nat(0);
+	cases_echo_nat(1);
 	cases_budget();
 	cases_udp_without_stream_time();
 	cases_without_kfuncs();

@@ -7,11 +7,13 @@
  *    BE_LIBERAL in both directions over ctnetlink, so that the kernel,
  *    which stops seeing its packets, accepts the FIN that ends it;
  *  - an ICMP echo flow: xfibd asks conntrack whether it holds the flow as
- *    replied, without NAT or helper, in the default zone; if so it
- *    refreshes the entry's timeout and writes the flow into xfib_ct_echo,
- *    valid until a second before the entry could expire. Every second,
- *    echo flows used since their last refresh are refreshed again (and
- *    checked again); the others run out.
+ *    replied, without helper, in the default zone; if so it refreshes the
+ *    entry's timeout and writes the flow into xfib_ct_echo, valid until a
+ *    second before the entry could expire: one key, or for a flow
+ *    conntrack translates one per side with the translation (struct
+ *    xfib_ct_echo). Every second, echo flows used since their last
+ *    refresh are refreshed again (and checked again); the others run
+ *    out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +38,8 @@
 
 #define ICMP_ECHO_ 8
 #define ICMPV6_ECHO_REQUEST_ 128
+#define ICMP_ECHOREPLY_ 0
+#define ICMPV6_ECHO_REPLY_ 129
 
 static unsigned int fam_of(__u8 af)
 {
@@ -79,16 +83,23 @@ static __u32 echo_timeout_s(const struct nfgate *g, __u8 af)
 	return af == AF_INET6 ? g->sys.icmpv6_s : g->sys.icmp_s;
 }
 
-/* The request direction of the echo flow in key, as conntrack keys it. */
-static void echo_tuple(const struct xfib_ct_echo_key *k, struct ctnl_tuple *t)
+/* A tuple of the echo flow of key k (value v), as conntrack keys it: the
+ * request direction, or the reply's for a translated flow's responder
+ * side, whose request direction conntrack does not know. */
+static void echo_tuple(const struct xfib_ct_echo_key *k, const struct xfib_ct_echo *v,
+		       struct ctnl_tuple *t)
 {
+	bool reply = v->nat == XFIB_ECHO_NAT_REPLY;
+
 	memset(t, 0, sizeof(*t));
 	t->family = k->family;
 	t->proto = k->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 	t->icmp_type = k->family == AF_INET6 ? ICMPV6_ECHO_REQUEST_ : ICMP_ECHO_;
+	if (reply)
+		t->icmp_type = k->family == AF_INET6 ? ICMPV6_ECHO_REPLY_ : ICMP_ECHOREPLY_;
 	t->sport = k->id;
-	memcpy(t->src, k->requester, sizeof(t->src));
-	memcpy(t->dst, k->responder, sizeof(t->dst));
+	memcpy(t->src, reply ? k->responder : k->requester, sizeof(t->src));
+	memcpy(t->dst, reply ? k->requester : k->responder, sizeof(t->dst));
 }
 
 /* conntrack holds the flow of t as an echo flow the gate may forward. */
@@ -97,19 +108,22 @@ static bool echo_established(const struct ctnl_entry *e)
 	__u8 req = e->orig.family == AF_INET6 ? ICMPV6_ECHO_REQUEST_ : ICMP_ECHO_;
 
 	return (e->status & IPS_SEEN_REPLY) && (e->status & IPS_CONFIRMED) &&
-	       !(e->status & (IPS_NAT_MASK | IPS_SEQ_ADJUST | IPS_HELPER | IPS_DYING)) &&
+	       !(e->status & (IPS_SEQ_ADJUST | IPS_HELPER | IPS_DYING)) &&
+	       (!(e->status & IPS_NAT_MASK) ||
+		(e->status & IPS_NAT_DONE_MASK) == IPS_NAT_DONE_MASK) &&
 	       !e->zone && e->orig.icmp_type == req && e->timeout > 1;
 }
 
 /*
  * Refreshes the echo flow of t and says until when the dataplane may
- * forward it: 0 with *until set, -ENOENT if conntrack does not hold it
- * established (any more), or -errno. The timeout is set first and read
- * back after: whatever happened in between, the entry read lives at least
- * as long as it says, and it is the one checked.
+ * forward it: 0 with *until set (and *e, if given, the entry), -ENOENT if
+ * conntrack does not hold it established (any more), or -errno. The
+ * timeout is set first and read back after: whatever happened in between,
+ * the entry read lives at least as long as it says, and it is the one
+ * checked.
  */
 static int echo_refresh(struct nfgate *g, const struct ctnl_tuple *t, __u64 *until,
-			struct xfib_ct_echo_key *key)
+			struct ctnl_entry *ep)
 {
 	struct ctnl_change c = { .timeout = echo_timeout_s(g, t->family), .tcp_state = -1 };
 	struct ctnl_entry e;
@@ -125,31 +139,69 @@ static int echo_refresh(struct nfgate *g, const struct ctnl_tuple *t, __u64 *unt
 		return err;
 	if (!echo_established(&e))
 		return -ENOENT;
-	if (key) {
-		memset(key, 0, sizeof(*key));
-		key->family = e.orig.family;
-		key->id = e.orig.sport;
-		memcpy(key->requester, e.orig.src, sizeof(key->requester));
-		memcpy(key->responder, e.orig.dst, sizeof(key->responder));
-	}
+	if (ep)
+		*ep = e;
 	*until = t0 + e.timeout * NS - ECHO_MARGIN_NS;
 	return 0;
 }
 
+/*
+ * The dataplane's keys of the echo flow of entry e, with their values
+ * (valid_until and last_used left to the caller): the requester's side,
+ * keyed by the original tuple, whose requests leave with the reply
+ * tuple's addresses swapped and its identifier; and, if conntrack
+ * translates the flow, the responder's side, keyed by the reply tuple,
+ * whose replies leave with the original tuple's. Returns how many (1, 2).
+ */
+static int echo_keys(const struct ctnl_entry *e, struct xfib_ct_echo_key k[2],
+		     struct xfib_ct_echo v[2])
+{
+	const struct ctnl_tuple *o = &e->orig, *r = &e->reply;
+	bool nat = o->sport != r->sport || memcmp(o->src, r->dst, sizeof(o->src)) ||
+		   memcmp(o->dst, r->src, sizeof(o->dst));
+
+	memset(k, 0, 2 * sizeof(*k));
+	memset(v, 0, 2 * sizeof(*v));
+	k[0].family = k[1].family = o->family;
+	k[0].id = o->sport;
+	memcpy(k[0].requester, o->src, sizeof(k[0].requester));
+	memcpy(k[0].responder, o->dst, sizeof(k[0].responder));
+	if (!nat)
+		return 1;
+	v[0].nat = XFIB_ECHO_NAT_REQUEST;
+	v[0].id = r->sport;
+	memcpy(v[0].saddr, r->dst, sizeof(v[0].saddr));
+	memcpy(v[0].daddr, r->src, sizeof(v[0].daddr));
+	k[1].id = r->sport;
+	memcpy(k[1].requester, r->dst, sizeof(k[1].requester));
+	memcpy(k[1].responder, r->src, sizeof(k[1].responder));
+	v[1].nat = XFIB_ECHO_NAT_REPLY;
+	v[1].id = o->sport;
+	memcpy(v[1].saddr, o->dst, sizeof(v[1].saddr));
+	memcpy(v[1].daddr, o->src, sizeof(v[1].daddr));
+	return 2;
+}
+
 static void learn_echo(struct nfgate *g, const struct ctnl_tuple *t)
 {
-	struct xfib_ct_echo_key key;
-	struct xfib_ct_echo v;
-	int err;
+	struct xfib_ct_echo_key key[2];
+	struct xfib_ct_echo v[2];
+	struct ctnl_entry e;
+	__u64 until;
+	int err, n, i;
 
-	err = echo_refresh(g, t, &v.valid_until, &key);
+	err = echo_refresh(g, t, &until, &e);
 	if (err == -ENOENT)
 		return; /* not (yet) replied: the dataplane asks again */
 	if (!err) {
-		v.last_used = mono_ns();
-		if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.xfib_ct_echo), &key,
-					&v, BPF_ANY))
-			err = -errno;
+		n = echo_keys(&e, key, v);
+		for (i = 0; i < n && !err; i++) {
+			v[i].valid_until = until;
+			v[i].last_used = mono_ns();
+			if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.xfib_ct_echo),
+						&key[i], &v[i], BPF_ANY))
+				err = -errno;
+		}
 	}
 	learned(g, t->family, err, "ICMP echo");
 }
@@ -201,7 +253,7 @@ void ctlearn_tick(struct nfgate *g)
 		window = echo_timeout_s(g, next.family) * NS - ECHO_MARGIN_NS;
 		refreshed = v.valid_until - window;
 		if (v.last_used > refreshed && now - refreshed >= ECHO_REFRESH_NS) {
-			echo_tuple(&next, &t);
+			echo_tuple(&next, &v, &t);
 			if (!echo_refresh(g, &t, &v.valid_until, NULL)) {
 				bpf_map_update_elem(fd, &next, &v, BPF_EXIST);
 				continue;
