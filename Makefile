@@ -188,11 +188,17 @@ $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $< $(CTL_LIB_A) -o $@ $(LDLIBS)
 
-# The differential test's XDP programs (tests/difftest).
-DIFFTEST_OBJS := $(BUILD)/tests/dt_pass.bpf.o $(BUILD)/tests/dt_plant.bpf.o
+# The differential test's XDP programs and the tool that creates its NAT
+# run's conntrack entries (tests/difftest).
+DIFFTEST_OBJS := $(BUILD)/tests/dt_pass.bpf.o $(BUILD)/tests/dt_plant.bpf.o \
+                 $(BUILD)/tests/dt_ct
 $(BUILD)/tests/dt_%.bpf.o: tests/difftest/dt_%.bpf.c $(BPF_FLAGS_FILE) | $(BUILD)/tests
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tests/dt_ct: tests/difftest/dt_ct.c $(CTL_LIB_A) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $^ -o $@ $(LDLIBS)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/unit/*.c))
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
@@ -308,14 +314,17 @@ soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(abspath $(BUILD)) tests/soak/soak.sh
 
-# make difftest [N=frames] [SEED=n] (root): the differential packet test,
-# the router with and without xfib (tests/difftest/run.sh); N=1000000 and
-# more run in chunks of 50000. make test runs it with 20000 frames.
+# make difftest [N=frames] [SEED=n] [NAT=1] (root): the differential packet
+# test, the router with and without xfib (tests/difftest/run.sh); N=1000000
+# and more run in chunks of 50000. NAT=1: its NAT run (run.sh -N), a
+# stateful ruleset with masquerade and a port forward, in chunks of 9000.
+# make test runs it with 20000 frames, and the NAT run with 6000.
 N    ?= 200000
 SEED ?= 1
 difftest: deps
 	$(Q)$(MAKE) --no-print-directory all $(DIFFTEST_OBJS)
-	$(Q)BUILD=$(abspath $(BUILD)) tests/difftest/run.sh -n $(N) -s $(SEED)
+	$(Q)BUILD=$(abspath $(BUILD)) tests/difftest/run.sh -n $(N) -s $(SEED) \
+		$(if $(filter 1,$(NAT)),-N)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

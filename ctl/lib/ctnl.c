@@ -327,7 +327,7 @@ int ctnl_create(struct mnl_socket *nl, const struct ctnl_tuple *t,
 	if (c->zone)
 		mnl_attr_put_u16(nlh, CTA_ZONE, htons(c->zone));
 	if (c->snat)
-		put_nat(nlh, CTA_NAT_SRC, t->family, c->snat, 0);
+		put_nat(nlh, CTA_NAT_SRC, t->family, c->snat, c->snat_port);
 	if (c->dnat)
 		put_nat(nlh, CTA_NAT_DST, t->family, c->dnat, c->dnat_port);
 	if (c->helper) {

@@ -46,7 +46,8 @@ struct ctnl_change {
 	bool tcp_liberal;  /* IP_CT_TCP_FLAG_BE_LIBERAL in both directions */
 	int tcp_state;	   /* create: enum tcp_conntrack; -1 leaves it */
 	__u16 zone;	   /* create: conntrack zone */
-	const __u8 *snat;  /* create: source NAT to this address */
+	const __u8 *snat;  /* create: source NAT to this address ... */
+	__be16 snat_port;  /* ... and port (TCP/UDP, ICMP echo id), if not 0 */
 	const __u8 *dnat;  /* create: destination NAT to this address ... */
 	__be16 dnat_port;  /* ... and port (TCP/UDP), if not 0 */
 	const char *helper; /* create: attach this conntrack helper ("ftp") */

@@ -4,7 +4,14 @@
 Keys (all optional but fam, dst):
   fam 4|6, dst, src      address names (Topo.dst / Topo.src) or literals;
                          the default source, remote, differs per frame
-  l4                     udp tcp syn icmp icmperr raw<N> (default udp)
+  port                   where the frame enters the router: gen (default),
+                         sink, sink2, sink3 (the MACs' defaults follow)
+  l4                     udp tcp syn icmp icmprep icmperr raw<N> (default
+                         udp)
+  sport, dport, flags    TCP/UDP ports and TCP flags; tcpopts: TCP options
+  echo_id                an echo's identifier; icmp_tc: an error's (type,
+                         code); inner: the packet it quotes (_inner)
+  word                   the 16 bits after the tag (checksum corners)
   fragpart 0|1, base k   half of an echo to the router, in two fragments
                          (the echo of frame i - k)
   size | iplen           bytes after the tag | the IP packet's length
@@ -43,6 +50,11 @@ class Topo:
         self.mtu = cfg['mtu']
         self.net4, self.net6 = cfg['net4'], cfg['net6']
         self.router = {pkt.addr(a) for a in cfg['router_addrs']}
+        # The NAT run (run.sh -N): what the router translates to is its
+        # own too (compare.py).
+        self.nat = cfg.get('nat')
+        if self.nat:
+            self.router |= {pkt.addr(a) for a in self.nat['snat_to']}
         self.mpath = [ipaddress.ip_network(p) for p in cfg['mpath']]
         self.unique4 = ipaddress.ip_network(cfg['unique_src']['4'])
         self.dst = {4: self._dst4(), 6: self._dst6()}
@@ -180,31 +192,58 @@ def jumbo_opt(n):
 
 # ---- the frame --------------------------------------------------------------
 
+def _inner(s, fam, src, dst, sport, idx):
+    """The packet an ICMP error quotes: by default a UDP datagram this
+    frame's destination sent to its source; 'inner' (proto, src, sport,
+    dst, dport) names a TCP or UDP packet whose IP and transport headers
+    are quoted (whole: NAT rewrites a quoted TCP header's checksum)."""
+    if 'inner' not in s:
+        if fam == 4:
+            return pkt.ip4(dst, src, 17, pkt.udp(dst, src, 9, sport, b''),
+                           ident=idx)
+        return pkt.ip6(dst, src, 17, pkt.udp(dst, src, 9, sport, b''))
+    proto, isrc, isport, idst, idport = s['inner']
+    isrc, idst = pkt.addr(isrc), pkt.addr(idst)
+    if proto == 6:
+        l4 = pkt.tcp(isrc, idst, isport, idport, b'', seq=idx)
+    else:
+        l4 = pkt.udp(isrc, idst, isport, idport, b'')
+    if fam == 4:
+        return pkt.ip4(isrc, idst, proto, l4, ident=idx)
+    return pkt.ip6(isrc, idst, proto, l4)
+
+
 def _l4(s, fam, src, dst, idx, data):
     """(protocol, transport bytes, transport header length)."""
     l4 = s.get('l4', 'udp')
     ck = s.get('l4csum', 'ok')
-    sport = 1024 + idx % 60000
+    sport = s.get('sport', 1024 + idx % 60000)
     if l4 == 'udp':
-        return 17, pkt.udp(src, dst, sport, 9, data, s.get('udp_len'), ck), 8
+        return 17, pkt.udp(src, dst, sport, s.get('dport', 9), data,
+                           s.get('udp_len'), ck), 8
     if l4 in ('tcp', 'syn'):
-        flags = 0x02 if l4 == 'syn' else 0x18
-        b = pkt.tcp(src, dst, sport, 80, data, seq=idx * 7919 & 0xffffffff,
+        flags = s.get('flags', 0x02 if l4 == 'syn' else 0x18)
+        opts = s.get('tcpopts', b'')
+        b = pkt.tcp(src, dst, sport, s.get('dport', 80), data,
+                    seq=idx * 7919 & 0xffffffff,
                     ack=0 if l4 == 'syn' else 1, flags=flags,
-                    doff=s.get('doff'), check=ck)
-        return 6, b, 20
-    echo = struct.pack('!HH', idx & 0xffff, 1)
-    if l4 == 'icmp' and fam == 4:
-        return 1, pkt.icmp4(8, 0, echo, data, ck), 8
-    if l4 == 'icmp':
-        return 58, pkt.icmp6(src, dst, 128, 0, echo, data, ck), 8
+                    doff=s.get('doff'), options=opts, check=ck)
+        return 6, b, 20 + (len(opts) + 3) // 4 * 4
+    echo = struct.pack('!HH', s.get('echo_id', idx & 0xffff), 1)
+    if l4 in ('icmp', 'icmprep') and fam == 4:
+        return 1, pkt.icmp4(8 if l4 == 'icmp' else 0, 0, echo, data, ck), 8
+    if l4 in ('icmp', 'icmprep'):
+        return 58, pkt.icmp6(src, dst, 128 if l4 == 'icmp' else 129, 0, echo,
+                             data, ck), 8
     if l4 == 'icmperr' and fam == 4:
-        inner = pkt.ip4(dst, src, 17, pkt.udp(dst, src, 9, sport, b''),
-                        ident=idx)
-        return 1, pkt.icmp4(3, 1, bytes(4), inner + data, ck), 8
+        typ, code = s.get('icmp_tc', (3, 1))
+        inner = _inner(s, fam, src, dst, sport, idx)
+        return 1, pkt.icmp4(typ, code, bytes(4), inner + data, ck), 8
     if l4 == 'icmperr':
-        inner = pkt.ip6(dst, src, 17, pkt.udp(dst, src, 9, sport, b''))
-        return 58, pkt.icmp6(src, dst, 1, 4, bytes(4), inner + data, ck), 8
+        typ, code = s.get('icmp_tc', (1, 4))
+        inner = _inner(s, fam, src, dst, sport, idx)
+        return 58, pkt.icmp6(src, dst, typ, code, bytes(4), inner + data,
+                             ck), 8
     if l4.startswith('raw'):
         return int(l4[3:]), data, 0
     raise ValueError('l4 ' + l4)
@@ -212,7 +251,10 @@ def _l4(s, fam, src, dst, idx, data):
 
 def _l4_overhead(s):
     l4 = s.get('l4', 'udp')
-    base = {'udp': 8, 'tcp': 20, 'syn': 20, 'icmp': 8}.get(l4, 0)
+    base = {'udp': 8, 'tcp': 20, 'syn': 20, 'icmp': 8,
+            'icmprep': 8}.get(l4, 0)
+    if l4 in ('tcp', 'syn'):
+        base += (len(s.get('tcpopts', b'')) + 3) // 4 * 4
     if l4 == 'icmperr':
         base = 8 + (28 if s['fam'] == 4 else 48)
     return base + pkt.TAG_LEN
@@ -238,6 +280,9 @@ def build(t, idx, s):
         size = max(0, s['iplen'] - ihdr - _l4_overhead(s))
     start = idx % 256
     data = pkt.tag(idx) + FILL[start:start + size]
+    if 'word' in s and size >= 2:
+        data = data[:pkt.TAG_LEN] + struct.pack('!H', s['word']) + \
+            data[pkt.TAG_LEN + 2:]
     proto, l4b, l4h = _l4(s, fam, src, dst, idx, data)
     if fam == 4:
         ip = _ip4(s, src, dst, proto, l4b, options, idx)
@@ -246,8 +291,9 @@ def build(t, idx, s):
         ip = _ip6(s, src, dst, nh, extb + l4b, idx)
     ntags = len(s.get('tags', ()))
     etype = s.get('etype', 0x0800 if fam == 4 else 0x86dd)
-    l2 = pkt.eth(t.mac[s.get('dmac', 'r_gen')], t.mac[s.get('smac', 'gen')],
-                 etype, s.get('tags', ()))
+    port = s.get('port', 'gen')
+    l2 = pkt.eth(t.mac[s.get('dmac', 'r_' + port)],
+                 t.mac[s.get('smac', port)], etype, s.get('tags', ()))
     l3 = 14 + 4 * ntags
     tag_at = l3 + ihdr + len(l4b) - len(data)
     bounds = [l3 - 2, l3, l3 + (20 if fam == 4 else 40), l3 + ihdr,
@@ -310,14 +356,19 @@ def _tail(s, t, b):
             b[pos] ^= x
     if 'cut' in s:
         del b[s['cut']:]
-    return clamp(t, bytes(b))
+    return clamp(t, bytes(b), s.get('port', 'gen'))
 
 
-def clamp(t, frame):
+def clamp(t, frame, port='gen'):
     """AF_PACKET sends at most the port's MTU, plus 4 bytes after an
     802.1Q EtherType (packet_extra_vlan_len_allowed())."""
     vlan = frame[12:14] == b'\x81\x00'
-    return frame[:14 + t.mtu['gen'] + (4 if vlan else 0)]
+    return frame[:14 + port_mtu(t, port) + (4 if vlan else 0)]
+
+
+def port_mtu(t, port):
+    """The MTU of a host's port (sink2's is sink's)."""
+    return t.mtu.get(port, t.mtu['sink'])
 
 
 def _val(k, v):

@@ -15,8 +15,14 @@ What is normalised, and why:
   an address other than the per-frame sources: the kernel limits them per
   source address (net.ipv4.route.error_cost and error_burst, global, not
   per namespace), so how many of them come out depends on timing;
-- in packets the router sends itself (source: one of its addresses), the
-  IPv4 identification and header checksum and the IPv6 flow label;
+- in packets the router sends itself (source: one of its addresses, or,
+  in the NAT run, an address it translates to), the IPv4 identification
+  and header checksum and the IPv6 flow label; not in TCP and UDP packets
+  it forwards with such a source (source NAT), which carry a tag (or are
+  TCP segments without RST: the router's own are resets);
+- in the NAT run, the identification of IPv6 fragments: conntrack
+  reassembles fragments and the router fragments them again, each time
+  with a new identification;
 - IPv4 timestamp options carry the router's clock: their data bytes (in
   packets and in packets quoted by ICMP errors) and the checksums over
   them;
@@ -63,6 +69,19 @@ def _ts_options(b, l3, ihl):
     return hit
 
 
+def _forwarded(b, proto, l4):
+    """A TCP or UDP packet (its transport header at l4, or None if it is
+    not in the packet) with one of the router's addresses as its source
+    was forwarded with source NAT, not made by the router: it carries a
+    tag, or it is a TCP segment other than a reset."""
+    if proto not in (6, 17):
+        return False
+    if pkt.find_tag(bytes(b)) is not None:
+        return True
+    return proto == 6 and l4 is not None and len(b) > l4 + 13 and \
+        not b[l4 + 13] & 0x04
+
+
 def _norm4(t, b, l3):
     """Normalises the IPv4 packet at l3; False to drop the frame."""
     if len(b) < l3 + 20:
@@ -73,7 +92,8 @@ def _norm4(t, b, l3):
     own = src in t.router
     if ihl > 5 and _ts_options(b, l3, ihl):
         b[l3 + 10:l3 + 12] = b'\0\0'
-    if not own:
+    first = not struct.unpack_from('!H', b, l3 + 6)[0] & 0x1fff
+    if not own or _forwarded(b, proto, l3 + ihl * 4 if first else None):
         return True
     if proto == 2:
         return False
@@ -100,9 +120,20 @@ def _norm4(t, b, l3):
     return True
 
 
+def _frag6_ident(b, l3):
+    """Zeroes the identification of an IPv6 fragment header."""
+    nh, off = b[l3 + 6], l3 + 40
+    while nh in (0, 43, 60) and len(b) > off + 1:
+        nh, off = b[off], off + (b[off + 1] + 1) * 8
+    if nh == 44 and len(b) >= off + 8:
+        b[off + 4:off + 8] = bytes(4)
+
+
 def _norm6(t, b, l3):
     if len(b) < l3 + 40:
         return True
+    if t.nat:
+        _frag6_ident(b, l3)
     src = bytes(b[l3 + 8:l3 + 24])
     if src not in t.router and not src.startswith(b'\xfe\x80'):
         return True
@@ -111,7 +142,9 @@ def _norm6(t, b, l3):
         nh, off = b[off], off + (b[off + 1] + 1) * 8
     if nh == 58 and len(b) > off and b[off] in VOLATILE_ICMP6:
         return False
-    if src in t.router:
+    fwd = pkt.find_tag(bytes(b)) is not None if nh == 44 else \
+        _forwarded(b, nh, off)
+    if src in t.router and not fwd:
         b[l3 + 1] &= 0xf0
         b[l3 + 2:l3 + 4] = b'\0\0'
     return True

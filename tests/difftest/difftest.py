@@ -2,10 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Differential packet test: the router with and without xfib.
 
-  difftest.py gen --config C --seed S --first I --count N [--only I,...] OUT
-      the frames of a run: crafted cases, then random and mutated ones
-  difftest.py run --config C --frames F [--reasm-limit S] OUT
+  difftest.py gen --config C --seed S --first I --count N [--only I,...]
+                  [--nat] OUT
+      the frames of a run: crafted cases, then random and mutated ones;
+      --nat: the NAT run's (natcases.py), with their conntrack entries
+  difftest.py run --config C --frames F [--reasm-limit S] [--settle S] OUT
       sends them through the router, captures what comes out anywhere
+  difftest.py ctlines --config C --frames F
+      the conntrack entries of the frames' flows, as dt_ct.c reads them
+  difftest.py ctcheck --config C --frames F < `conntrack -L`
+      conntrack holds each of those entries as created
   difftest.py compare --config C --frames F --expect same|plant
                       --names A,B [--max N] RUN_A RUN_B
       compares two captures; 'plant' expects differences exactly on the
@@ -17,6 +23,7 @@ Files are pickles. Exit status: 0 as expected, 1 not, 2 harness error.
 """
 import argparse
 import collections
+import ipaddress
 import json
 import os
 import pickle
@@ -31,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build  # noqa: E402
 import cases  # noqa: E402
 import compare  # noqa: E402
+import natcases  # noqa: E402
 import pkt  # noqa: E402
 import report  # noqa: E402
 import wire  # noqa: E402
@@ -50,29 +58,117 @@ def save(path, obj):
 
 
 def cmd_gen(t, a):
-    crafted = cases.crafted(t)
+    if a.nat:
+        crafted = natcases.Crafted(t)
+        ncrafted = len(crafted.specs)
+    else:
+        crafted = cases.crafted(t)
+        ncrafted = len(crafted)
     if a.only:
         indices = [int(x) for x in a.only.split(',')]
     else:
         indices = list(range(a.first, a.first + a.count))
-    frames, desc = [], {}
+    frames, desc, ports, ct, flows = [], {}, [], [], {}
     for i in indices:
-        f, d = cases.frame_at(t, crafted, a.seed, i)
+        if a.nat:
+            f, d, port, fl = natcases.frame_at(t, crafted, a.seed, i)
+            ports.append(port)
+            if fl.entry and fl.k not in flows:
+                flows[fl.k] = fl.line()
+                ct.append(flows[fl.k])
+            elif fl.entry and flows[fl.k] != fl.line():
+                raise RuntimeError('frame %d: flow %d is two flows (more '
+                                   'random frames than flows)' % (i, fl.k))
+        else:
+            f, d = cases.frame_at(t, crafted, a.seed, i)
         frames.append(f)
         desc[i] = d
     save(a.out, dict(indices=indices, frames=frames, desc=desc,
-                     crafted=len(crafted), seed=a.seed))
-    ncraft = sum(1 for i in indices if i < len(crafted))
-    print('difftest: %d frames (%d crafted of %d, %d random), seed %d' %
-          (len(frames), ncraft, len(crafted), len(frames) - ncraft, a.seed))
+                     crafted=ncrafted, seed=a.seed, ports=ports or None,
+                     ct=ct))
+    ncraft = sum(1 for i in indices if i < ncrafted)
+    print('difftest: %d frames (%d crafted of %d, %d random), seed %d%s' %
+          (len(frames), ncraft, ncrafted, len(frames) - ncraft, a.seed,
+           ', %d conntrack entries' % len(ct) if a.nat else ''))
     return 0
+
+
+def cmd_ctlines(t, a):
+    for line in load(a.frames)['ct']:
+        print(line)
+    return 0
+
+
+def _ct_listed(text):
+    """conntrack -L's entries: (proto, src, sport, dst, dport) of the
+    original tuple -> (reply tuple, words without '=')."""
+    got = {}
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) < 3 or w[0] not in ('tcp', 'udp', 'icmp', 'icmpv6'):
+            continue
+        kv = [x.split('=', 1) for x in w if '=' in x]
+        tup, cur = [], {}
+        for k, v in kv:
+            if k in cur:
+                tup.append(cur)
+                cur = {}
+            cur[k] = v
+        tup.append(cur)
+        if len(tup) < 2:
+            continue
+
+        def key(x):
+            port = x.get('sport', x.get('id'))
+            return (ipaddress.ip_address(x['src']), port,
+                    ipaddress.ip_address(x['dst']), x.get('dport', '0'))
+        proto = 'icmp' if w[0].startswith('icmp') else w[0]
+        got[(proto,) + key(tup[0])] = (key(tup[1]),
+                                      {x for x in w if '=' not in x})
+    return got
+
+
+def cmd_ctcheck(t, a):
+    """Every entry of the frames' flows is in conntrack -L (standard
+    input) as created: its reply tuple, the NAT's, replied and assured,
+    TCP ESTABLISHED."""
+    got = _ct_listed(sys.stdin.read())
+    bad = []
+    want = load(a.frames)['ct']
+    for line in want:
+        w = line.split()
+        proto, src, sport, dst, dport = w[:5]
+        nat = {w[i]: (w[i + 1], w[i + 2]) for i in range(5, len(w), 3)}
+        rsrc, rsport = nat.get('dnat', (dst, dport))
+        rdst, rdport = nat.get('snat', (src, '0'))
+        if rdport == '0':
+            rdport = sport
+        ip = ipaddress.ip_address
+        if proto == 'icmp':
+            reply = (ip(rsrc), rdport, ip(rdst), '0')
+        else:
+            reply = (ip(rsrc), rsport, ip(rdst), rdport)
+        e = got.get((proto, ip(src), sport, ip(dst), dport))
+        if e is None:
+            bad.append('%s: not listed' % line)
+        elif e[0] != reply:
+            bad.append('%s: reply %s' % (line, e[0]))
+        elif '[ASSURED]' not in e[1] or '[UNREPLIED]' in e[1] or \
+                (proto == 'tcp' and 'ESTABLISHED' not in e[1]):
+            bad.append('%s: %s' % (line, ' '.join(sorted(e[1]))))
+    for b in bad[:10]:
+        print('difftest: ctcheck: %s' % b)
+    print('difftest: conntrack lists %d entries, %d of the %d created as '
+          'expected' % (len(got), len(want) - len(bad), len(want)))
+    return 1 if bad else 0
 
 
 def cmd_run(t, a):
     fr = load(a.frames)
     w = wire.Wire(t)
     t0 = time.monotonic()
-    outputs, errors = w.run(fr['frames'], a.reasm_limit)
+    outputs, errors = w.run(fr['frames'], a.reasm_limit, fr.get('ports'),
+                            a.settle)
     secs = time.monotonic() - t0
     errors = {fr['indices'][i]: e for i, e in errors.items()}
     save(a.out, dict(outputs=outputs, errors=errors, secs=secs))
@@ -102,6 +198,10 @@ def _expect_plant(fr, ia, diffs):
     """Differences exactly on planted frames; every planted frame the
     first run saw an output of differs. Returns the problems."""
     frames = dict(zip(fr['indices'], fr['frames']))
+    if fr.get('ports'):
+        # The planting program sees the generator's port only.
+        frames = {k: f if p == 'gen' else b''
+                  for (k, f), p in zip(frames.items(), fr['ports'])}
     bad = [k for k in diffs if k is None or not planted(frames[k])]
     want = {k for k, f in frames.items() if planted(f) and k in ia}
     missed = sorted(want - set(diffs))
@@ -156,11 +256,15 @@ def main():
     g.add_argument('--first', type=int, default=0)
     g.add_argument('--count', type=int, default=20000)
     g.add_argument('--only')
+    g.add_argument('--nat', action='store_true')
     g.add_argument('out')
     r = sub.add_parser('run')
     r.add_argument('--frames', required=True)
     r.add_argument('--reasm-limit', type=float, default=10)
+    r.add_argument('--settle', type=float, default=0)
     r.add_argument('out')
+    for name in ('ctlines', 'ctcheck'):
+        sub.add_parser(name).add_argument('--frames', required=True)
     c = sub.add_parser('compare')
     c.add_argument('--frames', required=True)
     c.add_argument('--expect', choices=('same', 'plant'), default='same')
@@ -173,8 +277,8 @@ def main():
     with open(a.config) as f:
         t = build.Topo(json.load(f))
     try:
-        return {'gen': cmd_gen, 'run': cmd_run, 'compare': cmd_compare}[
-            a.cmd](t, a)
+        return {'gen': cmd_gen, 'run': cmd_run, 'compare': cmd_compare,
+                'ctlines': cmd_ctlines, 'ctcheck': cmd_ctcheck}[a.cmd](t, a)
     except (OSError, RuntimeError) as e:
         print('difftest: %s: %s' % (a.cmd, e), file=sys.stderr)
         return 2

@@ -95,9 +95,13 @@ def difference(key, desc, a, b, names):
 def kind(desc):
     """A coarse class of a frame description, to count differences by."""
     words = desc.split()
-    keys = sorted({w.split('=')[0] for w in words[1:] if '=' in w} -
-                  {'fam', 'dst', 'l4', 'size', 'iplen'})
-    src = [w for w in words if w.startswith('src=')]
+    drop = {'fam', 'dst', 'l4', 'size', 'iplen'}
+    # The NAT run's frames (natcases.py): by flow kind and direction.
+    nat = [w for w in words if w.startswith('nat=')]
+    if nat:
+        drop |= {'src', 'port', 'nat', 'fl', 'sport', 'dport'}
+    keys = sorted({w.split('=')[0] for w in words[1:] if '=' in w} - drop)
+    src = nat or [w for w in words if w.startswith('src=')]
     parts = [words[0]] + keys + src + (['mutated'] if 'mutated' in words
                                        else [])
     return ' '.join(parts)

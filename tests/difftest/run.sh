@@ -7,7 +7,7 @@
 # out anywhere: at the sinks, and back at the generator (ICMP errors and
 # the router's replies), frame by frame (tests/difftest/compare.py).
 #
-#   run.sh [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...]
+#   run.sh [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N]
 #
 # FRAMES (default 20000) go in chunks of CHUNK (default 50000). Each chunk
 # is sent with the router's ports detached (kernel), then attached to xfib
@@ -19,6 +19,18 @@
 # with dt_plant.bpf.c on the generator port (one payload byte changed in
 # every 97th UDP frame) must differ on exactly the planted frames.
 # -o sends only the listed frames (to look at a difference again).
+#
+# -N, the NAT run: the router gets a home router's stateful nftables
+# ruleset (dt_nat_router: forward policy drop, invalid dropped,
+# established and related accepted, new flows from the LAN ports r-gen and
+# r-sink3 to the WAN port r-sink, masquerade out of r-sink, a fixed source
+# address for the network behind gen, a port forward of r-sink's address,
+# port 8080, to sink2's, port 5201), xfib runs in conntrack gate mode for
+# both families, and the frames are the NAT frames (natcases.py), each
+# sent from the host its sender is on. Before every run conntrack is
+# emptied and the entries of the frames' flows are created again
+# (dt_ct.c) and checked (conntrack -L), so that each run starts from the
+# same state.
 #
 #   gen0 ---- r-gen [router] r-sink ---- sink0 (sink,  1500)
 #   (MTU 2000)               r-sink2 --- sink0 (sink2, 1500)
@@ -33,15 +45,16 @@ DT_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/netns.sh
 . "$DT_DIR/../lib/netns.sh"
 
-FRAMES=20000 SEED=1 CHUNK=50000 PROOF=1 ONLY=""
-while getopts "n:s:c:p:o:" opt; do
+FRAMES=20000 SEED=1 CHUNK=50000 PROOF=1 ONLY="" NAT=0
+while getopts "n:s:c:p:o:N" opt; do
 	case $opt in
 	n) FRAMES=$OPTARG ;;
 	s) SEED=$OPTARG ;;
 	c) CHUNK=$OPTARG ;;
 	p) PROOF=$OPTARG ;;
 	o) ONLY=$OPTARG ;;
-	*) echo "usage: $0 [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...]" >&2
+	N) NAT=1 ;;
+	*) echo "usage: $0 [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -51,12 +64,18 @@ done
 
 PASS_OBJ=$XFIB_BUILD/tests/dt_pass.bpf.o
 PLANT_OBJ=$XFIB_BUILD/tests/dt_plant.bpf.o
+DT_CT=$XFIB_BUILD/tests/dt_ct
 
 xfib_init
 command -v python3 >/dev/null || skip "missing tool: python3"
-for f in "$PASS_OBJ" "$PLANT_OBJ"; do
+for f in "$PASS_OBJ" "$PLANT_OBJ" "$DT_CT"; do
 	[ -f "$f" ] || fail "$f not built (make difftest, or make test)"
 done
+if ((NAT)); then
+	# shellcheck source=tests/lib/nf.sh
+	. "$DT_DIR/../lib/nf.sh"
+	nf_tools nft conntrack
+fi
 
 dt() { python3 "$DT_DIR/difftest.py" --config "$XFIB_TMP/topo.json" "$@"; }
 
@@ -156,6 +175,61 @@ dt_router() {
 	"${r[@]}" -6 route add 2001:db8:e::/64 via "$GEN6"
 }
 
+# The NAT run's addresses and ports (dt_nat_router, natcases.py).
+NAT_SNAT4=198.18.2.100 NAT_SNAT6=2001:db8:2::100
+NAT_LAN4=198.19.0.0/16 NAT_LAN6=2001:db8:e::/64
+NAT_PUBLIC_PORT=8080 NAT_SERVER_PORT=5201
+
+# dt_nat_router: the NAT run's ruleset: a home router with LAN ports r-gen
+# and r-sink3, WAN port r-sink and a server on sink2. The barriers
+# (wire.py: UDP from port 7 to port 9) are let through everywhere.
+dt_nat_router() {
+	ip netns exec "$RTR" nft -f - <<-NFT || fail "loading the NAT ruleset"
+	table inet dt_nat {
+		chain forward {
+			type filter hook forward priority filter; policy drop;
+			ct state invalid drop
+			ct state established,related accept
+			iifname { "$R_GEN", "$R_SNK3" } oifname "$R_SNK" accept
+			ct status dnat accept
+			udp sport 7 udp dport 9 accept comment "the test's barriers"
+		}
+		chain prerouting {
+			type nat hook prerouting priority dstnat;
+			iifname "$R_SNK" ip daddr $R_SNK4 meta l4proto { tcp, udp } \
+				th dport $NAT_PUBLIC_PORT dnat ip to $SNK2_4:$NAT_SERVER_PORT
+			iifname "$R_SNK" ip6 daddr $R_SNK6 meta l4proto { tcp, udp } \
+				th dport $NAT_PUBLIC_PORT dnat ip6 to [$SNK2_6]:$NAT_SERVER_PORT
+		}
+		chain postrouting {
+			type nat hook postrouting priority srcnat;
+			oifname "$R_SNK" ip saddr $NAT_LAN4 snat ip to $NAT_SNAT4
+			oifname "$R_SNK" ip6 saddr $NAT_LAN6 snat ip6 to $NAT_SNAT6
+			oifname "$R_SNK" masquerade
+		}
+	}
+	NFT
+	# Without an entry, a TCP segment without SYN is invalid (the kernel
+	# would otherwise pick the connection up: state that a later frame of
+	# the run could meet). Checksums are not checked by conntrack: with
+	# the check, xfib forwards what conntrack would call invalid (a bad
+	# TCP/UDP checksum of an established flow; README.md, Netfilter).
+	# IPv6's conntrack reassembly gives up after a second, as IPv4's.
+	ip netns exec "$RTR" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0 \
+		net.netfilter.nf_conntrack_checksum=0 \
+		net.netfilter.nf_conntrack_frag6_timeout=1 || fail "conntrack sysctls"
+}
+
+# ct_reset: conntrack emptied, the chunk's entries created and checked.
+ct_reset() {
+	ip netns exec "$RTR" conntrack -F 2>/dev/null || fail "conntrack -F"
+	dt ctlines --frames "$XFIB_TMP/frames.pkl" | ip netns exec "$RTR" "$DT_CT" ||
+		fail "creating the conntrack entries"
+	ip netns exec "$RTR" conntrack -L 2>/dev/null |
+		dt ctcheck --frames "$XFIB_TMP/frames.pkl" ||
+		fail "conntrack -L does not list the entries as created"
+}
+
 # dt_config: the topology as difftest.py reads it.
 dt_config() {
 	local addrs
@@ -165,7 +239,12 @@ dt_config() {
 		--arg rtr "$RTR" --arg gen_mac "$GEN_MAC" --arg r_gen "$R_GEN_MAC" \
 		--arg sink "$SNK_MAC" --arg r_sink "$R_SNK_MAC" \
 		--arg sink2 "$SNK2_MAC" --arg r_sink2 "$R_SNK2_MAC" \
-		--arg sink3 "$SNK3_MAC" --arg r_sink3 "$R_SNK3_MAC" '
+		--arg sink3 "$SNK3_MAC" --arg r_sink3 "$R_SNK3_MAC" \
+		--arg public4 "$R_SNK4" --arg public6 "$R_SNK6" \
+		--arg server4 "$SNK2_4" --arg server6 "$SNK2_6" \
+		--arg snat4 "$NAT_SNAT4" --arg snat6 "$NAT_SNAT6" \
+		--argjson public_port "$NAT_PUBLIC_PORT" \
+		--argjson server_port "$NAT_SERVER_PORT" --argjson nat "$NAT" '
 	def nets(f): {gen: (1 | f), sink: (2 | f), sink2: (3 | f), sink3: (4 | f),
 		routed: (5 | f), routed3: (6 | f), mpath: (7 | f), mtu: (8 | f),
 		blackhole: (9 | f), unreach: (10 | f), prohibit: (11 | f),
@@ -183,7 +262,11 @@ dt_config() {
 		mpath: ["198.18.7.0/24", "2001:db8:7::/64"],
 		unique_src: {"4": "198.19.0.0/16", "6": "2001:db8:e::/64"},
 		router_addrs: $addrs
-	}' >"$XFIB_TMP/topo.json"
+	} + if $nat == 0 then {} else {
+		nat: {wan: "sink", public: [$public4, $public6],
+		      public_port: $public_port, server: [$server4, $server6],
+		      server_port: $server_port, snat_to: [$snat4, $snat6]}
+	} end' >"$XFIB_TMP/topo.json"
 }
 
 # ---- modes --------------------------------------------------------------
@@ -211,7 +294,10 @@ set_algos() {
 }
 
 kfwd() { echo $(($(kfwd4 "$RTR") + $(kfwd6 "$RTR"))); }
-xfwd() { echo $(($(counter forwarded_v4) + $(counter forwarded_v6))); }
+xfwd() {
+	echo $(($(counter forwarded_v4) + $(counter forwarded_v6) +
+		$(counter forwarded_nat_v4) + $(counter forwarded_nat_v6)))
+}
 
 # run_mode MODE OUT: sends the chunk's frames with the router in MODE
 # (kernel, plant, xfib or xfib-tries) and captures into OUT.
@@ -232,13 +318,20 @@ run_mode() {
 			xdp_prog_on "$RTR" "$p" || fail "no XDP program on $p after attach"
 		done ;;
 	esac
+	((NAT == 0)) || ct_reset
 	k0=$(kfwd)
 	x0=$(xfwd)
+	n4=$(counter forwarded_nat_v4)
+	n6=$(counter forwarded_nat_v6)
 	log "chunk $CHUNK_NO: $m"
-	dt run --frames "$XFIB_TMP/frames.pkl" "$out" || fail "difftest run ($m)"
+	dt run --frames "$XFIB_TMP/frames.pkl" --settle "$SETTLE" "$out" ||
+		fail "difftest run ($m)"
 	RUN_K=$(($(kfwd) - k0))
 	RUN_X=$(($(xfwd) - x0))
-	log "chunk $CHUNK_NO: $m: router kernel forwarded $RUN_K, xfib forwarded $RUN_X"
+	RUN_N4=$(($(counter forwarded_nat_v4) - n4))
+	RUN_N6=$(($(counter forwarded_nat_v6) - n6))
+	log "chunk $CHUNK_NO: $m: router kernel forwarded $RUN_K, xfib forwarded $RUN_X" \
+		"${NAT_LOG:+(with NAT: IPv4 $RUN_N4, IPv6 $RUN_N6)}"
 	case $m in
 	kernel | plant) ((RUN_X == 0)) || fail "xfib forwarded $RUN_X frames in a $m run" ;;
 	esac
@@ -262,12 +355,26 @@ for h in "$GEN $GEN_IF" "$SNK $SNK_IF" "$SNK2 $SNK2_IF" "$SNK3 $SNK3_IF"; do
 	dt_host $h
 done
 dt_router
+((NAT == 0)) || dt_nat_router
 wait_ipv6_ready "$RTR"
 dt_config
 xfibd_start
 wait_prefixes_match
+GEN_ARGS=() SETTLE=0 NAT_LOG=""
+if ((NAT)); then
+	NAT_LOG=1
+	# Before any frame: xfib runs its conntrack gate.
+	wait_nf_mode 4 gate
+	wait_nf_mode 6 gate
+	# IPv6 reassembly queues of conntrack (which the run cannot count)
+	# send their errors after a second (nf_conntrack_frag6_timeout).
+	GEN_ARGS=(--nat) SETTLE=1.5
+	# Random frames have a flow each, numbered within their chunk
+	# (natcases.RANDOM_FLOWS).
+	((CHUNK <= 9000)) || CHUNK=9000
+fi
 
-failed=0
+failed=0 NAT_V4=0 NAT_V6=0
 t_start=$SECONDS
 first=0
 CHUNK_NO=0
@@ -275,10 +382,11 @@ while ((first < FRAMES)); do
 	n=$((FRAMES - first < CHUNK ? FRAMES - first : CHUNK))
 	CHUNK_NO=$((CHUNK_NO + 1))
 	if [ -n "$ONLY" ]; then
-		dt gen --seed "$SEED" --only "$ONLY" "$XFIB_TMP/frames.pkl" || fail "difftest gen"
-	else
-		dt gen --seed "$SEED" --first "$first" --count "$n" "$XFIB_TMP/frames.pkl" ||
+		dt gen "${GEN_ARGS[@]}" --seed "$SEED" --only "$ONLY" "$XFIB_TMP/frames.pkl" ||
 			fail "difftest gen"
+	else
+		dt gen "${GEN_ARGS[@]}" --seed "$SEED" --first "$first" --count "$n" \
+			"$XFIB_TMP/frames.pkl" || fail "difftest gen"
 	fi
 	run_mode kernel "$XFIB_TMP/kernel.pkl"
 	K_FWD=$RUN_K
@@ -286,9 +394,9 @@ while ((first < FRAMES)); do
 		run_mode plant "$XFIB_TMP/plant.pkl"
 	fi
 	run_mode xfib "$XFIB_TMP/xfib.pkl"
-	X_FWD=$RUN_X
+	X_FWD=$RUN_X X_NAT="$RUN_N4 $RUN_N6"
 	run_mode xfib-tries "$XFIB_TMP/xfib-tries.pkl"
-	X2_FWD=$RUN_X
+	X2_FWD=$RUN_X X2_NAT="$RUN_N4 $RUN_N6"
 	if ((CHUNK_NO <= PROOF)); then
 		run_mode kernel "$XFIB_TMP/kernel2.pkl"
 		dt compare --frames "$XFIB_TMP/frames.pkl" --names kernel,kernel2 \
@@ -308,9 +416,22 @@ while ((first < FRAMES)); do
 		((x * 2 >= K_FWD && x > 0)) ||
 			fail "chunk $CHUNK_NO: xfib forwarded $x frames, the kernel $K_FWD without it"
 	done
+	# And in the NAT run, it translated frames of both families.
+	for x in "$X_NAT" "$X2_NAT"; do
+		# shellcheck disable=SC2086 # two numbers
+		set -- $x
+		if ((NAT)) && [ -z "$ONLY" ] && (($1 == 0 || $2 == 0)); then
+			fail "chunk $CHUNK_NO: xfib forwarded $1 IPv4 and $2 IPv6 frames with NAT"
+		fi
+	done
+	# shellcheck disable=SC2086 # two numbers
+	set -- $X_NAT
+	NAT_V4=$((NAT_V4 + $1)) NAT_V6=$((NAT_V6 + $2))
 	[ -z "$ONLY" ] || break
 	first=$((first + n))
 done
 log "$FRAMES frames (seed $SEED) in $((SECONDS - t_start)) s"
+((NAT == 0)) ||
+	log "NAT run: xfib forwarded $NAT_V4 IPv4 and $NAT_V6 IPv6 frames with NAT (one xfib run)"
 ((failed == 0)) || fail "the router behaves differently with xfib (see above)"
 log "PASS: kernel and xfib forward, answer and drop alike"

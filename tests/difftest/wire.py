@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Sends frames into the router and captures everything that comes out.
 
-One AF_PACKET socket sends raw frames on the generator's port; one per
-host port (gen, sink, sink2, sink3) captures what the host receives. The
+One AF_PACKET socket per host port (gen, sink, sink2, sink3) sends raw
+frames into the router (the generator's port, unless a frame is given
+another), and one per host port captures what the host receives. The
 process stays on one CPU, so the router handles the frames in the order
 they were sent, and the frames go in batches: after each batch a barrier
 (one frame that surely reaches each capture point) is sent and waited
@@ -113,8 +114,9 @@ class Wire:
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
         self.points = {p: capture_socket(ns, ifn)
                        for p, (ns, ifn) in cfg['capture'].items()}
-        gen_ns, gen_if = cfg['capture']['gen']
-        self.tx = send_socket(gen_ns, gen_if)
+        self.txs = {p: send_socket(ns, ifn)
+                    for p, (ns, ifn) in cfg['capture'].items()}
+        self.tx = self.txs['gen']
         self.rtr = cfg['ns']['rtr']
         self.seq = 0
         self.outputs = []
@@ -189,19 +191,25 @@ class Wire:
                                    % limit)
             time.sleep(0.05)
 
-    def run(self, frames, reasm_limit):
-        """Sends frames; returns (outputs, send errors by index)."""
+    def run(self, frames, reasm_limit, ports=None, settle=0):
+        """Sends frames (frame i by host port ports[i], default the
+        generator's); returns (outputs, send errors by index). The run
+        waits settle seconds after its last frame: what the router sends
+        that long after a frame (ICMP errors of reassembly queues the run
+        cannot count) is still the run's."""
         self.outputs = []
         self.barrier()
         self.outputs = []  # anything from before the run is not ours
         errors = {}
         for start in range(0, len(frames), BATCH):
             for i in range(start, min(start + BATCH, len(frames))):
+                tx = self.txs[ports[i]] if ports else self.tx
                 try:
-                    self.tx.send(frames[i])
+                    tx.send(frames[i])
                 except OSError as e:
                     errors[i] = e.strerror
             self.barrier()
+        time.sleep(settle)
         self.wait_reassembly(reasm_limit)
         self.barrier()
         self.barrier()
