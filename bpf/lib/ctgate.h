@@ -164,11 +164,11 @@ struct {
  * (include/xfib/netfilter.h says why that is exact enough). A packet whose
  * flow is here skips the conntrack lookup, its reference count and
  * release, the cost that made a stateful router's fast path slower than a
- * plain one's. Direct-mapped by a hash of the flow, per CPU (a flow's
- * packets mostly stay on one CPU, and no other CPU can see an entry half
- * written); a collision replaces the older flow, which takes the lookup
- * again. Private to each load of the program: not pinned, never read by
- * xfibd.
+ * plain one's. Two-way set-associative by a hash of the flow, per CPU
+ * (a flow's packets mostly stay on one CPU, and no other CPU can see an
+ * entry half written): a third flow of a set replaces the one whose time
+ * runs out first, which takes the lookup again. Private to each load of
+ * the program: not pinned, never read by xfibd.
  */
 struct ct_cached {
 	__u64 until; /* bpf_ktime_get_coarse_ns() before which it holds */
@@ -182,11 +182,15 @@ struct ct_cached {
 	__u32 daddr[4];
 };
 
+struct ct_cache_set {
+	struct ct_cached way[2];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XFIB_CT_CACHE_SLOTS);
+	__uint(max_entries, XFIB_CT_CACHE_SETS);
 	__type(key, __u32);
-	__type(value, struct ct_cached);
+	__type(value, struct ct_cache_set);
 } xfib_ct_cache SEC(".maps");
 
 /* ---- the kernel's types and kfuncs ----------------------------------------- */
@@ -727,9 +731,9 @@ static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
 
 /* ---- the flow cache -------------------------------------------------------------- */
 
-/* The slot of flow ev (murmur3-style mixing of its words, as the flow
+/* The set of flow ev (murmur3-style mixing of its words, as the flow
  * hash's). */
-static __always_inline struct ct_cached *ct_cache_slot(const struct xfib_ct_event *ev)
+static __always_inline struct ct_cache_set *ct_cache_set(const struct xfib_ct_event *ev)
 {
 	const __u32 *w = (const __u32 *)ev;
 	__u32 h = 0, key;
@@ -738,7 +742,7 @@ static __always_inline struct ct_cached *ct_cache_slot(const struct xfib_ct_even
 #pragma unroll
 	for (i = 0; i < (int)(sizeof(*ev) / 4); i++)
 		h = xfib_flow_mix(h, w[i]);
-	key = xfib_flow_final(h) & (XFIB_CT_CACHE_SLOTS - 1);
+	key = xfib_flow_final(h) & (XFIB_CT_CACHE_SETS - 1);
 	return bpf_map_lookup_elem(&xfib_ct_cache, &key);
 }
 
@@ -755,18 +759,29 @@ static __always_inline int ct_cache_holds(const struct ct_cached *c,
  * packets take the conntrack lookup again. */
 static __always_inline void ct_cache_forget(const struct xfib_ct_event *ev)
 {
-	struct ct_cached *c = ct_cache_slot(ev);
+	struct ct_cache_set *s = ct_cache_set(ev);
 
-	if (c && ct_cache_holds(c, ev))
-		c->until = 0;
+	if (!s)
+		return;
+	if (ct_cache_holds(&s->way[0], ev))
+		s->way[0].until = 0;
+	if (ct_cache_holds(&s->way[1], ev))
+		s->way[1].until = 0;
 }
 
-/* The flow in slot c, if it is ev's and still holds: its NAT into cs. */
-static __always_inline int ct_cache_use(const struct ct_cached *c,
+/* The way of set s that holds flow ev, if it still holds: its NAT into cs. */
+static __always_inline int ct_cache_use(const struct ct_cache_set *s,
 					const struct xfib_ct_event *ev,
 					__u64 now, struct ct_state *cs)
 {
-	if (!c || now >= c->until || !ct_cache_holds(c, ev))
+	const struct ct_cached *c;
+
+	if (!s)
+		return 0;
+	c = &s->way[0];
+	if (!ct_cache_holds(c, ev))
+		c = &s->way[1];
+	if (now >= c->until || !ct_cache_holds(c, ev))
 		return 0;
 	cs->nat = c->nat;
 	if (c->nat) {
@@ -779,10 +794,17 @@ static __always_inline int ct_cache_use(const struct ct_cached *c,
 	return 1;
 }
 
-static __always_inline void ct_cache_put(struct ct_cached *c,
+/* Into the way of set s that holds ev already, else the one whose time
+ * runs out first. */
+static __always_inline void ct_cache_put(struct ct_cache_set *s,
 					 const struct xfib_ct_event *ev,
 					 __u64 now, const struct ct_state *cs)
 {
+	struct ct_cached *c = &s->way[0];
+
+	if (!ct_cache_holds(c, ev) &&
+	    (ct_cache_holds(&s->way[1], ev) || s->way[1].until < c->until))
+		c = &s->way[1];
 	__builtin_memcpy(&c->key, ev, sizeof(c->key));
 	c->nat = cs->nat;
 	c->sport = cs->sport;
@@ -800,7 +822,7 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 					  struct ct_state *cs)
 {
 	struct ct_flow f = {};
-	struct ct_cached *c;
+	struct ct_cache_set *c;
 	__u64 now;
 	__u32 r;
 
@@ -812,7 +834,7 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 	if (f.ev.proto == IPPROTO_ICMP || f.ev.proto == IPPROTO_ICMPV6) {
 		r = ct_echo(&f, cs);
 	} else {
-		c = ct_cache_slot(&f.ev);
+		c = ct_cache_set(&f.ev);
 		now = bpf_ktime_get_coarse_ns();
 		if (ct_cache_use(c, &f.ev, now, cs))
 			return XFIB_NEXT;
