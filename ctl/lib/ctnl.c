@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Conntrack requests over ctnetlink. Each request is answered before the
- * next is sent (an ack, or the entry asked for), on one socket per caller.
+ * next is sent (an ack, the entry asked for, or a dump's entries), on one
+ * socket per caller.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -129,10 +131,12 @@ static bool has(const struct nlattr *a, size_t len)
 	return a && mnl_attr_get_payload_len(a) >= len;
 }
 
-static void get_tuple(const struct nlattr *nest, __u8 family, struct ctnl_tuple *t)
+/* Returns the direction's own zone (CTA_TUPLE_ZONE), 0 if it has none. */
+static __u16 get_tuple(const struct nlattr *nest, __u8 family, struct ctnl_tuple *t)
 {
 	struct tb ip, proto, top;
 	size_t alen = family == AF_INET ? 4 : 16;
+	__u16 zone;
 
 	memset(t, 0, sizeof(*t));
 	t->family = family;
@@ -146,8 +150,10 @@ static void get_tuple(const struct nlattr *nest, __u8 family, struct ctnl_tuple 
 			memcpy(t->dst, mnl_attr_get_payload(ip.a[family == AF_INET ?
 					CTA_IP_V4_DST : CTA_IP_V6_DST]), alen);
 	}
+	zone = has(top.a[CTA_TUPLE_ZONE], 2) ?
+		       ntohs(mnl_attr_get_u16(top.a[CTA_TUPLE_ZONE])) : 0;
 	if (!top.a[CTA_TUPLE_PROTO])
-		return;
+		return zone;
 	tb_parse(top.a[CTA_TUPLE_PROTO], CTA_PROTO_MAX, &proto);
 	if (has(proto.a[CTA_PROTO_NUM], 1))
 		t->proto = mnl_attr_get_u8(proto.a[CTA_PROTO_NUM]);
@@ -163,6 +169,7 @@ static void get_tuple(const struct nlattr *nest, __u8 family, struct ctnl_tuple 
 		t->sport = mnl_attr_get_u16(proto.a[CTA_PROTO_ICMPV6_ID]);
 	if (has(proto.a[CTA_PROTO_ICMPV6_TYPE], 1))
 		t->icmp_type = mnl_attr_get_u8(proto.a[CTA_PROTO_ICMPV6_TYPE]);
+	return zone;
 }
 
 static void get_tcp(const struct nlattr *protoinfo, struct ctnl_entry *e)
@@ -184,18 +191,35 @@ static void get_tcp(const struct nlattr *protoinfo, struct ctnl_entry *e)
 			tcp.a[CTA_PROTOINFO_TCP_FLAGS_REPLY]);
 }
 
+/* The name of the entry's helper, if it has one. */
+static void get_helper(const struct nlattr *help, struct ctnl_entry *e)
+{
+	struct tb h;
+
+	tb_parse(help, CTA_HELP_MAX, &h);
+	if (h.a[CTA_HELP_NAME] &&
+	    !mnl_attr_validate(h.a[CTA_HELP_NAME], MNL_TYPE_NUL_STRING))
+		snprintf(e->helper, sizeof(e->helper), "%s",
+			 mnl_attr_get_str(h.a[CTA_HELP_NAME]));
+}
+
 static int entry_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
 	struct ctnl_entry *e = data;
 	struct tb t = { .max = CTA_MAX };
+	__u16 zone[2] = { 0, 0 };
 
 	memset(e, 0, sizeof(*e));
 	mnl_attr_parse(nlh, sizeof(*nfg), tb_fill, &t);
 	if (t.a[CTA_TUPLE_ORIG])
-		get_tuple(t.a[CTA_TUPLE_ORIG], nfg->nfgen_family, &e->orig);
+		zone[0] = get_tuple(t.a[CTA_TUPLE_ORIG], nfg->nfgen_family, &e->orig);
 	if (t.a[CTA_TUPLE_REPLY])
-		get_tuple(t.a[CTA_TUPLE_REPLY], nfg->nfgen_family, &e->reply);
+		zone[1] = get_tuple(t.a[CTA_TUPLE_REPLY], nfg->nfgen_family, &e->reply);
+	/* A zone of one direction only comes in that direction's tuple. */
+	e->zone = zone[0] ?: zone[1];
+	if (has(t.a[CTA_ID], 4))
+		e->id = ntohl(mnl_attr_get_u32(t.a[CTA_ID]));
 	if (has(t.a[CTA_STATUS], 4))
 		e->status = ntohl(mnl_attr_get_u32(t.a[CTA_STATUS]));
 	if (has(t.a[CTA_TIMEOUT], 4))
@@ -206,12 +230,16 @@ static int entry_cb(const struct nlmsghdr *nlh, void *data)
 		e->zone = ntohs(mnl_attr_get_u16(t.a[CTA_ZONE]));
 	if (t.a[CTA_PROTOINFO])
 		get_tcp(t.a[CTA_PROTOINFO], e);
+	if (t.a[CTA_HELP])
+		get_helper(t.a[CTA_HELP], e);
 	return MNL_CB_OK;
 }
 
 /* ---- requests ---------------------------------------------------------------- */
 
-/* Sends the request in buf and runs cb on the answer until the ack. */
+/* Sends the request in buf and runs cb on the answer until the ack, or
+ * for a dump until its NLMSG_DONE (the kernel answers a dump's request
+ * with no ack). */
 static int ctnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh,
 		     mnl_cb_t cb, void *data)
 {
@@ -242,6 +270,33 @@ int ctnl_get(struct mnl_socket *nl, const struct ctnl_tuple *t,
 	put_tuple(nlh, CTA_TUPLE_ORIG, t);
 	memset(e, 0, sizeof(*e));
 	return ctnl_talk(nl, nlh, entry_cb, e);
+}
+
+struct dump {
+	int (*fn)(const struct ctnl_entry *e, void *arg);
+	void *arg;
+	int ret; /* fn's first non-zero return */
+};
+
+static int dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dump *d = data;
+	struct ctnl_entry e;
+
+	entry_cb(nlh, &e);
+	d->ret = d->fn(&e, d->arg);
+	return d->ret ? MNL_CB_ERROR : MNL_CB_OK;
+}
+
+int ctnl_dump(struct mnl_socket *nl, __u8 family,
+	      int (*fn)(const struct ctnl_entry *e, void *arg), void *arg)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = ctnl_msg(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP, family);
+	struct dump d = { .fn = fn, .arg = arg };
+	int err = ctnl_talk(nl, nlh, dump_cb, &d);
+
+	return d.ret ?: err;
 }
 
 /* status: the IPS_* bits to send, 0 for none. */

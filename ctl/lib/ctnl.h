@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Conntrack over ctnetlink (NETLINK_NETFILTER, NFNL_SUBSYS_CTNETLINK): read
- * one entry, change an existing one (timeout, TCP flags), create one.
- * xfibd uses it to prepare flows for the XDP fast path; the packet tests
- * and the benchmark create entries with it.
+ * one entry or all of them, change an existing one (timeout, TCP flags),
+ * create one. xfibd uses it to prepare flows for the XDP fast path,
+ * xfibctl flows to list them; the packet tests and the benchmark create
+ * entries with it.
  */
 #ifndef XFIB_CTNL_H
 #define XFIB_CTNL_H
@@ -26,16 +27,22 @@ struct ctnl_tuple {
 	__u8 dst[16];
 };
 
-/* An entry as ctnl_get reads it. */
+/* The longest helper name conntrack has (NF_CT_HELPER_NAME_LEN). */
+#define CTNL_HELPER_NAME_LEN 16
+
+/* An entry as ctnl_get and ctnl_dump read it. */
 struct ctnl_entry {
 	struct ctnl_tuple orig, reply;
+	__u32 id;	 /* conntrack's id of the entry */
 	__u32 status;	 /* IPS_* */
 	__u32 timeout;	 /* seconds left */
 	__u32 mark;
-	__u16 zone;
+	__u16 zone;	 /* the entry's zone, or if it has none the zone of
+			  * one of its directions; 0: the default zone */
 	bool tcp;	 /* the TCP fields are set */
 	__u8 tcp_state;	 /* enum tcp_conntrack */
 	__u8 tcp_flags[2]; /* IP_CT_TCP_FLAG_* per direction */
+	char helper[CTNL_HELPER_NAME_LEN]; /* the helper's name; "": none */
 };
 
 /* What ctnl_update and ctnl_create set. */
@@ -66,6 +73,14 @@ void ctnl_close(struct mnl_socket *nl);
  * -errno. */
 int ctnl_get(struct mnl_socket *nl, const struct ctnl_tuple *t,
 	     struct ctnl_entry *e);
+
+/* Calls fn for every entry of family (AF_INET, AF_INET6, or AF_UNSPEC:
+ * both) in the caller's network namespace, in conntrack's order. Stops at
+ * fn's first non-zero return, which it returns; else 0 or -errno (-EPERM
+ * without CAP_NET_ADMIN). An entry may be seen twice if the table is
+ * resized meanwhile (same id). */
+int ctnl_dump(struct mnl_socket *nl, __u8 family,
+	      int (*fn)(const struct ctnl_entry *e, void *arg), void *arg);
 
 /* Changes the existing entry either of whose tuples is t: 0, -ENOENT if
  * there is none, or -errno. */

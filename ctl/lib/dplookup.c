@@ -12,6 +12,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -80,13 +81,15 @@ bool dpl_special(int fam, const __u8 *addr)
 
 /*
  * The arrays are read where they are mmap()ed, the hash maps copied into
- * the environment by syscall. A packet of the query has no ports and
- * protocol 0, and any source: the flow hash takes source 0.
+ * the environment by syscall. A packet of the query, unless it is a
+ * flow's, has no ports and protocol 0, and any source: the flow hash
+ * takes source 0.
  */
 struct xfib_env {
 	const struct dpl *d;
 	const __u8 *addr;	/* the destination, network order */
 	const __u8 *src;	/* the source, or NULL: 0 */
+	const struct dpl_flow *flow; /* the packet's flow, or NULL */
 	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
 	struct xfib_iface iface; /* copied from xfib_ifaces (dpl_port) */
 	struct xfib_xfrm_info xfrm; /* copied from xfib_xfrm */
@@ -104,14 +107,28 @@ static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
 	return idx < XFIB_GROUP_MAX ? &env->d->grp[idx] : NULL;
 }
 
+/* As the program's pkt_flow_hash(): TCP and UDP hash their ports. */
+static __u32 flow_hash_of(__u32 seed, const struct dpl_flow *f, int words)
+{
+	__u32 src[4], dst[4], ports = 0;
+
+	memcpy(src, f->src, sizeof(src));
+	memcpy(dst, f->dst, sizeof(dst));
+	if (f->proto == IPPROTO_TCP || f->proto == IPPROTO_UDP)
+		ports = (__u32)be16toh(f->sport) << 16 | be16toh(f->dport);
+	return xfib_flow_hash(seed, src, dst, words, f->proto, ports);
+}
+
 static __u32 xfib_env_flow_hash(struct xfib_env *env)
 {
 	static const __u32 zero[4];
 	const __u32 *src = env->src ? (const __u32 *)env->src : zero;
+	__u32 seed = __atomic_load_n(&env->d->seed->seed, __ATOMIC_RELAXED);
+	int words = env->d->fam == XFIB_V4 ? 1 : 4;
 
-	return xfib_flow_hash(__atomic_load_n(&env->d->seed->seed, __ATOMIC_RELAXED),
-			      src, (const __u32 *)env->addr,
-			      env->d->fam == XFIB_V4 ? 1 : 4, 0, 0);
+	if (env->flow)
+		return flow_hash_of(seed, env->flow, words);
+	return xfib_flow_hash(seed, src, (const __u32 *)env->addr, words, 0, 0);
 }
 
 static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
@@ -218,12 +235,14 @@ static enum xfib_reason ingress_known(struct xfib_env *env,
  * r->iif also source and ingress port), with the program's own code, in
  * its order.
  */
-static void follow_route(struct dpl *d, struct dpl_result *r)
+static void follow_route(struct dpl *d, struct dpl_result *r,
+			 const struct dpl_flow *f)
 {
 	struct xfib_env env = {
 		.d = d,
 		.addr = r->addr,
 		.src = r->have_src ? r->src : NULL,
+		.flow = f,
 	};
 	struct xfib_fwd_query q = {
 		.daddr = r->addr,
@@ -286,12 +305,12 @@ __u32 dpl_lease_check(const struct dpl *d)
 	return xfib_lease_check(until, xfib_lease_clock());
 }
 
-static void follow(struct dpl *d, struct dpl_result *r)
+static void follow(struct dpl *d, struct dpl_result *r, const struct dpl_flow *f)
 {
 	struct xfib_env env = { .d = d, .addr = r->addr };
 	__u32 x;
 
-	follow_route(d, r);
+	follow_route(d, r, f);
 	x = dpl_lease_check(d);
 	if (x == XFIB_NEXT && r->action != XFIB_PASS_NO_IFACE)
 		x = xfib_xfrm_check(&env, r->fam);
@@ -299,8 +318,8 @@ static void follow(struct dpl *d, struct dpl_result *r)
 		r->action = x;
 }
 
-int dpl_resolve_from(struct dpl *d, const __u8 *addr, const __u8 *src,
-		     __u32 iif, struct dpl_result *r)
+static int resolve(struct dpl *d, const __u8 *addr, const __u8 *src,
+		   __u32 iif, const struct dpl_flow *f, struct dpl_result *r)
 {
 	size_t alen = d->fam == XFIB_V4 ? 4 : 16;
 	int tries, err;
@@ -324,11 +343,23 @@ int dpl_resolve_from(struct dpl *d, const __u8 *addr, const __u8 *src,
 		if (err < 0)
 			return err;
 		if (err == 0) {
-			follow(d, r);
+			follow(d, r, f);
 			return 0;
 		}
 	}
 	return -EBUSY;
+}
+
+int dpl_resolve_from(struct dpl *d, const __u8 *addr, const __u8 *src,
+		     __u32 iif, struct dpl_result *r)
+{
+	return resolve(d, addr, src, iif, NULL, r);
+}
+
+int dpl_resolve_flow(struct dpl *d, const __u8 *addr, const struct dpl_flow *f,
+		     struct dpl_result *r)
+{
+	return resolve(d, addr, f->src, XFIB_IFINDEX_NONE, f, r);
 }
 
 int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)

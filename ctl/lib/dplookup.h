@@ -160,6 +160,28 @@ int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r);
 int dpl_resolve_from(struct dpl *d, const __u8 *addr, const __u8 *src,
 		     __u32 iif, struct dpl_result *r);
 
+/* A packet of a flow as the dataplane receives it: its addresses (before
+ * any NAT; 4 or 16 bytes, network order), protocol and TCP/UDP ports
+ * (network order), which the flow hash of a multipath route takes
+ * (include/xfib/flow_hash.h). */
+struct dpl_flow {
+	__u8 src[16];
+	__u8 dst[16];
+	__u8 proto;
+	__be16 sport;
+	__be16 dport;
+};
+
+/*
+ * dpl_resolve_from() for a packet of flow f, entering by a port not
+ * given: routed to addr, which is f's destination or, for a flow
+ * conntrack translates, the translated one (the program routes that); the
+ * source's checks take f's source, and a multipath route's member is the
+ * one f hashes to.
+ */
+int dpl_resolve_flow(struct dpl *d, const __u8 *addr, const struct dpl_flow *f,
+		     struct dpl_result *r);
+
 const char *dpl_kind_name(unsigned int kind);
 
 /* An address as an integer (IPv4 in the low 32 bits). */

@@ -179,15 +179,6 @@ static const char *action_str(enum xfib_reason a)
 	return "pass";
 }
 
-/* A pass reason's help without its "to kernel: " lead. */
-static const char *pass_why(enum xfib_reason a)
-{
-	static const char lead[] = "to kernel: ";
-	const char *h = reason_help(a);
-
-	return strncmp(h, lead, strlen(lead)) ? h : h + strlen(lead);
-}
-
 static void lookup_egress_text(const struct dpl_result *r)
 {
 	char a[INET6_ADDRSTRLEN], m1[18], m2[18], dev[IF_NAMESIZE];
@@ -352,8 +343,7 @@ static json_object *lookup_json(const struct lookup *l)
 	js_set(o, "from", lookup_from_json(r));
 	js_set(o, "action", js_str(action_str(r->action)));
 	js_set(o, "reason", js_str(reason_name(r->action)));
-	js_set(o, "netfilter", js_str(l->nf_mode == XFIB_NF_GATE ? "gate" :
-				      l->nf_mode == XFIB_NF_PASS ? "pass" : "forward"));
+	js_set(o, "netfilter", js_str(nf_mode_name(l->nf_mode)));
 	js_set(o, "kernel", kroute_json(&l->kr));
 	js_set(o, "kernel_fib", kfib_json(fam_af(r->fam), r->addr, &l->k));
 	js_set(o, "iif", js_str(dev_str(l->iif, dev)));

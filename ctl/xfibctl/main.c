@@ -342,6 +342,13 @@ static const struct cmd_opt rules_opts[] = {
 	{ 0 },
 };
 
+static const struct cmd_opt flows_opts[] = {
+	{ "ipv4", '4', NULL, "only IPv4's flows", set_ipv4 },
+	{ "ipv6", '6', NULL, "only IPv6's flows", set_ipv6 },
+	OPT_JSON,
+	{ 0 },
+};
+
 static const struct cmd_opt trace_opts[] = {
 	{ "dev", 'd', "IFNAME", "only packets received on this port", set_dev },
 	{ "family", 'f', "ipv4|ipv6", "only this family", set_family },
@@ -383,6 +390,8 @@ const struct cmd xfibctl_cmds[] = {
 	  routes_opts, 0, 0, NULL, cmd_routes },
 	{ "rules", NULL, "", "the policy rules (ip rule) xfibd mirrors, and what xfib does with them",
 	  rules_opts, 0, 0, NULL, cmd_rules },
+	{ "flows", NULL, "", "conntrack's flows: whether XDP forwards them, and where each direction goes",
+	  flows_opts, 0, 0, NULL, cmd_flows },
 	{ "trace", NULL, "", "show live the dataplane's decision for the packets that match a filter",
 	  trace_opts, 0, 0, trace_check, cmd_trace },
 };

@@ -25,7 +25,7 @@ static const char *option_name(__u8 o)
 	}
 }
 
-static const char *mode_name_nf(__u8 m)
+const char *nf_mode_name(__u8 m)
 {
 	switch (m) {
 	case XFIB_NF_OFF:
@@ -166,7 +166,7 @@ json_object *nf_status_json(const struct status *st)
 			json_object_array_add(src, js_str("iptables-legacy"));
 		if (src && (in->sources & XFIB_NF_SRC_ERROR))
 			json_object_array_add(src, js_str("unreadable"));
-		js_set(f, "mode", js_str(mode_name_nf(in->mode)));
+		js_set(f, "mode", js_str(nf_mode_name(in->mode)));
 		js_set(f, "rules", js_bool(in->sources != 0));
 		js_set(f, "sources", src);
 		js_set(f, "chains", js_u64(in->chains));
@@ -188,7 +188,7 @@ void nf_status_prom(const struct status *st)
 	       "# TYPE xfib_netfilter_mode_info gauge\n");
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		printf("xfib_netfilter_mode_info{family=\"%s\",mode=\"%s\"} 1\n", fam_name(fam),
-		       mode_name_nf(st->nf[fam].mode));
+		       nf_mode_name(st->nf[fam].mode));
 	printf("# HELP xfib_netfilter_flows_prepared_total Flows xfibd prepared for the conntrack gate's fast path.\n"
 	       "# TYPE xfib_netfilter_flows_prepared_total counter\n");
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)

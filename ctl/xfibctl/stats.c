@@ -36,6 +36,14 @@ const char *reason_help(enum xfib_reason r)
 	return reason_helps[r];
 }
 
+const char *pass_why(enum xfib_reason r)
+{
+	static const char lead[] = "to kernel: ";
+	const char *h = reason_help(r);
+
+	return strncmp(h, lead, strlen(lead)) ? h : h + strlen(lead);
+}
+
 /* Options of stats that do not go together. */
 int stats_check(struct ctl *c, int argc, char **argv)
 {

@@ -9,6 +9,7 @@
  *   portstats.c stats --ports, the ports' counters
  *   trace.c    trace: the dataplane's decision per packet
  *   arrays.c   neighbours, nexthops    routes.c   routes
+ *   rules.c    rules                   flows.c    flows
  *   output.c   the output model (output.h)
  * verify.c compares the dataplane with the kernel (verify.h).
  */
@@ -192,7 +193,9 @@ void status_read(struct xfib_fwd_bpf *skel, const char *pin_dir,
 		 struct status *st);
 void status_free(struct status *st);
 
-/* nfstatus.c: the netfilter part of status. */
+/* nfstatus.c: the netfilter part of status, and a family's mode as
+ * status -j names it (forward, gate, pass). */
+const char *nf_mode_name(__u8 mode);
 void nf_status_read(struct xfib_fwd_bpf *skel, struct status *st);
 void nf_status_text(const struct status *st);
 struct json_object *nf_status_json(const struct status *st);
@@ -209,9 +212,11 @@ void xfrm_status_text(const struct status *st);
 struct json_object *xfrm_status_json(const struct status *st);
 void xfrm_status_prom(const struct status *st);
 
-/* stats.c: the counters' names ("forwarded_v4") and help lines. */
+/* stats.c: the counters' names ("forwarded_v4") and help lines, and a
+ * pass reason's help without its "to kernel: " lead. */
 const char *reason_name(enum xfib_reason r);
 const char *reason_help(enum xfib_reason r);
+const char *pass_why(enum xfib_reason r);
 
 /* stats.c: what the -i monitors share. */
 const char *bitrate_str(double bps, char *buf, size_t len);
@@ -265,6 +270,7 @@ void rules_status_read(struct xfib_fwd_bpf *skel, struct status *st);
 void rules_status_text(const struct status *st, __u32 fam);
 void rules_status_json(const struct status *st, __u32 fam,
 		       struct json_object *o);
+int cmd_flows(struct ctl *c, int argc, char **argv);
 int trace_check(struct ctl *c, int argc, char **argv);
 int cmd_trace(struct ctl *c, int argc, char **argv);
 

@@ -162,7 +162,7 @@ CMDS=$(rctl -h | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { pri
 for c in $CMDS; do
 	rctl "$c" -h | golden "help-$c"
 done
-[ "$(wc -w <<<"$CMDS")" -eq 12 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 12"
+[ "$(wc -w <<<"$CMDS")" -eq 13 ] || fail "xfibctl -h lists $(wc -w <<<"$CMDS") commands, expected 13"
 
 # ---- show commands: text and JSON ----------------------------------------------
 run status status
@@ -307,6 +307,12 @@ for f in 4 6; do
 done
 json rules-ipv4 '(keys | sort) == ["ipv4"]' rules -4
 
+# Conntrack's flows: none, on a router without a ruleset; the families'
+# mode forward.
+run flows flows
+run flows-ipv6 flows -6
+json flows '. == []' flows
+
 # ---- errors: one line naming the object and the cause, and the exit code -----------
 errors() {
 	local args rc
@@ -324,7 +330,7 @@ errors "bogus" "n" "st" "--bogus status" "status --bogus" "status extra" \
 	"lookup" "lookup 198.18.1.300" "lookup $SNK4 -i nosuch0" "lookup $SNK4 $SNK6" \
 	"verify --random lots" "verify -i nosuch0" \
 	"neighbours -f ipx" "neighbours -d nosuch0" "nexthops --dev" "nexthops extra" \
-	"rules extra" "ru -5" |
+	"rules extra" "ru -5" "flows extra" "flows -f ipv4" |
 	golden errors
 
 if [ -s "$DIFFS" ]; then

@@ -126,4 +126,5 @@ expect "xfibctl lookup " ""
 expect "xfibctl stats -i " ""
 # Digits are short options too.
 expect "xfibctl rules -" "-4 --ipv4 -6 --ipv6 -j --json -h --help"
+expect "xfibctl flows -" "-4 --ipv4 -6 --ipv6 -j --json -h --help"
 log "PASS: $NCASES completions of xfibctl command lines"

@@ -8,8 +8,9 @@
 # backslash; a valid "é" and a truncated sequence), carry a route, a
 # neighbour and the XDP program, and every output naming an interface is
 # decoded as strict UTF-8 and parsed by python3 (jq would repair bad bytes
-# silently), then checked for the repaired names. Text output keeps the
-# names' bytes as they are, as iproute2 does.
+# silently), then checked for the repaired names (flows, with conntrack
+# installed to make an entry). Text output keeps the names' bytes as they
+# are, as iproute2 does.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -83,6 +84,16 @@ expect "lookup" 'd["egress"]["name"] == o1 and d["kernel"]["dev"] == o1 and
 	d["kernel_fib"]["dev"] == o1 and d["iif"] == o2 and d["verdict"] == "match"' \
 	lookup "$DST.1" --iif "$ODD2"
 expect "verify" 'd["iif"] == o1 and d["mismatches"] == []' verify --iif "$ODD1"
+# A conntrack entry from ODD2's net to DST: flows names both egress ports.
+if command -v conntrack >/dev/null; then
+	ip netns exec "$RTR" conntrack -I -p tcp -s "$NET2.2" -d "$DST.1" --sport 1000 \
+		--dport 80 --state ESTABLISHED -u SEEN_REPLY,ASSURED -t 120 >/dev/null 2>&1 ||
+		fail "conntrack -I in $RTR"
+	expect "flows" 'any(f["original"]["egress"]["name"] == o1 and
+		f["reply"]["egress"]["name"] == o2 for f in d)' flows
+else
+	log "flows: not checked (conntrack not installed: scripts/install-deps.sh)"
+fi
 
 # Prometheus labels: UTF-8, with " and \ escaped.
 prom=$(strict stats --prometheus)
