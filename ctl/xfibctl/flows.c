@@ -196,9 +196,10 @@ static void echo_key(const struct ctnl_tuple *t, struct xfib_ct_echo_key *k)
 	memcpy(k->responder, t->dst, sizeof(k->responder));
 }
 
-/* The echo flow of key k, valid until until, as conntrack would key it. */
-static void echo_flow(const struct xfib_ct_echo_key *k, __u64 until, __u64 now,
-		      struct flow *f)
+/* The echo flow of key k (the requester's side), value v, as conntrack
+ * would key it: the reply tuple from v's translation, if any. */
+static void echo_flow(const struct xfib_ct_echo_key *k, const struct xfib_ct_echo *v,
+		      __u64 now, struct flow *f)
 {
 	struct ctnl_tuple *t = &f->e.orig;
 
@@ -212,7 +213,13 @@ static void echo_flow(const struct xfib_ct_echo_key *k, __u64 until, __u64 now,
 	memcpy(t->src, k->requester, sizeof(t->src));
 	memcpy(t->dst, k->responder, sizeof(t->dst));
 	ctnl_tuple_invert(t, &f->e.reply);
-	f->e.timeout = (until - now) / 1000000000ull;
+	if (v->nat == XFIB_ECHO_NAT_REQUEST) {
+		f->e.status = IPS_SRC_NAT | IPS_DST_NAT | IPS_NAT_DONE_MASK;
+		f->e.reply.sport = v->id;
+		memcpy(f->e.reply.src, v->daddr, sizeof(f->e.reply.src));
+		memcpy(f->e.reply.dst, v->saddr, sizeof(f->e.reply.dst));
+	}
+	f->e.timeout = (v->valid_until - now) / 1000000000ull;
 }
 
 /*
@@ -241,10 +248,13 @@ static int echo_flows(struct flows *fl, int fam, size_t nct)
 	}
 	for (; !bpf_map_get_next_key(fd, first ? NULL : &key, &next); key = next) {
 		first = false;
+		/* A translated flow's responder side is listed with its
+		 * requester's. */
 		if (bpf_map_lookup_elem(fd, &next, &v) || fl->now >= v.valid_until ||
+		    v.nat == XFIB_ECHO_NAT_REPLY ||
 		    af_fam(next.family) < 0 || (fam >= 0 && af_fam(next.family) != fam))
 			continue;
-		echo_flow(&next, v.valid_until, fl->now, &f);
+		echo_flow(&next, &v, fl->now, &f);
 		if (nct && bsearch(&f, fl->v, nct, sizeof(*fl->v), tuple_cmp))
 			continue;
 		err = flow_add(fl, &f);
@@ -369,8 +379,8 @@ static enum xfib_reason echo_gate(const struct flow *f, struct gate *g)
 		return say(g, XFIB_PASS_CT_LEARN, "not replied yet");
 	if (s & IPS_DYING)
 		return say(g, XFIB_PASS_CT_LEARN, "being destroyed");
-	if (s & IPS_NAT_MASK)
-		return say(g, XFIB_PASS_CT_LEARN, "NATed: echo flows through NAT stay with the kernel");
+	if ((s & IPS_NAT_MASK) && (s & IPS_NAT_DONE_MASK) != IPS_NAT_DONE_MASK)
+		return say(g, XFIB_PASS_CT_LEARN, "its NAT not yet set up in both directions");
 	if (s & (IPS_SEQ_ADJUST | IPS_HELPER))
 		return say(g, XFIB_PASS_CT_LEARN, "with a helper or sequence adjustment");
 	if (e->timeout <= 1)
@@ -486,7 +496,7 @@ static int flow_eval(struct flows *fl, const struct flow *f, struct gate *g,
 
 	gate_of(fl, f, g);
 	nat = g->reason == GATE_OK && fl->conf[fam_of(f)].mode == XFIB_NF_GATE &&
-	      !f->echo && flow_nat(f);
+	      flow_nat(f);
 	for (i = 0; i < 2; i++) {
 		err = dir_resolve(fl, f, nat, i, &d[i]);
 		if (err) {

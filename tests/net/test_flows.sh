@@ -6,7 +6,7 @@
 # r-sink2), xfib attached with the default --netfilter=conntrack.
 #  - Running flows: a masqueraded TCP flow per family (gen to sink2), a
 #    plain TCP flow, a UDP flow answered datagram for datagram and a ping
-#    stream (gen to sink). Each is listed once with its tuple (gen's and
+#    stream (gen to sink), and a masqueraded ping stream (gen to sink2). Each is listed once with its tuple (gen's and
 #    sink2's own view of the ports: ss), conntrack's state, the fast path
 #    yes once xfibd has made it liberal, for the masqueraded ones the
 #    router's r-sink2 address and port as their source NAT, and each
@@ -108,6 +108,7 @@ for i in $(seq 2400); do echo "$i"; sleep 0.05; done |
 	ip netns exec "$GEN" socat - "UDP:$SNK4:5300" >/dev/null 2>&1 &
 XFIB_PIDS+=("$!")
 stream_start ping4 4 "$SNK4" -c 2400 -i 0.05
+stream_start pingm4 4 "$SNK2_4" -c 2400 -i 0.05
 # Not replied: nothing listens on sink's port 5301.
 echo x | ip netns exec "$GEN" socat -u - "UDP:$SNK4:5301"
 # Connected, then idle: both ends only read.
@@ -135,6 +136,7 @@ MASQ6='.protocol == "tcp" and .dst == $s26 and .dport == 5203'
 PLAIN='.protocol == "tcp" and .dst == $s4 and .dport == 5201'
 UDP='.protocol == "udp" and .dst == $s4 and .dport == 5300'
 ECHO='.protocol == "icmp" and .src == $g4 and .dst == $s4'
+MECHO='.protocol == "icmp" and .src == $g4 and .dst == $s24'
 UNREPLIED='.protocol == "udp" and .dst == $s4 and .dport == 5301'
 HELPER='.protocol == "tcp" and .dst == $s24 and .dport == 21'
 ZONE='.protocol == "tcp" and .sport == 1111 and .dport == 2222'
@@ -145,7 +147,7 @@ IDLE='.protocol == "tcp" and .dst == $s4 and .dport == 5204'
 learned() {
 	FLOWS=$(rctl flows -j) || return 1
 	local s
-	for s in "$MASQ4" "$MASQ6" "$PLAIN" "$UDP" "$ECHO"; do
+	for s in "$MASQ4" "$MASQ6" "$PLAIN" "$UDP" "$ECHO" "$MECHO"; do
 		jqf "any(.[]; ($s) and .fast_path)" <<<"$FLOWS" >/dev/null || return 1
 	done
 }
@@ -211,6 +213,11 @@ expect "UDP" "$UDP" '.fast_path and .reason == null and .replied and .state == n
 expect "ping stream" "$ECHO" '.fast_path and .replied and .id > 0 and .sport == null and
 	.original.reason == "forwarded_v4" and .original.egress.name == $rs and
 	.reply.reason == "forwarded_v4" and .reply.egress.name == $rg'
+expect "masqueraded ping stream" "$MECHO" '.fast_path and .replied and .id > 0 and
+	.nat.snat.address == $r24 and .nat.dnat == null and
+	.original.dst == $s24 and .original.reason == "forwarded_nat_v4" and
+	.original.egress.name == $rs2 and
+	.reply.dst == $g4 and .reply.reason == "forwarded_nat_v4" and .reply.egress.name == $rg'
 
 # The flows the gate leaves to the kernel, each direction counted by the
 # gate's reason where its route forwards.
@@ -304,7 +311,8 @@ ip netns exec "$GEN" python3 "$XFIB_TOP/tests/lib/flows.py" send 198.19.20.1 32 
 mp_frames() {
 	python3 "$XFIB_TOP/tests/lib/flows.py" count "$cap1" "$cap2" | jq -s 'map(.frames) | add'
 }
-wait_until 10 test "$(mp_frames)" -ge 32 || fail "$(mp_frames) of 32 datagrams captured"
+mp_all_captured() { (($(mp_frames) >= 32)); }
+wait_until 10 mp_all_captured || fail "$(mp_frames) of 32 datagrams captured"
 kill -INT "${caps[@]}"
 wait "${caps[@]}" 2>/dev/null || true
 got1=$(python3 "$XFIB_TOP/tests/lib/flows.py" count "$cap1" | jq -c '.ports | keys | map(tonumber) | sort')
