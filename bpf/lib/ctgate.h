@@ -735,17 +735,20 @@ static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
 
 /* ---- the flow cache -------------------------------------------------------------- */
 
-/* The set of flow ev (murmur3-style mixing of its words, as the flow
- * hash's). */
+/* The set of flow ev: each address folded to a word, then three rounds
+ * of the flow hash's mixing (family and protocol with the ports, the
+ * source, the destination). Mixing all ten words one by one was a chain
+ * of dependent multiplications that cost each packet more than the rest
+ * of the cache; a collision costs only a conntrack lookup, and the key is
+ * compared whole. */
 static __always_inline struct ct_cache_set *ct_cache_set(const struct xfib_ct_event *ev)
 {
-	const __u32 *w = (const __u32 *)ev;
-	__u32 h = 0, key;
-	int i;
+	const __u32 *w = (const __u32 *)ev; /* proto etc., ports, saddr, daddr */
+	__u32 h, key;
 
-#pragma unroll
-	for (i = 0; i < (int)(sizeof(*ev) / 4); i++)
-		h = xfib_flow_mix(h, w[i]);
+	h = xfib_flow_mix(w[0], w[1]);
+	h = xfib_flow_mix(h, w[2] ^ w[3] ^ w[4] ^ w[5]);
+	h = xfib_flow_mix(h, w[6] ^ w[7] ^ w[8] ^ w[9]);
 	key = xfib_flow_final(h) & (XFIB_CT_CACHE_SETS - 1);
 	return bpf_map_lookup_elem(&xfib_ct_cache, &key);
 }
@@ -825,11 +828,14 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 					  const struct xfib_nf_conf *conf,
 					  struct ct_state *cs)
 {
-	struct ct_flow f = {};
+	struct ct_flow f;
 	struct ct_cache_set *c;
 	__u64 now;
 	__u32 r;
 
+	/* The flow zeroed, for its unused bytes are the cache's key and
+	 * xfibd's; the kfunc's tuple is written before it is read. */
+	__builtin_memset(&f.ev, 0, sizeof(f.ev));
 	r = ct_parse(pkt, &f);
 	if (r == XFIB_PASS_CT_TCP_FLAGS)
 		ct_cache_forget(&f.ev);
