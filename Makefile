@@ -267,8 +267,14 @@ test: deps
 		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
 	$(Q)$(RUN_TESTS) $(TESTS)
 
+# The mirror tests use xfibd and xfibctl only: test-san builds just those
+# (with the BPF objects) with the sanitizers, not every test's binary.
 test-san:
-	$(Q)$(MAKE) --no-print-directory SAN=1 test TESTS="$(SAN_TESTS)"
+	$(Q)$(MAKE) --no-print-directory SAN=1 test-san-run TESTS="$(SAN_TESTS)"
+
+.PHONY: test-san-run
+test-san-run: deps all
+	$(Q)$(RUN_TESTS) $(TESTS)
 
 # make test-quick: the edit-test loop, a few minutes: the unit and packet
 # tests, the layout check (scripts/check-layout.py) and the core
