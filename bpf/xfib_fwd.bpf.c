@@ -534,12 +534,13 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 		return r;
 	pkt->l3len = l3len;
 	q->af = XFIB_AF_INET;
-	q->daddr = &iph->daddr;
 	q->l3len = l3len;
 	xfib_ct_gate_pre(ctx, pkt->l3 - pkt->data, l3len, XFIB_V4, cs);
 	/* The destination routed, conntrack's translation or the packet's,
 	 * is read from one place either way: the verifier then finds both
-	 * ways in the same state and checks the lookups once. */
+	 * ways in the same state and checks the lookups once (so the
+	 * packet's own destination is checked for a special address again:
+	 * a branch on the translation would split the states). */
 	if (!cs->nat)
 		cs->daddr[0] = iph->daddr;
 	q->daddr = cs->daddr;
@@ -601,7 +602,6 @@ static __always_inline __u32 route6(struct xdp_md *ctx, struct xfib_pkt *pkt,
 		return r;
 	pkt->l3len = l3len;
 	q->af = XFIB_AF_INET6;
-	q->daddr = &ip6h->daddr;
 	q->l3len = l3len;
 	xfib_ct_gate_pre(ctx, pkt->l3 - pkt->data, l3len, XFIB_V6, cs);
 	/* As in route4. */
