@@ -37,14 +37,8 @@ set -euo pipefail
 xfib_init
 nf_tools nft conntrack socat ss
 
-topo_create 0
-topo_add_sink2
+topo_up sink2
 hosts_fill_checksums "$GEN:$GEN_IF" "$SNK:$SNK_IF" "$SNK2:$SNK2_IF"
-xfibd_start
-attach_all
-resolve_neighbours
-expect_xdp 4 "$SNK4"
-expect_xdp 6 "$SNK6"
 
 ip netns exec "$RTR" nft -f - <<NFT || fail "loading the ruleset"
 table inet home {
