@@ -388,7 +388,7 @@ static enum xfib_reason echo_gate(const struct flow *f, struct gate *g)
 	return say(g, XFIB_PASS_CT_LEARN, "not prepared by xfibd yet (it is when the dataplane reports the flow's next packet)");
 }
 
-/* ct_gate_pre() and ct_gate(): the family's mode, then the flow. */
+/* xfib_ct_gate_pre() and ct_gate() (bpf/lib/ctgate.h): the family's mode, then the flow. */
 static void gate_of(const struct flows *fl, const struct flow *f, struct gate *g)
 {
 	__u8 mode = fl->conf[fam_of(f)].mode;
