@@ -341,15 +341,14 @@ static __always_inline void xfib_env_rpf_scan(struct xfib_env *env,
  * array read and the coarse clock (CLOCK_MONOTONIC_COARSE, the clock xfibd
  * renews the lease by: a jiffy's resolution, no clock source read).
  */
-static __always_inline __u32 check_lease(void)
+static __always_inline __u32 check_lease(__u64 now)
 {
 	__u32 zero = 0;
 	const struct xfib_lease *l = bpf_map_lookup_elem(&xfib_lease, &zero);
 
 	if (!l)
 		return XFIB_PASS_STALE;
-	return xfib_lease_check(*(const volatile __u64 *)&l->until,
-				bpf_ktime_get_coarse_ns());
+	return xfib_lease_check(*(const volatile __u64 *)&l->until, now);
 }
 
 /* Ethernet and at most one 802.1Q tag, which must be a priority tag. */
@@ -726,7 +725,9 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	pkt->data = (void *)(long)ctx->data;
 	pkt->data_end = (void *)(long)ctx->data_end;
 	pkt->len = pkt->data_end - pkt->data;
-	r = check_lease();
+	/* One clock read a packet: the flow cache's time is the lease's. */
+	cs->now = bpf_ktime_get_coarse_ns();
+	r = check_lease(cs->now);
 	if (r != XFIB_NEXT)
 		return r;
 	r = parse_eth(pkt);

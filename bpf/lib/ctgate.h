@@ -334,6 +334,7 @@ struct ct_flow {
  * forward() (the rewrite, lib/nat.h).
  */
 struct ct_state {
+	__u64 now;	/* bpf_ktime_get_coarse_ns(), as the lease check read it */
 	__u32 verdict;	/* GATE mode: XFIB_NEXT, or the reason for the kernel */
 	__u8 mode;	/* the family's enum xfib_nf_mode, read once */
 	__u8 ports;	/* xfib_nf_conf.ports, read with it */
@@ -735,21 +736,20 @@ static __always_inline int ct_port_rules(__u32 ifindex, __u32 dir)
 
 /* ---- the flow cache -------------------------------------------------------------- */
 
-/* The set of flow ev: each address folded to a word, then three rounds
- * of the flow hash's mixing (family and protocol with the ports, the
- * source, the destination). Mixing all ten words one by one was a chain
- * of dependent multiplications that cost each packet more than the rest
- * of the cache; a collision costs only a conntrack lookup, and the key is
- * compared whole. */
+/* The set of flow ev: its ten words folded into one (the destination's
+ * turned, so that a flow's two directions differ), then one
+ * multiplication, whose top bits depend on every bit folded (Fibonacci
+ * hashing). A chain of mixing rounds cost each packet more than the rest
+ * of the cache; a collision costs only a conntrack lookup, which is what
+ * every packet paid without the cache, and the key is compared whole. */
 static __always_inline struct ct_cache_set *ct_cache_set(const struct xfib_ct_event *ev)
 {
 	const __u32 *w = (const __u32 *)ev; /* proto etc., ports, saddr, daddr */
-	__u32 h, key;
+	__u32 s = w[2] ^ w[3] ^ w[4] ^ w[5], d = w[6] ^ w[7] ^ w[8] ^ w[9];
+	__u32 key;
 
-	h = xfib_flow_mix(w[0], w[1]);
-	h = xfib_flow_mix(h, w[2] ^ w[3] ^ w[4] ^ w[5]);
-	h = xfib_flow_mix(h, w[6] ^ w[7] ^ w[8] ^ w[9]);
-	key = xfib_flow_final(h) & (XFIB_CT_CACHE_SETS - 1);
+	key = (w[0] ^ w[1] ^ s ^ ((d << 16) | (d >> 16))) * 0x9e3779b1u;
+	key >>= 32 - XFIB_CT_CACHE_SETS_LOG2;
 	return bpf_map_lookup_elem(&xfib_ct_cache, &key);
 }
 
@@ -845,7 +845,7 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
 		r = ct_echo(&f, cs);
 	} else {
 		c = ct_cache_set(&f.ev);
-		now = bpf_ktime_get_coarse_ns();
+		now = cs->now;
 		if (ct_cache_use(c, &f.ev, now, cs))
 			return XFIB_NEXT;
 		r = ct_lookup(ctx, &f, conf, cs);

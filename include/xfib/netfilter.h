@@ -162,7 +162,8 @@ _Static_assert(sizeof(struct xfib_ct_event) == 40, "xfib_ct_event size");
  * XFIB_CT_CACHE_SETS sets of two flows per CPU (8192 flows, 720 KiB).
  */
 #define XFIB_CT_CACHE_NS 25000000ull
-#define XFIB_CT_CACHE_SETS 4096
+#define XFIB_CT_CACHE_SETS_LOG2 12
+#define XFIB_CT_CACHE_SETS (1u << XFIB_CT_CACHE_SETS_LOG2)
 
 /* At most this many flows per CPU per XFIB_CT_LEARN_WINDOW_NS are sent to
  * xfibd, whatever arrives: each costs it a ctnetlink request. */

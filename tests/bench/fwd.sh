@@ -99,11 +99,13 @@
 # Environment: GATE (1; 0: no xfib_ct, xfib_nat paths), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
 # the test ranges; every algorithm xfibctl status lists) or small (3 x 0.3 s; 1000 + 1000,
 # 1000 + 1000; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
-# ALGOS4, ALGOS6 override. PERF=1: after each table, a profile of the
+# ALGOS4, ALGOS6 override. PERF=1 (PERF=2 keeps perf.data too, for perf
+# annotate of a program, as build/bench/fwd-perf-*.data): after each table, a profile of the
 # shared core (perf record -C GEN_CPU, flat, by symbol) while the
 # generator runs SECS seconds through fibfwd and through xfib with the
 # first algorithm that fits (the one the program cost is measured with),
-# per family, into
+# and where the gate's paths are measured, through xfib_ct and xfib_nat
+# with that algorithm, per family, into
 # build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TIME_LOADS
 # (9; small: 1) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
@@ -139,7 +141,7 @@ TABLES=${TABLES:-"10 full"}
 OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 # A profile of an earlier run (another algorithm chosen then) must not end
 # up in this run's report beside this run's.
-[ "${PERF:-0}" != 1 ] || rm -f "$(dirname "$OUT")"/fwd-perf-*.txt
+[ "${PERF:-0}" = 0 ] || rm -f "$(dirname "$OUT")"/fwd-perf-*.txt "$(dirname "$OUT")"/fwd-perf-*.data
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 CTFILL=${CTFILL:-$XFIB_BUILD/bench/ctfill}
 GATE=${GATE:-1}
@@ -626,6 +628,8 @@ perf_gen() {
 	perf report -q -i "$data" --stdio --comms "fwdbench,ksoftirqd/$GEN_CPU" \
 		--percentage relative --sort sym --percent-limit 0.5 2>/dev/null |
 		sed '/^$/d' | head -n 40 >"$f"
+	# PERF=2 keeps the recording too, for perf annotate of a program.
+	[ "${PERF:-0}" != 2 ] || cp "$data" "${f%.txt}.data"
 	# A profile without the generator's program did not see the run.
 	if grep -q '_gen$' "$f"; then
 		log "profile: $f"
@@ -636,7 +640,7 @@ perf_gen() {
 
 # profile_table TABLE FITS...: PERF=1 profiles (see the header).
 profile_table() {
-	local table=$1 fa fam algo dir
+	local table=$1 fa fam algo dir kind
 	shift
 	command -v perf >/dev/null || { log "PERF=1: perf not installed"; return 0; }
 	dir=$(dirname "$OUT")
@@ -656,6 +660,16 @@ profile_table() {
 		use_xfib "$fam"
 		gen "$fam" --packets "$WARMUP" >/dev/null
 		perf_gen "$dir/fwd-perf-$table-xfib_$algo-ipv$fam.txt" "$fam"
+		# Where the gate's and NAT's time goes, where they were measured.
+		if [ "$GATE" = 1 ] && { [ "$table" = 10 ] || [ "$SCALE" = full ]; }; then
+			for kind in ct nat; do
+				gate_on "$kind"
+				use_xfib "$fam"
+				gen "$fam" --packets "$WARMUP" >/dev/null
+				perf_gen "$dir/fwd-perf-$table-xfib_${kind}_$algo-ipv$fam.txt" "$fam"
+			done
+			gate_off
+		fi
 	done
 }
 
@@ -864,7 +878,7 @@ run_table() {
 	done
 	gate_off
 	[ -z "$VARIANTS" ] || time_variants "$table" "${fits[@]}"
-	[ "${PERF:-0}" != 1 ] || profile_table "$table" "${fits[@]}"
+	[ "${PERF:-0}" = 0 ] || profile_table "$table" "${fits[@]}"
 	use_kernel
 	rctl algo ipv4 auto >/dev/null || true
 	rctl algo ipv6 auto >/dev/null || true
