@@ -21,6 +21,7 @@
 #include "layout.h"
 #include "log.h"
 #include "xfib/maps.h"
+#include "xfib/netfilter.h"
 #include "pin.h"
 #include "xfib_fwd_ct.skel.h"
 
@@ -65,7 +66,7 @@ struct xfib_fwd_bpf *xfib_fwd_open(const struct bpf_object_open_opts *opts,
 				   bool with_ct)
 {
 	struct xfib_fwd_bpf *obj = calloc(1, sizeof(*obj));
-	int err;
+	int err, ncpu;
 
 	if (!obj) {
 		errno = ENOMEM;
@@ -76,6 +77,11 @@ struct xfib_fwd_bpf *xfib_fwd_open(const struct bpf_object_open_opts *opts,
 		obj->skeleton->data =
 			(void *)xfib_fwd_ct_bpf__elf_bytes(&obj->skeleton->data_sz);
 	err = err ?: bpf_object__open_skeleton(obj->skeleton, opts);
+	/* The flow cache holds the sets of every CPU, one after another
+	 * (bpf/lib/ctgate.h). */
+	if (!err && (ncpu = libbpf_num_possible_cpus()) > 0)
+		err = bpf_map__set_max_entries(obj->maps.xfib_ct_cache,
+					       ncpu * XFIB_CT_CACHE_SETS);
 	if (err) {
 		xfib_fwd_bpf__destroy(obj);
 		errno = -err;

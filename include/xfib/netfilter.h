@@ -159,7 +159,7 @@ _Static_assert(sizeof(struct xfib_ct_event) == 40, "xfib_ct_event size");
  * reaches the fast path within that time: a deletion (conntrack -D, a
  * flush, a timeout), the other direction's FIN or RST. The flow's own
  * SYN, FIN and RST go to the kernel and clear its cache slot at once.
- * XFIB_CT_CACHE_SETS sets of two flows per CPU (8192 flows, 720 KiB).
+ * XFIB_CT_CACHE_SETS sets of two flows per CPU (8192 flows, 768 KiB).
  */
 #define XFIB_CT_CACHE_NS 25000000ull
 #define XFIB_CT_CACHE_SETS_LOG2 12

@@ -608,24 +608,33 @@ algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 # perf_gen FILE FAMILY: perf report of the generator's CPU (which also
 # runs the router and the sinks) while the generator runs SECS seconds.
 perf_gen() {
-	local f=$1 fam=$2 data="$XFIB_TMP/perf.data" pid i
-	rm -f "$data"
-	perf record -q -C "$GEN_CPU" -o "$data" 2>"$XFIB_TMP/perf.err" &
+	local f=$1 fam=$2 data="$XFIB_TMP/perf.data" pid ack="" ctl ackfd comm
+	rm -f "$data" "$XFIB_TMP/perf.ctl" "$XFIB_TMP/perf.ack"
+	mkfifo "$XFIB_TMP/perf.ctl" "$XFIB_TMP/perf.ack"
+	# perf starts with its events off and turns them on when told to,
+	# then acknowledges: the run starts then. (Before it, perf reads
+	# every process's mappings, which takes seconds on a busy machine.)
+	perf record -q -D -1 --control "fifo:$XFIB_TMP/perf.ctl,$XFIB_TMP/perf.ack" \
+		-C "$GEN_CPU" -o "$data" 2>"$XFIB_TMP/perf.err" &
 	pid=$!
 	XFIB_PIDS+=("$pid")
-	# perf writes the file's header once its events are open: the run
-	# starts then, not after a guess at how long perf takes to start.
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$data" ] || ! kill -0 "$pid" 2>/dev/null && break
-		sleep 0.05
-	done
+	# Opened both ways: an open never waits for perf, should it fail.
+	exec {ctl}<>"$XFIB_TMP/perf.ctl" {ackfd}<>"$XFIB_TMP/perf.ack"
+	echo enable >&"$ctl"
+	read -r -t 60 -u "$ackfd" ack || true
+	exec {ctl}>&- {ackfd}<&-
+	[ "$ack" = ack ] || log "profile: perf did not acknowledge the start ($(tr '\n' ' ' <"$XFIB_TMP/perf.err"))"
 	gen "$fam" --duration "$SECS" >/dev/null
 	kill -INT "$pid"
 	wait "$pid" 2>/dev/null || true
 	# Only the generator's process and the CPU's softirq thread, where
 	# router and sinks run: not the idle loop, nor other jobs on the CPU.
-	# Percentages are of what is left.
-	perf report -q -i "$data" --stdio --comms "fwdbench,ksoftirqd/$GEN_CPU" \
+	# Percentages are of what is left. The generator's process is the one
+	# its program ran in: perf may not have seen it take its name
+	# (fwdbench) and still call it by its parent's.
+	comm=$(perf report -q -i "$data" --stdio --sort comm,sym 2>/dev/null |
+		awk '$NF ~ /_gen$/ && !c { c = $2 } END { print c }')
+	perf report -q -i "$data" --stdio --comms "${comm:-fwdbench},ksoftirqd/$GEN_CPU" \
 		--percentage relative --sort sym --percent-limit 0.5 2>/dev/null |
 		sed '/^$/d' | head -n 40 >"$f"
 	# PERF=2 keeps the recording too, for perf annotate of a program.
