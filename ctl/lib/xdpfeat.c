@@ -18,48 +18,11 @@
 #include <linux/sockios.h>
 #include <libmnl/libmnl.h>
 
+#include "nlreq.h"
 #include "xdpfeat.h"
 
-#define XDPFEAT_BUF (MNL_SOCKET_BUFFER_SIZE > 8192 ? MNL_SOCKET_BUFFER_SIZE : 8192)
 /* Notifications are one small message per device change. */
 #define XDPFEAT_RCVBUF (1 << 20)
-
-static struct mnl_socket *sock_open(int proto, int flags)
-{
-	struct mnl_socket *nl = mnl_socket_open2(proto, SOCK_CLOEXEC | flags);
-	int one = 1;
-
-	if (!nl)
-		return NULL;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		mnl_socket_close(nl);
-		return NULL;
-	}
-	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	return nl;
-}
-
-/* Sends the request in buf and runs cb on the answers until the ack or
- * the end of the dump: 0 or -errno. */
-static int request(struct mnl_socket *nl, struct nlmsghdr *nlh, __u32 seq,
-		   mnl_cb_t cb, void *data)
-{
-	char buf[XDPFEAT_BUF];
-	unsigned int portid = mnl_socket_get_portid(nl);
-	ssize_t n;
-	int ret;
-
-	nlh->nlmsg_seq = seq;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, portid, cb, data);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
-}
 
 /* ---- the family and its group ------------------------------------------ */
 
@@ -122,12 +85,12 @@ static struct nlmsghdr *genl_msg(char *buf, __u16 type, __u16 flags, __u8 cmd)
 
 static int family_resolve(struct xdpfeat *x, struct family_info *fi)
 {
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh = genl_msg(buf, GENL_ID_CTRL, NLM_F_ACK,
 					CTRL_CMD_GETFAMILY);
 
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, XDPFEAT_FAMILY_NAME);
-	return request(x->req, nlh, ++x->seq, family_cb, fi);
+	return nlreq_run(x->req, nlh, ++x->seq, family_cb, fi);
 }
 
 int xdpfeat_open(struct xdpfeat *x, bool events)
@@ -136,7 +99,7 @@ int xdpfeat_open(struct xdpfeat *x, bool events)
 	int err, rcvbuf = XDPFEAT_RCVBUF;
 
 	memset(x, 0, sizeof(*x));
-	x->req = sock_open(NETLINK_GENERIC, 0);
+	x->req = nlreq_open(NETLINK_GENERIC, 0);
 	if (!x->req)
 		return -errno;
 	err = family_resolve(x, &fi);
@@ -147,7 +110,7 @@ int xdpfeat_open(struct xdpfeat *x, bool events)
 	x->family = fi.id;
 	if (!events || !fi.mgmt)
 		return 0;
-	x->ev = sock_open(NETLINK_GENERIC, SOCK_NONBLOCK);
+	x->ev = nlreq_open(NETLINK_GENERIC, SOCK_NONBLOCK);
 	if (!x->ev ||
 	    mnl_socket_setsockopt(x->ev, NETLINK_ADD_MEMBERSHIP, &fi.mgmt,
 				  sizeof(fi.mgmt)) < 0) {
@@ -221,19 +184,19 @@ static int dev_cb(const struct nlmsghdr *nlh, void *data)
 int xdpfeat_dump(struct xdpfeat *x, xdpfeat_cb cb, void *ctx)
 {
 	struct dev_ctx d = { .family = x->family, .cb = cb, .ctx = ctx };
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh;
 
 	if (!x->family)
 		return 0;
 	nlh = genl_msg(buf, x->family, NLM_F_DUMP, XDPFEAT_CMD_DEV_GET);
-	return request(x->req, nlh, ++x->seq, dev_cb, &d);
+	return nlreq_run(x->req, nlh, ++x->seq, dev_cb, &d);
 }
 
 int xdpfeat_read(struct xdpfeat *x, xdpfeat_cb cb, void *ctx)
 {
 	struct dev_ctx d = { .family = x->family, .cb = cb, .ctx = ctx };
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	ssize_t n;
 
 	if (!x->ev)
@@ -270,7 +233,7 @@ int xdpfeat_get(struct xdpfeat *x, int ifindex)
 {
 	struct get_ctx g = { .ifindex = ifindex, .xmit = -ENOENT };
 	struct dev_ctx d = { .family = x->family, .cb = get_cb, .ctx = &g };
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh;
 	int err;
 
@@ -278,7 +241,7 @@ int xdpfeat_get(struct xdpfeat *x, int ifindex)
 		return -ENOENT;
 	nlh = genl_msg(buf, x->family, NLM_F_ACK, XDPFEAT_CMD_DEV_GET);
 	mnl_attr_put_u32(nlh, XDPFEAT_A_DEV_IFINDEX, ifindex);
-	err = request(x->req, nlh, ++x->seq, dev_cb, &d);
+	err = nlreq_run(x->req, nlh, ++x->seq, dev_cb, &d);
 	return err ? err : g.xmit;
 }
 
@@ -325,8 +288,8 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 /* The veth peer of ifindex, as rtnetlink names it: 0 or -errno. */
 static int veth_peer(int ifindex, struct peer_info *p)
 {
-	struct mnl_socket *nl = sock_open(NETLINK_ROUTE, 0);
-	char buf[XDPFEAT_BUF];
+	struct mnl_socket *nl = nlreq_open(NETLINK_ROUTE, 0);
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifm;
 	int err;
@@ -338,7 +301,7 @@ static int veth_peer(int ifindex, struct peer_info *p)
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
 	ifm->ifi_index = ifindex;
-	err = request(nl, nlh, 1, link_cb, p);
+	err = nlreq_run(nl, nlh, 1, link_cb, p);
 	mnl_socket_close(nl);
 	return err;
 }
