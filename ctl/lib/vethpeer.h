@@ -7,8 +7,8 @@
  * checks the peer's rq->napi, and drops them otherwise); the peer turns
  * NAPI on when it is up with a native XDP program (veth_enable_xdp) or
  * with GRO (veth_open, veth_set_features), and off when it goes down or
- * loses both. An XDP program need not turn GRO on (6.18 here leaves it
- * off), so both are read.
+ * loses both. An XDP program need not turn GRO on (6.1 and 6.18 leave
+ * it off), so both are read.
  *
  * The peer is read where it is: its flags and XDP program by RTM_GETLINK
  * with IFLA_TARGET_NETNSID (CAP_NET_ADMIN), its GRO by the ethtool ioctl

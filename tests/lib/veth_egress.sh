@@ -159,8 +159,8 @@ ve_peer_changes() {
 	XFIB_PIN_DIRS+=("$SINK_PIN")
 	xctl "$SNK" "$SINK_PIN" attach "$SNK_IF" >/dev/null 2>&1 || fail "attach an XDP program to $SNK/$SNK_IF"
 	xdp_prog_on "$SNK" "$SNK_IF" || fail "no XDP program on $SNK/$SNK_IF"
-	# Kernels differ in whether an XDP program turns the veth's GRO on
-	# (6.18 here leaves it off): the program alone makes it a target.
+	# An XDP program need not turn the veth's GRO on (6.1 and 6.18 leave
+	# it off): the program alone makes it a target.
 	log "with an XDP program, $SNK_IF has $(sink_ns ethtool -k "$SNK_IF" | grep '^generic-receive-offload:')"
 	by_xdp "XDP program on the peer"
 
