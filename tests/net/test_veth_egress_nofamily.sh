@@ -16,7 +16,10 @@
 #  - held by no process either (only by a file descriptor of this test):
 #    sink0 cannot be read, so r-sink is left to the kernel although sink0
 #    has GRO on, and xfibd and status say why;
-#  - named again: found again at sink0's next change, back in XDP.
+#  - named again: found again at sink0's next change, back in XDP;
+#  - xfibd with only CAP_BPF and CAP_NET_ADMIN, as the systemd unit runs
+#    it: it cannot hear other namespaces, so r-sink (and r-gen) go to the
+#    kernel with sink0's GRO on, while r-loop's peer is still followed.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -98,4 +101,34 @@ exec {ns_fd}<&-
 sink_ns ip link set dev "$SNK_IF" alias "xfib test: named again" || fail "ip link set $SNK_IF alias"
 by_xdp "sink namespace named again"
 
-log "PASS: without the netdev family, a veth's peer is probed where it is and followed: in another namespace, named or a process's, in the router's own; and a peer that cannot be read leaves its veth to the kernel"
+# ---- xfibd with the two capabilities of the systemd unit ---------------------------
+
+# Without CAP_NET_BROADCAST it cannot hear other namespaces: r-sink goes
+# to the kernel although sink0 has GRO on, and xfibd says why. The peer
+# in its own namespace is still followed.
+kill -TERM "$XFIBD_PID"
+wait "$XFIBD_PID" || fail "xfibd exited with status $? on SIGTERM"
+nsenter --net="/run/netns/$RTR" -- setpriv --bounding-set=-all,+bpf,+net_admin \
+	--inh-caps=-all --no-new-privs "$XFIBD" -v --pin-dir "$PIN" >>"$XFIBD_LOG" 2>&1 &
+XFIBD_PID=$!
+XFIB_PIDS+=("$XFIBD_PID")
+xfibd_wait_synced "$RTR" "$PIN" "${XFIBD_SYNC_TIMEOUT:-10}" "$XFIBD_PID" ||
+	fail "xfibd with CAP_BPF and CAP_NET_ADMIN only did not sync: $(tail -n 5 "$XFIBD_LOG")"
+grep -qF "NETLINK_LISTEN_ALL_NSID: Operation not permitted; it needs CAP_NET_BROADCAST" "$XFIBD_LOG" ||
+	fail "xfibd does not say it cannot hear other namespaces: $(tail -n 20 "$XFIBD_LOG")"
+# gen0, r-gen's peer, is in another namespace too: the kernel forwards
+# both ways.
+wait_until 5 decides pass_egress_no_xmit pass_egress_no_xmit ||
+	fail "xfibd without CAP_NET_BROADCAST still forwards to $R_SNK: v4 $(lookup_reason "$SNK4"), v6 $(lookup_reason "$SNK6")"
+c0=$(no_xmit)
+ping_both "$VE_N"
+forwarded_by kernel $((2 * VE_N)) "xfibd without CAP_NET_BROADCAST"
+(($(no_xmit) - c0 >= 4 * VE_N)) ||
+	fail "xfibd without CAP_NET_BROADCAST: pass_egress_no_xmit grew by $(($(no_xmit) - c0)), expected >= $((4 * VE_N))"
+loop_decides pass_egress_no_xmit ||
+	fail "xfibd without CAP_NET_BROADCAST, peer $LOOP_P without GRO: $(lookup_reason "$NET4_L.2")"
+ip netns exec "$RTR" ethtool -K "$LOOP_P" gro on >/dev/null || fail "ethtool -K $LOOP_P gro on"
+wait_until 5 loop_decides forwarded_v4 ||
+	fail "xfibd without CAP_NET_BROADCAST, peer $LOOP_P with GRO: $(lookup_reason "$NET4_L.2")"
+
+log "PASS: without the netdev family, a veth's peer is probed where it is and followed: in another namespace, named or a process's, in the router's own; and a peer that cannot be read or heard leaves its veth to the kernel"
