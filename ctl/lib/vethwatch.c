@@ -170,7 +170,10 @@ int vethwatch_get(struct vethwatch *w, int ifindex)
 /* ---- the dump ------------------------------------------------------------- */
 
 struct dump_ctx {
-	int *ifindex;
+	struct dump_link {
+		int ifindex;
+		bool veth;
+	} *l;
 	size_t n, cap;
 	int err;
 };
@@ -179,26 +182,27 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
 	struct dump_ctx *d = data;
-	int *v;
+	struct dump_link *v;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK ||
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifm))
 		return MNL_CB_OK;
 	if (d->n == d->cap) {
-		v = realloc(d->ifindex, (d->cap ? 2 * d->cap : 64) * sizeof(*v));
+		v = realloc(d->l, (d->cap ? 2 * d->cap : 64) * sizeof(*v));
 		if (!v) {
 			d->err = -ENOMEM;
 			return MNL_CB_STOP;
 		}
-		d->ifindex = v;
+		d->l = v;
 		d->cap = d->cap ? 2 * d->cap : 64;
 	}
-	d->ifindex[d->n++] = ifm->ifi_index;
+	d->l[d->n].ifindex = ifm->ifi_index;
+	d->l[d->n++].veth = vethpeer_is_veth(nlh);
 	return MNL_CB_OK;
 }
 
-/* The links are listed first and probed after: the probes' requests go
- * on the socket the dump is still answering on. */
+/* The links are listed first and the veths probed after: the probes'
+ * requests go on the socket the dump is still answering on. */
 int vethwatch_dump(struct vethwatch *w, xdpfeat_cb cb, void *ctx)
 {
 	struct dump_ctx d = { 0 };
@@ -220,8 +224,12 @@ int vethwatch_dump(struct vethwatch *w, xdpfeat_cb cb, void *ctx)
 	w->self_nsid = nsid_of_self(w->probe.nl, &w->probe.seq);
 	for (i = 0; i < w->n; i++)
 		w->v[i].stale = true;
-	for (i = 0; i < d.n; i++)
-		reprobe(w, d.ifindex[i], cb, ctx);
+	for (i = 0; i < d.n; i++) {
+		if (d.l[i].veth)
+			reprobe(w, d.l[i].ifindex, cb, ctx);
+		else
+			cb(ctx, d.l[i].ifindex, true);
+	}
 	for (i = 0; i < w->n;) {
 		if (w->v[i].stale)
 			veth_drop(w, &w->v[i]);
@@ -229,7 +237,7 @@ int vethwatch_dump(struct vethwatch *w, xdpfeat_cb cb, void *ctx)
 			i++;
 	}
 out:
-	free(d.ifindex);
+	free(d.l);
 	return err;
 }
 
