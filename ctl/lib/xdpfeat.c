@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -18,48 +19,13 @@
 #include <linux/sockios.h>
 #include <libmnl/libmnl.h>
 
+#include "nlreq.h"
+#include "vethpeer.h"
+#include "vethwatch.h"
 #include "xdpfeat.h"
 
-#define XDPFEAT_BUF (MNL_SOCKET_BUFFER_SIZE > 8192 ? MNL_SOCKET_BUFFER_SIZE : 8192)
 /* Notifications are one small message per device change. */
 #define XDPFEAT_RCVBUF (1 << 20)
-
-static struct mnl_socket *sock_open(int proto, int flags)
-{
-	struct mnl_socket *nl = mnl_socket_open2(proto, SOCK_CLOEXEC | flags);
-	int one = 1;
-
-	if (!nl)
-		return NULL;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		mnl_socket_close(nl);
-		return NULL;
-	}
-	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	return nl;
-}
-
-/* Sends the request in buf and runs cb on the answers until the ack or
- * the end of the dump: 0 or -errno. */
-static int request(struct mnl_socket *nl, struct nlmsghdr *nlh, __u32 seq,
-		   mnl_cb_t cb, void *data)
-{
-	char buf[XDPFEAT_BUF];
-	unsigned int portid = mnl_socket_get_portid(nl);
-	ssize_t n;
-	int ret;
-
-	nlh->nlmsg_seq = seq;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, portid, cb, data);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
-}
 
 /* ---- the family and its group ------------------------------------------ */
 
@@ -122,12 +88,35 @@ static struct nlmsghdr *genl_msg(char *buf, __u16 type, __u16 flags, __u8 cmd)
 
 static int family_resolve(struct xdpfeat *x, struct family_info *fi)
 {
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh = genl_msg(buf, GENL_ID_CTRL, NLM_F_ACK,
 					CTRL_CMD_GETFAMILY);
 
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, XDPFEAT_FAMILY_NAME);
-	return request(x->req, nlh, ++x->seq, family_cb, fi);
+	return nlreq_run(x->req, nlh, ++x->seq, family_cb, fi);
+}
+
+/* A kernel before 6.3: the veths' peers are probed instead. */
+static int veth_open(struct xdpfeat *x, bool events)
+{
+	int err;
+
+	x->veth = malloc(sizeof(*x->veth));
+	if (!x->veth)
+		return -ENOMEM;
+	err = vethwatch_open(x->veth, events);
+	if (err) {
+		free(x->veth);
+		x->veth = NULL;
+	}
+	return err;
+}
+
+static bool test_no_family(void)
+{
+	const char *e = getenv(XDPFEAT_TEST_NO_FAMILY_ENV);
+
+	return e && !strcmp(e, "1");
 }
 
 int xdpfeat_open(struct xdpfeat *x, bool events)
@@ -136,18 +125,22 @@ int xdpfeat_open(struct xdpfeat *x, bool events)
 	int err, rcvbuf = XDPFEAT_RCVBUF;
 
 	memset(x, 0, sizeof(*x));
-	x->req = sock_open(NETLINK_GENERIC, 0);
+	x->req = nlreq_open(NETLINK_GENERIC, 0);
 	if (!x->req)
 		return -errno;
-	err = family_resolve(x, &fi);
-	if (err == -ENOENT)
-		return 0; /* a kernel before 6.3 */
+	err = test_no_family() ? -ENOENT : family_resolve(x, &fi);
+	if (err == -ENOENT) {
+		err = veth_open(x, events);
+		if (err)
+			goto fail;
+		return 0;
+	}
 	if (err)
 		goto fail;
 	x->family = fi.id;
 	if (!events || !fi.mgmt)
 		return 0;
-	x->ev = sock_open(NETLINK_GENERIC, SOCK_NONBLOCK);
+	x->ev = nlreq_open(NETLINK_GENERIC, SOCK_NONBLOCK);
 	if (!x->ev ||
 	    mnl_socket_setsockopt(x->ev, NETLINK_ADD_MEMBERSHIP, &fi.mgmt,
 				  sizeof(fi.mgmt)) < 0) {
@@ -164,6 +157,11 @@ fail:
 
 void xdpfeat_close(struct xdpfeat *x)
 {
+	if (x->veth) {
+		vethwatch_close(x->veth);
+		free(x->veth);
+		x->veth = NULL;
+	}
 	if (x->ev)
 		mnl_socket_close(x->ev);
 	if (x->req)
@@ -174,6 +172,8 @@ void xdpfeat_close(struct xdpfeat *x)
 
 int xdpfeat_fd(const struct xdpfeat *x)
 {
+	if (x->veth)
+		return vethwatch_fd(x->veth);
 	return x->ev ? mnl_socket_get_fd(x->ev) : -1;
 }
 
@@ -221,21 +221,30 @@ static int dev_cb(const struct nlmsghdr *nlh, void *data)
 int xdpfeat_dump(struct xdpfeat *x, xdpfeat_cb cb, void *ctx)
 {
 	struct dev_ctx d = { .family = x->family, .cb = cb, .ctx = ctx };
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh;
 
+	if (x->veth)
+		return vethwatch_dump(x->veth, cb, ctx);
 	if (!x->family)
 		return 0;
 	nlh = genl_msg(buf, x->family, NLM_F_DUMP, XDPFEAT_CMD_DEV_GET);
-	return request(x->req, nlh, ++x->seq, dev_cb, &d);
+	return nlreq_run(x->req, nlh, ++x->seq, dev_cb, &d);
 }
 
 int xdpfeat_read(struct xdpfeat *x, xdpfeat_cb cb, void *ctx)
 {
 	struct dev_ctx d = { .family = x->family, .cb = cb, .ctx = ctx };
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	ssize_t n;
+	int err;
 
+	if (x->veth) {
+		err = vethwatch_read(x->veth, cb, ctx);
+		if (err == -ENOBUFS)
+			x->overruns++;
+		return err;
+	}
 	if (!x->ev)
 		return 0;
 	for (;;) {
@@ -270,15 +279,17 @@ int xdpfeat_get(struct xdpfeat *x, int ifindex)
 {
 	struct get_ctx g = { .ifindex = ifindex, .xmit = -ENOENT };
 	struct dev_ctx d = { .family = x->family, .cb = get_cb, .ctx = &g };
-	char buf[XDPFEAT_BUF];
+	char buf[NLREQ_BUF];
 	struct nlmsghdr *nlh;
 	int err;
 
+	if (x->veth)
+		return vethwatch_get(x->veth, ifindex);
 	if (!x->family)
 		return -ENOENT;
 	nlh = genl_msg(buf, x->family, NLM_F_ACK, XDPFEAT_CMD_DEV_GET);
 	mnl_attr_put_u32(nlh, XDPFEAT_A_DEV_IFINDEX, ifindex);
-	err = request(x->req, nlh, ++x->seq, dev_cb, &d);
+	err = nlreq_run(x->req, nlh, ++x->seq, dev_cb, &d);
 	return err ? err : g.xmit;
 }
 
@@ -301,69 +312,36 @@ static void driver_of(const char *name, char *drv, size_t len)
 	close(fd);
 }
 
-struct peer_info {
-	int ifindex;	/* IFLA_LINK: the veth peer's ifindex */
-	bool other_ns;	/* IFLA_LINK_NETNSID: it is in another namespace */
-};
-
-static int link_cb(const struct nlmsghdr *nlh, void *data)
+void xdpfeat_explain(const struct xdpfeat *x, int ifindex, const char *name,
+		     char *buf, size_t len)
 {
-	struct peer_info *p = data;
-	const struct nlattr *a;
+	struct vethpeer_ctx c;
+	struct vethpeer p = { 0 };
+	char drv[32];
+	int err = vethpeer_open(&c);
 
-	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg)) {
-		int t = mnl_attr_get_type(a);
-
-		if (t == IFLA_LINK && mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
-			p->ifindex = mnl_attr_get_u32(a);
-		else if (t == IFLA_LINK_NETNSID)
-			p->other_ns = true;
+	if (!err) {
+		err = vethpeer_probe(&c, ifindex, &p);
+		vethpeer_close(&c);
 	}
-	return MNL_CB_OK;
-}
-
-/* The veth peer of ifindex, as rtnetlink names it: 0 or -errno. */
-static int veth_peer(int ifindex, struct peer_info *p)
-{
-	struct mnl_socket *nl = sock_open(NETLINK_ROUTE, 0);
-	char buf[XDPFEAT_BUF];
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifm;
-	int err;
-
-	if (!nl)
-		return -errno;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
-	ifm->ifi_index = ifindex;
-	err = request(nl, nlh, 1, link_cb, p);
-	mnl_socket_close(nl);
-	return err;
-}
-
-void xdpfeat_explain(int ifindex, const char *name, char *buf, size_t len)
-{
-	struct peer_info p = { 0 };
-	char drv[32], peer[IF_NAMESIZE];
-
+	/* With the family, the kernel said the port cannot: a peer that
+	 * cannot be read here (xfibctl without privileges) still has
+	 * neither. */
+	if (!err && p.veth && p.err && x->family) {
+		p.err = 0;
+		p.up = true;
+		p.xdp = p.gro = false;
+	}
+	if (!err && p.veth) {
+		vethpeer_why(&p, buf, len);
+		return;
+	}
 	driver_of(name, drv, sizeof(drv));
-	if (strcmp(drv, "veth")) {
+	if (!strcmp(drv, "veth"))
+		snprintf(buf, len,
+			 "its veth peer has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K <peer> gro on, or attach an XDP program to it");
+	else
 		snprintf(buf, len,
 			 "its driver (%s) does not take XDP-redirected frames (no ndo_xdp_xmit)",
 			 *drv ? drv : "unknown");
-		return;
-	}
-	if (veth_peer(ifindex, &p) || p.ifindex <= 0)
-		snprintf(buf, len,
-			 "its veth peer has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K <peer> gro on, or attach an XDP program to it");
-	else if (p.other_ns || !if_indextoname(p.ifindex, peer))
-		snprintf(buf, len,
-			 "its veth peer (ifindex %d in another network namespace) has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K <peer> gro on, or attach an XDP program to it",
-			 p.ifindex);
-	else
-		snprintf(buf, len,
-			 "its veth peer %s has neither GRO nor an XDP program: enable GRO on the peer: ethtool -K %s gro on, or attach an XDP program to it",
-			 peer, peer);
 }

@@ -91,7 +91,7 @@ static void warn_no_xmit(char **names, int n, const int *ifindex)
 	for (i = 0; i < n; i++) {
 		if (xdpfeat_get(&x, ifindex[i]))
 			continue;
-		xdpfeat_explain(ifindex[i], names[i], why, sizeof(why));
+		xdpfeat_explain(&x, ifindex[i], names[i], why, sizeof(why));
 		fprintf(stderr, "xfibctl: attach warning: %s %s: %s\n", names[i],
 			XFIB_NO_XMIT_TEXT, why);
 	}

@@ -35,9 +35,12 @@ static const struct {
 	  "flows through stateful rulesets are forwarded in XDP only once "
 	  "conntrack has made them assured, two seconds into the flow" },
 	{ XFIB_LACKS_NETDEV_FAMILY, "netdev_netlink_family",
-	  "the netdev netlink family (Linux 6.3): whether a port takes redirected "
-	  "frames is not known; a veth egress needs GRO or an XDP program on its "
-	  "peer, or the frames xfib sends it are dropped" },
+	  "the netdev netlink family (Linux 6.3): whether a veth takes redirected "
+	  "frames is read from its peer instead (up, with GRO or an XDP program), "
+	  "in the peer's namespace, and followed; a veth whose peer cannot be "
+	  "read (its namespace not found, or no right to enter it) is left to the "
+	  "kernel, and another driver is taken to take them, unchecked (one "
+	  "without ndo_xdp_xmit drops what xfib redirects to it)" },
 };
 
 void kernel_status_read(struct xfib_fwd_bpf *skel, struct status *st)

@@ -103,7 +103,7 @@ void ports_read_xmit(struct port *ports, size_t n)
 		if (p->xmit < 0)
 			p->xmit = -1;
 		else if (!p->xmit)
-			xdpfeat_explain(p->ifindex, p->name, p->no_xmit_why,
+			xdpfeat_explain(&x, p->ifindex, p->name, p->no_xmit_why,
 					sizeof(p->no_xmit_why));
 	}
 	if (!err)

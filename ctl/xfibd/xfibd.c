@@ -112,7 +112,8 @@ static int xmit_sync(struct daemon *d)
 }
 
 /* Notifications of XDP feature changes (a veth peer's GRO or XDP program
- * changed); a lost one means reading them all again. */
+ * changed; without the netdev family, the links' changes that may); a
+ * lost one means reading them all again. */
 static void xmit_events(struct daemon *d)
 {
 	int err = xdpfeat_read(&d->xf, on_xmit, d);
@@ -510,15 +511,17 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		pr_warn("netlink: %s", strerror(-err));
 		goto out;
 	}
-	/* Without the netdev family every port counts as a redirect target,
-	 * as before it existed; the kernel drops what one refuses. */
+	/* Without the netdev family the veths' peers are probed instead
+	 * (vethwatch.h) and other ports count as redirect targets, as before
+	 * the family existed. If neither can be asked, every port counts as
+	 * one; the kernel drops what one refuses. */
 	err = xdpfeat_open(&d->xf, true);
 	if (err)
-		pr_warn("netdev netlink family: %s: ports are not checked for taking XDP-redirected frames",
+		pr_warn("checking which ports take XDP-redirected frames: %s: ports are not checked",
 			strerror(-err));
 	else if (!d->xf.family)
-		pr_warn("the kernel has no netdev netlink family (Linux < 6.3): ports are not checked for taking XDP-redirected frames");
-	d->rib.xmit_learned = !err && d->xf.family;
+		pr_info("the kernel has no netdev netlink family (Linux < 6.3): veth ports are checked by probing their peers, other drivers are taken to take XDP-redirected frames");
+	d->rib.xmit_learned = !err && xdpfeat_known(&d->xf);
 	if (stop_signal) { /* while starting: no sync, no switch */
 		err = 0; /* xdpfeat_open()'s is only a warning */
 		goto out;

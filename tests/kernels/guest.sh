@@ -72,7 +72,7 @@ case $mode in
 load) before=(prog/test_verifier_margin net/test_forward)
 	after=(prog/test_verifier_margin prog/test_ctgate) ;;
 full) before=(prog/test_verifier_margin net/test_forward net/test_ecmp
-		net/test_rp_filter net/test_verify prog/test_fwd)
+		net/test_rp_filter net/test_verify net/test_veth_egress prog/test_fwd)
 	after=(prog/test_verifier_margin prog/test_ctgate net/test_nf_stateful) ;;
 esac
 # The logs straight to the host, where they can be read while tests run.

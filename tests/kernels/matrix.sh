@@ -16,7 +16,8 @@
 #       verifier's limit), xfibd starts with no netfilter module loaded,
 #       ports attach and forward in XDP with the kernel's counters flat;
 # full: that, then a core subset of the suite (forwarding, ECMP, the
-#       conntrack gate, rp_filter, lookup and verify against the kernel);
+#       conntrack gate, rp_filter, lookup and verify against the kernel,
+#       a veth egress whose peer takes no redirected frames);
 # -c COMMAND runs that shell command in the guest instead, from the
 #       repository's top, for a look at one kernel by hand.
 #
