@@ -171,7 +171,7 @@ struct {
  * the program: not pinned, never read by xfibd.
  *
  * A hit reads one cache line: a way holds the flow, its time and an IPv4
- * flow's NAT in 64 bytes; an IPv6 flow's translated addresses are in the
+ * flow's NAT (with its checksums' change) in 64 bytes; an IPv6 flow's translated addresses are in the
  * set's third line. The sets of all CPUs are in one array, CPU by CPU
  * (xfib_fwd_open() sizes it for the CPUs the machine may have): its
  * values start at a page (BPF_F_MMAPABLE), so each line of a set is a
@@ -182,8 +182,10 @@ struct {
 struct ct_cached {
 	__u64 until; /* bpf_ktime_get_coarse_ns() before which it holds */
 	struct xfib_ct_event key; /* the packet's flow, as ct_parse() gives it */
-	__u8 nat;    /* then as struct ct_state: the rewrite, if nat */
-	__u8 pad[3];
+	/* then as struct ct_state: the rewrite, if the lowest bit of until
+	 * says nat (a nanosecond later changes nothing) */
+	__u16 csum_addr;
+	__u16 csum_l4;
 	__be16 sport;
 	__be16 dport;
 	__u32 saddr4; /* IPv4: the translated addresses */
@@ -361,12 +363,79 @@ struct ct_state {
 	__be16 sport;	/* the packet's ports (ICMP echo: the identifier in
 			 * sport) and addresses as it leaves */
 	__be16 dport;
+	/* When nat, what the rewrite changes in the one's complement sums
+	 * (ct_nat_csum()): the addresses' (the IPv4 header's checksum), and
+	 * what the transport checksum covers of it (addresses in the
+	 * pseudo-header, ports or identifier). A flow's are the same for
+	 * each packet: the flow cache keeps them, and forward() only adds. */
+	__u16 csum_addr;
+	__u16 csum_l4;
 	/* network order; IPv4 in the first word; 8-byte aligned for
 	 * route6's two 64-bit loads of the destination */
 	__u32 saddr[4] __attribute__((aligned(8)));
 	__u32 daddr[4];
 	struct xfib_ct_event ev; /* the flow, for xfibd (PASS_CT_LEARN) */
 };
+
+/*
+ * The change of the one's complement sum when n 32-bit words (as stored)
+ * change from old to new, added to acc: ~old + new, a word at a time in
+ * 64 bits (2^16 is 1 modulo 0xffff, so the sum of the words folds to the
+ * sum of their halves), then folded to at most 17 bits, so that the sums
+ * made on top of it cannot overflow.
+ */
+static __always_inline __u32 ct_csum_diff(__u32 acc, const __u32 *old,
+					  const __u32 *new, int n)
+{
+	__u64 sum = acc;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < n; i++)
+		sum += (__u64)(__u32)~old[i] + new[i];
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u32)((sum & 0xffff) + (sum >> 16));
+}
+
+/* A sum from ct_csum_diff() in 16 bits. */
+static __always_inline __u16 ct_csum_fold(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)((sum & 0xffff) + (sum >> 16));
+}
+
+/*
+ * cs->csum_addr and cs->csum_l4 for the translation in cs of flow ev (the
+ * packet's addresses, and its ports or echo identifier as ev has them):
+ * as the kernel's nf_nat_ipv4_manip_pkt() and l4proto_manip_pkt() update
+ * the checksums, IPv4's header covers the addresses, TCP's and UDP's and
+ * ICMPv6's the pseudo-header's addresses too, ICMP's only the identifier.
+ */
+static __always_inline void ct_nat_csum(struct ct_state *cs,
+					const struct xfib_ct_event *ev)
+{
+	/* ev is 8-byte aligned (struct ct_flow); its addresses are read in
+	 * place, for the stack the gate shares with the forwarder is full. */
+	const __u32 *sa = (const __u32 *)ev->saddr, *da = (const __u32 *)ev->daddr;
+	/* Both port words in the same order: the sum is of 16-bit halves. */
+	__u32 was = (__u32)ev->sport | (__u32)ev->dport << 16;
+	__u32 now = (__u32)cs->sport | (__u32)cs->dport << 16;
+	__u32 addr;
+
+	if (ev->family == XFIB_AF_INET) {
+		addr = ct_csum_diff(0, sa, cs->saddr, 1);
+		addr = ct_csum_diff(addr, da, cs->daddr, 1);
+	} else {
+		addr = ct_csum_diff(0, sa, cs->saddr, 4);
+		addr = ct_csum_diff(addr, da, cs->daddr, 4);
+	}
+	cs->csum_addr = ct_csum_fold(addr);
+	if (ev->proto == IPPROTO_ICMP)
+		addr = 0;
+	cs->csum_l4 = ct_csum_fold(ct_csum_diff(addr, &was, &now, 1));
+}
 
 /* Ports of a TCP or UDP header at l4 with l4len bytes of IP payload (as
  * they are in the packet, into *ports), and the checks conntrack's
@@ -599,6 +668,7 @@ static __always_inline __u32 ct_echo(struct ct_flow *f, struct ct_state *cs)
 		cs->dport = 0;
 		__builtin_memcpy(cs->saddr, e->saddr, sizeof(cs->saddr));
 		__builtin_memcpy(cs->daddr, e->daddr, sizeof(cs->daddr));
+		ct_nat_csum(cs, &f->ev);
 	}
 	/* One store per 100 ms at most: the line is shared between CPUs. */
 	if (now - e->last_used > 100000000ull)
@@ -770,6 +840,7 @@ static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
 		ct_nat_read(ct, opts.dir, cs);
 		cs->nat = ct_nat_changes(cs, f);
 		cs->proto = f->ev.proto;
+		ct_nat_csum(cs, &f->ev);
 	}
 	bpf_ct_release(ct);
 	return r;
@@ -850,11 +921,13 @@ static __always_inline int ct_cache_use(const struct ct_cache_set *s,
 	c = &s->way[w & 1];
 	if (now >= c->until || !ct_cache_holds(c, ev))
 		return 0;
-	cs->nat = c->nat;
-	if (c->nat) {
+	cs->nat = c->until & 1;
+	if (cs->nat) {
 		cs->proto = ev->proto;
 		cs->sport = c->sport;
 		cs->dport = c->dport;
+		cs->csum_addr = c->csum_addr;
+		cs->csum_l4 = c->csum_l4;
 		if (ev->family == XFIB_AF_INET) {
 			/* cs's other words are zero, as the tuple's are */
 			cs->saddr[0] = c->saddr4;
@@ -883,7 +956,8 @@ static __always_inline void ct_cache_put(struct ct_cache_set *s,
 		w = 1;
 	c = &s->way[w & 1];
 	__builtin_memcpy(&c->key, ev, sizeof(c->key));
-	c->nat = cs->nat;
+	c->csum_addr = cs->csum_addr;
+	c->csum_l4 = cs->csum_l4;
 	c->sport = cs->sport;
 	c->dport = cs->dport;
 	c->saddr4 = cs->saddr[0];
@@ -892,7 +966,7 @@ static __always_inline void ct_cache_put(struct ct_cache_set *s,
 		__builtin_memcpy(s->nat6[w & 1].saddr, cs->saddr, sizeof(cs->saddr));
 		__builtin_memcpy(s->nat6[w & 1].daddr, cs->daddr, sizeof(cs->daddr));
 	}
-	c->until = now + xfib_ct_cache_ns;
+	c->until = ((now + xfib_ct_cache_ns) & ~1ull) | (cs->nat ? 1 : 0);
 }
 
 /* The gate proper, for a router with a stateful ruleset: parse, then the
