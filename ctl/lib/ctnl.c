@@ -20,8 +20,8 @@
 #include <libmnl/libmnl.h>
 
 #include "ctnl.h"
+#include "nlreq.h"
 
-#define CTNL_BUF (MNL_SOCKET_BUFFER_SIZE > 8192 ? MNL_SOCKET_BUFFER_SIZE : 8192)
 
 #ifndef IPPROTO_ICMPV6
 #define IPPROTO_ICMPV6 58
@@ -29,22 +29,9 @@
 
 int ctnl_open(struct mnl_socket **nlp)
 {
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	int one = 1;
-
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int err = -errno;
-
-		mnl_socket_close(nl);
-		return err;
-	}
-	/* Errors name the attribute; replies to requests are not dropped by
-	 * a full buffer of the caller's other sockets. */
-	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
-	*nlp = nl;
-	return 0;
+	/* Errors name the attribute (nlreq_open() asks for extended acks). */
+	*nlp = nlreq_open(NETLINK_NETFILTER, 0);
+	return *nlp ? 0 : -errno;
 }
 
 void ctnl_close(struct mnl_socket *nl)
@@ -243,22 +230,8 @@ static int entry_cb(const struct nlmsghdr *nlh, void *data)
 static int ctnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh,
 		     mnl_cb_t cb, void *data)
 {
-	char buf[CTNL_BUF];
-	unsigned int portid = mnl_socket_get_portid(nl);
-	__u32 seq = nlh->nlmsg_seq;
-	ssize_t n;
-	int ret;
-
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, portid, cb, data);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
+	return nlreq_run(nl, nlh, nlh->nlmsg_seq, cb, data);
 }
 
 int ctnl_get(struct mnl_socket *nl, const struct ctnl_tuple *t,

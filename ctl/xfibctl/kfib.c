@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
+#include "nlreq.h"
 #include "verify.h"
 #include "verify_priv.h"
 #include "xfib_verify.skel.h"
@@ -189,18 +190,10 @@ static int fibmatch_cb(const struct nlmsghdr *nlh, void *data)
 
 struct mnl_socket *rtnl_open(unsigned int *portid)
 {
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-	int err;
+	struct mnl_socket *nl = nlreq_open(NETLINK_ROUTE, 0);
 
-	if (!nl)
-		return NULL;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		err = errno;
-		mnl_socket_close(nl);
-		errno = err;
-		return NULL;
-	}
-	*portid = mnl_socket_get_portid(nl);
+	if (nl)
+		*portid = mnl_socket_get_portid(nl);
 	return nl;
 }
 
