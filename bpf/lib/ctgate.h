@@ -1022,8 +1022,8 @@ static __always_inline __u32 ct_gate_flow(struct xdp_md *ctx,
  * is called, each outcome (a dozen reasons, NAT or not) was a state of its
  * own through the route lookup after it: four times the instructions the
  * verifier processed. And the packets of every router without a stateful
- * ruleset never enter it: the code on their path stays small (inlined,
- * the gate cost them about 20 ns a packet).
+ * ruleset leave it once they have read the family's mode: the gate's own
+ * code stays off their path (inlined, it cost them about 20 ns a packet).
  */
 __noinline int xfib_ct_gate_pre(struct xdp_md *ctx, __u32 l3off, __u32 l3len,
 				__u32 fam, struct ct_state *cs)
