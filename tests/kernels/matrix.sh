@@ -147,7 +147,7 @@ unpack() {
 
 # Boots one kernel and runs guest.sh MODE in it; returns its exit status.
 boot() {
-	local s=$1 pkg=$2 dir=$cache/$2 ver out rc
+	local s=$1 pkg=$2 dir=$cache/$2 ver out rc qpid lockup
 	ver=$(cat "$dir/ver")
 	out=$build/kernels/$s
 	rm -rf "$out"
@@ -164,16 +164,32 @@ boot() {
 	ENTRY
 	printf '%s' "$cmd" >"$out/cmd"
 	# -cpu max: every feature TCG emulates, so the JIT sees a modern CPU.
-	rc=0
+	rc=0 lockup=""
+	# loglevel=5: a lockup's or a warning's backtrace reaches the console.
 	timeout -k 10 "$limit" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi \
 		-cpu max -smp 2 -m 3072 -nographic -no-reboot -nic none \
 		-kernel "$dir/tree/boot/vmlinuz-$ver" -initrd "$dir/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=5" \
 		-virtfs local,path=/,mount_tag=xroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$dir/tree,mount_tag=xtree,security_model=none,readonly=on" \
 		-virtfs "local,path=$out,mount_tag=xout,security_model=none" \
-		</dev/null >"$out/console.log" 2>&1 || rc=$?
-	if [ -f "$out/rc" ]; then
+		</dev/null >"$out/console.log" 2>&1 &
+	qpid=$!
+	# A guest whose CPU has been stuck for two minutes (a soft lockup the
+	# kernel reports) does not come back: it is stopped then, not at the
+	# time limit. A shorter report can be an emulated CPU that the host
+	# did not run for a while, and is only kept in the log.
+	while kill -0 "$qpid" 2>/dev/null; do
+		lockup=$(grep -aoE 'soft lockup - CPU#[0-9]+ stuck for ([1-9][0-9]{3,}|[2-9][0-9]{2}|1[2-9][0-9])s' \
+			"$out/console.log" | head -n 1 || true)
+		[ -z "$lockup" ] || { kill "$qpid" 2>/dev/null; break; }
+		sleep 5
+	done
+	wait "$qpid" || rc=$?
+	if [ -n "$lockup" ]; then
+		echo "matrix: $s: the guest kernel locked up ($lockup): stopped" >>"$out/console.log"
+		rc=1
+	elif [ -f "$out/rc" ]; then
 		rc=$(cat "$out/rc")
 	elif [ "$rc" -eq 124 ]; then
 		echo "matrix: $s: stopped after $limit s" >>"$out/console.log"
