@@ -1057,6 +1057,17 @@ jq -r '.summary[] | select(.path == "xfib_ct" or .path == "xfib_nat") |
 	"\($what), table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps, " +
 	"\(if .ratio_gate_off then (.rx / .ratio_gate_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
 	"\(if .ratio_gate_off then (.ratio_gate_off * 100 | round | tostring) + "%" else "?" end)"' "$OUT"
+# Where the gate's time goes: the profiles of its paths (PERF=1), by the
+# share of the core each of the forwarder's two functions took.
+if [ "${PERF:-0}" != 0 ]; then
+	for f in "$(dirname "$OUT")"/fwd-perf-*-xfib*.txt; do
+		[ -e "$f" ] || continue
+		echo "profile $(basename "$f" .txt): $(awk '$NF ~ /_(xfib_fwd|xfib_ct_gate_pre)$/ {
+			n = $NF; sub(/^bpf_prog_[0-9a-f]+_/, "", n); printf "%s%s %s", sep, n, $1; sep = ", " }' "$f")"
+	done
+elif [ "$GATE" = 1 ]; then
+	echo "(PERF=1 profiles the gate's paths too: the share of the core its function, xfib_ct_gate_pre, takes)"
+fi
 jq -r '.summary as $s | $s[] | select(.path == "kernel_ct" or .path == "kernel_nat") | . as $k |
 	($k.path | sub("kernel"; "xfib")) as $xp |
 	([$s[] | select(.path == $xp and .table == $k.table and .family == $k.family)][0]) as $x |
