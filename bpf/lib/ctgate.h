@@ -171,8 +171,9 @@ struct {
  * the program: not pinned, never read by xfibd.
  *
  * A hit reads one cache line: a way holds the flow, its time and an IPv4
- * flow's NAT (with its checksums' change) in 64 bytes; an IPv6 flow's translated addresses are in the
- * set's third line. The sets of all CPUs are in one array, CPU by CPU
+ * flow's NAT (with its checksums' change) in 64 bytes; an IPv6 flow's
+ * translated addresses are in the set's third line. The sets of all CPUs
+ * are in one array, CPU by CPU
  * (xfib_fwd_open() sizes it for the CPUs the machine may have): its
  * values start at a page (BPF_F_MMAPABLE), so each line of a set is a
  * line of memory. A per-CPU array would give each set a place of its own,
