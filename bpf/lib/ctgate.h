@@ -78,7 +78,6 @@
 #include "xfib/maps.h"
 #include "xfib/counters.h"
 #include "xfib/netfilter.h"
-#include "xfib/flow_hash.h"
 #include "lib/parse.h"
 
 /* As in include/xfib/decide.h. */
