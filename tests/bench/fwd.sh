@@ -605,6 +605,11 @@ measure() {
 
 algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 
+# gate_priced TABLE: whether the gate's paths are measured on TABLE: at
+# full scale on every table; the small scale's (CI's smoke run) prices
+# them on the 10-route table only.
+gate_priced() { [ "$GATE" = 1 ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; }
+
 # perf_gen FILE FAMILY: perf report of the generator's CPU (which also
 # runs the router and the sinks) while the generator runs SECS seconds.
 perf_gen() {
@@ -670,7 +675,7 @@ profile_table() {
 		gen "$fam" --packets "$WARMUP" >/dev/null
 		perf_gen "$dir/fwd-perf-$table-xfib_$algo-ipv$fam.txt" "$fam"
 		# Where the gate's and NAT's time goes, where they were measured.
-		if [ "$GATE" = 1 ] && { [ "$table" = 10 ] || [ "$SCALE" = full ]; }; then
+		if gate_priced "$table"; then
 			for kind in ct nat; do
 				gate_on "$kind"
 				use_xfib "$fam"
@@ -839,10 +844,8 @@ run_table() {
 		done
 		order=$ord
 		# The gate right after xfib, the ruleset in the kernel right
-		# after the kernel: the pairs compare best adjacent. At full
-		# scale on every table; the small scale's (CI's smoke run)
-		# prices it on the 10-route table only.
-		if [ "$GATE" = 1 ] && { [ "$table" = 10 ] || [ "$SCALE" = full ]; }; then
+		# after the kernel: the pairs compare best adjacent.
+		if gate_priced "$table"; then
 			order=${order/xfib/xfib xfib_ct xfib_nat}
 			order=${order/kernel/kernel kernel_ct kernel_nat}
 		fi
