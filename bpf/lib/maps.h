@@ -20,6 +20,7 @@
 #include "xfib/lookup_poptrie6.h"
 #include "xfib/xfrm.h"
 #include "xfib/rules.h"
+#include "xfib/tables.h"
 
 /* Published instance per family; read once per packet. */
 struct {
@@ -358,8 +359,8 @@ struct {
 } xfib_xfrm SEC(".maps");
 
 /* The policy rules, two halves per family, and the half in use
- * (include/xfib/rules.h), mmap()ed and written by xfibd. Not read by the
- * program yet. */
+ * (include/xfib/rules.h), mmap()ed and written by xfibd; walked by
+ * include/xfib/rule_walk.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -377,6 +378,45 @@ struct {
 	__type(value, struct xfib_rules_active);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_rules_active SEC(".maps");
+
+/* The tables rules reach besides main (include/xfib/tables.h): per
+ * family and slot a descriptor, read once per lookup, and what xfibctl
+ * shows; the ranges in one pool per family. mmap()ed by xfibd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_FAMILIES * XFIB_TABLE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xfib_table_desc);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_FAMILIES * XFIB_TABLE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xfib_table_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_table_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_TPOOL4_SIZE);
+	__type(key, __u32);
+	__type(value, struct xfib_tr4);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_tpool4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_TPOOL6_SIZE);
+	__type(key, __u32);
+	__type(value, struct xfib_tr6);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_tpool6 SEC(".maps");
 
 /*
  * Not used by the program: an update of a map-in-map returns only after an

@@ -77,7 +77,9 @@
 	X(FWD_NAT_V4, "forwarded_nat_v4",                                      \
 	  "forwarded by XDP with conntrack's NAT, IPv4")                       \
 	X(FWD_NAT_V6, "forwarded_nat_v6",                                      \
-	  "forwarded by XDP with conntrack's NAT, IPv6")
+	  "forwarded by XDP with conntrack's NAT, IPv6")                       \
+	X(PASS_RULE, "pass_rule",                                              \
+	  "to kernel: a policy rule or table xfib leaves to the kernel, or a rule's blackhole/unreachable/prohibit")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

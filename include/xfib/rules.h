@@ -31,9 +31,14 @@
  *    namespace (IPv4), or 0 (IPv6): a uidrange matches every forwarded
  *    packet if it holds 0, none otherwise (as xfibd, in the initial user
  *    namespace, reads the range);
- *  - flowi_mark is skb->mark, set before routing by netfilter (mangle,
- *    CONNMARK) or tc ingress, which xfibd does not follow yet: fwmark
- *    rules are left to the kernel, unless the mask is 0;
+ *  - flowi_mark is skb->mark, 0 for a received packet unless netfilter
+ *    sets one before routing (mangle, CONNMARK, nft meta mark set in a
+ *    prerouting chain), which xfibd reads from the ruleset: while none
+ *    can, xfibd decides each fwmark selector for mark 0 (setting
+ *    XFIB_RULE_F_MATCH_NONE where it fails) and the walk ignores it;
+ *    while one can, fwmark rules are left to the kernel. (A tc ingress
+ *    program or action runs after XDP: a packet xfib forwards never meets
+ *    it, marked or not.);
  *  - tun_id compares tunnel metadata, l3mdev asks the VRF device, realms
  *    (FRA_FLOW) classify the route: left to the kernel;
  *  - src, dst, tos/dsfield, ipproto, sport and dport are the packet's
@@ -50,6 +55,7 @@
 #define XFIB_RULES_H
 
 #include <linux/types.h>
+#include "tables.h"
 
 /* Rules per family in xfib_rules: more and the family goes to the kernel. */
 #define XFIB_RULES_MAX 128
@@ -76,7 +82,9 @@ enum xfib_rule_class {
 	X(TUN_ID, KERNEL, "tun_id: tunnel metadata")                           \
 	X(REALMS, KERNEL, "realms: route classification")                      \
 	X(ACTION, KERNEL, "an action xfib does not know")                      \
-	X(ATTR, KERNEL, "an attribute xfib does not know")
+	X(ATTR, KERNEL, "an attribute xfib does not know")                     \
+	X(TABLE, KERNEL, "its table is not mirrored (see xfibctl rules)")      \
+	X(SUPPRESS_IFGROUP, KERNEL, "suppress_ifgroup: device groups are not mirrored")
 
 #define XFIB_RULE_REASON_ENUM(name, cls, text) XFIB_RULE_R_##name,
 enum xfib_rule_reason { XFIB_RULE_REASONS(XFIB_RULE_REASON_ENUM) XFIB_RULE_R_COUNT };
@@ -101,7 +109,8 @@ enum xfib_rule_flag {
 					   * (its type in reason_arg) */
 	XFIB_RULE_F_UNRESOLVED = 1 << 14, /* goto without a target rule */
 	XFIB_RULE_F_MATCH_NONE = 1 << 15, /* a selector never matches a
-					   * forwarded packet (before not) */
+					   * forwarded packet (before not);
+					   * the walk then reads no other */
 };
 
 /*
@@ -136,8 +145,13 @@ struct xfib_rule {
 	__u32 realms;             /* FRA_FLOW: from << 16 | to */
 	__u16 reason_arg;         /* ATTR: the attribute type; ACTION: the action */
 	__u8 l3mdev;
-	__u8 pad;
-	__u32 pad2;
+	__u8 tslot;               /* FR_ACT_TO_TBL: its table's slot
+				   * (include/xfib/tables.h),
+				   * XFIB_TSLOT_LOCAL, or XFIB_TSLOT_NONE */
+	__u8 tos_mask;            /* tos selector: the bits of the packet's
+				   * TOS / traffic class this kernel
+				   * compares with tos (xfibd knows which) */
+	__u8 pad[3];
 	__u64 tun_id;             /* host order */
 	char iifname[16];
 	char oifname[16];
@@ -146,17 +160,30 @@ _Static_assert(sizeof(struct xfib_rule) == 144, "xfib_rule size");
 
 /* Why the family's rules send it to the kernel (xfib_rules_hdr.fallback). */
 enum xfib_rules_fallback {
-	XFIB_RULES_OK = 0,        /* "lookup local", then "lookup main" first */
-	XFIB_RULES_ORDER = 1,     /* another rule before "lookup main" */
+	XFIB_RULES_OK = 0,        /* xfib walks them (or needs not) */
+	XFIB_RULES_ORDER = 1,     /* "lookup local" is not the first rule */
 	XFIB_RULES_TOO_MANY = 2,  /* more than XFIB_RULES_MAX rules */
 	XFIB_RULES_UNREADABLE = 3, /* a rule xfibd could not parse */
+	XFIB_RULES_LOCAL_ROUTES = 4, /* the local table has routes other
+				      * than local, broadcast, anycast and
+				      * multicast ones, and rules follow
+				      * it: main cannot stand in for it */
 };
 
+/*
+ * walk 0: the rules are "lookup local", "lookup main" and what follows
+ * it (which a packet main has no route for reaches: the kernel's), so the
+ * plain lookup of slot 0 answers. walk 1: a packet walks rule[first ..
+ * count) (first: the rule after "lookup local", which slot 0's lookup
+ * answers with main: see rule_walk.h).
+ */
 struct xfib_rules_hdr {
 	__u32 generation; /* equals xfib_rules_active's when published */
 	__u32 count;      /* rules in rule[] */
 	__u32 total;      /* rules the kernel has (count, or more) */
 	__u32 fallback;   /* enum xfib_rules_fallback */
+	__u32 walk;
+	__u32 first;
 };
 
 /* One half of a family's rules. */

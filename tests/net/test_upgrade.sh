@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Upgrades without a gap: a router runs this tree's xfib (layout 2) on
+# Upgrades without a gap: a router runs this tree's xfib (layout 3) on
 # three ports under ping streams in both families, and a second build of
 # the same tree whose maps differ and whose layout is newer (make
 # LAYOUT_TEST=1, built here into its own BUILD) takes it over:
@@ -18,7 +18,7 @@
 #   counters for forwarded traffic moved, in the old maps (kept readable by
 #   a pin of the test's own) nor in the new; every port runs the new
 #   program, the one that reads the pinned maps, which are the new build's
-#   (its xfib_neigh_hosts size, layout 3); the flow hash seed is the old
+#   (its xfib_neigh_hosts size, layout 4); the flow hash seed is the old
 #   one; the new xfibctl's status works and the old xfibctl's fails,
 #   naming the layouts; xfibd logs the upgrade with its numbers, and the
 #   new status shows them;
@@ -231,9 +231,9 @@ rctl status -j | jqe --argjson pid "$XFIBD_PID" '.daemon.pid == $pid and .daemon
 	fail "the new xfibctl's status: $(rctl status -j | jq -c '{layout, daemon, interfaces}')"
 verify_clean "after the upgrade"
 out=$(XFIBCTL=$OLDCTL rctl status 2>&1) && fail "the old xfibctl's status worked on the new maps: $out"
-grep -q "the pinned maps are layout 3, a newer xfib's; this xfib is layout 2" <<<"$out" ||
+grep -q "the pinned maps are layout 4, a newer xfib's; this xfib is layout 3" <<<"$out" ||
 	fail "the old xfibctl's refusal: $out"
-grep -q "upgraded the dataplane from layout 2 to 3 on 3 ports" "$XFIBD_LOG" ||
+grep -q "upgraded the dataplane from layout 3 to 4 on 3 ports" "$XFIBD_LOG" ||
 	fail "xfibd did not log the upgrade"
 log "$(grep -o "upgraded the dataplane.*" "$XFIBD_LOG")"
 
@@ -244,7 +244,7 @@ sleep 1
 remember
 stop_xfibd
 xfibd_fails "the old build over the new maps" "$OLDD" \
-	"the pinned maps are layout 3, a newer xfib's; this xfib is layout 2 and leaves them alone"
+	"the pinned maps are layout 4, a newer xfib's; this xfib is layout 3 and leaves them alone"
 unchanged "after the old build's refusal"
 check_flowing "after the old build's refusal"
 XFIBD=$NEWD start_xfibd

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The routing tables policy rules reach, besides main and local: their
+ * lookup structures, shared by the XDP program's rule walk, xfibd
+ * (ctl/xfibd/fib/fib_tables.c), which builds them, and xfibctl.
+ *
+ * Per family, table slot 0 is the mirrored table (main) merged with the
+ * local table: the family's xfib_active instance, chosen by scale like
+ * always. Slots 1 .. XFIB_TABLE_SLOTS - 1 hold the other tables a rule's
+ * lookup reaches (include/xfib/rules.h, xfib_rule.tslot), and a copy of
+ * main without local when a rule looks main up with suppress_prefixlength
+ * (which needs the length of the prefix that matched, which slot 0's
+ * structures do not keep). Such tables are small next to main on the
+ * routers that use rules (a default route per uplink, a VPN's prefixes,
+ * a tailnet's hosts), so each is a sorted range array searched by
+ * bisection (as bsearch4/bsearch6), in one pool per family: a table of n
+ * prefixes takes at most 2n + 1 ranges, rounded up to a power of two, so
+ * memory follows the tables' sizes; a table that does not fit leaves the
+ * rules that reach it to the kernel.
+ *
+ * Each range keeps the nexthop index of the prefix that answers for it
+ * and that prefix's length (for suppress_prefixlength). A range no prefix
+ * covers, or covered by a throw route, answers XFIB_NH_IDX_NONE: to the
+ * kernel's rules both are "no route here", on to the next rule
+ * (fib_table_lookup returns -EAGAIN for either).
+ *
+ * A table is rebuilt whole when it changes, into free space of the pool,
+ * and published with one 8-byte store of its descriptor
+ * (xfib_table_desc); the space it held is reused after an RCU grace
+ * period. The program reads a descriptor once per lookup.
+ */
+#ifndef XFIB_TABLES_H
+#define XFIB_TABLES_H
+
+#include <linux/types.h>
+
+#define XFIB_TABLE_SLOTS 16
+/* Slot 0: the family's main instance (xfib_active), merged with local. */
+#define XFIB_TSLOT_MAIN 0
+/* xfib_rule.tslot of a rule whose table has no slot: to the kernel. */
+#define XFIB_TSLOT_NONE 0xff
+/* ... of "lookup local" after the first rule: the walk starts where slot
+ * 0's lookup found no local route, so it finds none here either. */
+#define XFIB_TSLOT_LOCAL 0xfe
+
+/* Ranges in each family's pool: 8 MiB (IPv4), 6 MiB (IPv6). */
+#define XFIB_TPOOL4_LOG2 20
+#define XFIB_TPOOL6_LOG2 18
+#define XFIB_TPOOL4_SIZE (1u << XFIB_TPOOL4_LOG2)
+#define XFIB_TPOOL6_SIZE (1u << XFIB_TPOOL6_LOG2)
+
+/* nh_plen of an IPv4 range: nexthop index in the low 24 bits, the
+ * answering prefix's length in the top 8. */
+#define XFIB_TR4_NH(v) ((v) & 0xffffffu)
+#define XFIB_TR4_PLEN(v) ((v) >> 24)
+#define XFIB_TR4_PACK(nh, plen) (((__u32)(plen) << 24) | ((nh) & 0xffffffu))
+
+/* [start, next range's start) -> nh_plen; start in host order. */
+struct xfib_tr4 {
+	__u32 start;
+	__u32 nh_plen;
+};
+_Static_assert(sizeof(struct xfib_tr4) == 8, "xfib_tr4 size");
+
+struct xfib_tr6 {
+	__u64 hi; /* start, host-order halves */
+	__u64 lo;
+	__u32 nh;
+	__u8 plen;
+	__u8 pad[3];
+};
+_Static_assert(sizeof(struct xfib_tr6) == 24, "xfib_tr6 size");
+
+enum xfib_table_state {
+	XFIB_TABLE_EMPTY = 0,     /* no routes (or none published yet): a
+				   * lookup finds nothing, on to the next rule */
+	XFIB_TABLE_READY = 1,     /* 2^log2n ranges from off */
+	XFIB_TABLE_KERNEL = 2,    /* not mirrored (too large, a route xfib
+				   * cannot model): the packets that reach
+				   * it go to the kernel */
+};
+
+/*
+ * xfib_tables[fam * XFIB_TABLE_SLOTS + slot]: one 8-byte word, written
+ * with one store, read once per lookup. Slot 0's is unused (main is
+ * xfib_active). The ranges of a READY table are pool[off .. off +
+ * 2^log2n); the first starts at address 0; entries past the table's last
+ * range repeat it (bisection needs a power of two).
+ */
+struct xfib_table_desc {
+	__u32 off;
+	__u8 state;  /* enum xfib_table_state */
+	__u8 log2n;
+	__u16 gen;   /* counts publications, for readers that look twice */
+} __attribute__((aligned(8)));
+_Static_assert(sizeof(struct xfib_table_desc) == 8, "xfib_table_desc size");
+
+/* Per slot, for xfibctl and bpftool: which table it is and how big. */
+struct xfib_table_info {
+	__u32 table;   /* kernel table id; 0: slot free */
+	__u32 routes;  /* prefixes */
+	__u32 ranges;  /* ranges built */
+	__u8 main_copy; /* a copy of main for suppress_prefixlength */
+	__u8 state;    /* as the descriptor */
+	__u8 reason;   /* KERNEL: enum xfib_table_reason */
+	__u8 pad;
+};
+_Static_assert(sizeof(struct xfib_table_info) == 16, "xfib_table_info size");
+
+enum xfib_table_reason {
+	XFIB_TABLE_R_NONE = 0,
+	XFIB_TABLE_R_TOO_LARGE = 1,   /* its ranges do not fit the pool */
+	XFIB_TABLE_R_UNSUPPORTED = 2, /* a route xfib does not model (an
+				       * IPv6 source-specific route) */
+};
+
+#endif /* XFIB_TABLES_H */
