@@ -129,6 +129,7 @@ static __always_inline __u32 tbl24_entry(const __u32 *t24, __u32 idx)
 #include "xfib/lookup_poptrie6.h"
 #include "xfib/flow_hash.h"
 #include "xfib/decide.h"
+#include "xfib/rule_walk.h"
 #include "lib/ctgate.h"
 #include "lib/l4csum.h"
 #include "lib/nat.h"
@@ -334,6 +335,169 @@ static __always_inline void xfib_env_rpf_scan(struct xfib_env *env,
 	bpf_loop(XFIB_GROUP_BUCKETS, rpf_bucket_cb, s, 0);
 }
 
+/* ---- the maps behind include/xfib/rule_walk.h --------------------------- */
+
+static __always_inline __u64 xfib_env_table(struct xfib_env *env, __u32 fam,
+					    __u32 slot)
+{
+	__u32 k = fam * XFIB_TABLE_SLOTS + slot;
+	const __u64 *v = bpf_map_lookup_elem(&xfib_tables, &k);
+
+	return v ? *(const volatile __u64 *)v : 0;
+}
+
+static __always_inline const struct xfib_tr4 *
+xfib_env_tr4(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_tpool4, &idx);
+}
+
+static __always_inline const struct xfib_tr6 *
+xfib_env_tr6(struct xfib_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&xfib_tpool6, &idx);
+}
+
+/*
+ * A table's answer for the destination (hi, lo; IPv4 in lo), packed as in
+ * xfib_tr4: nexthop index and prefix length, or ~0 for a table the
+ * kernel keeps to itself. A function of its own, so that the verifier
+ * checks the bisections once, not at every rule of the walk.
+ */
+__noinline __u32 xfib_table_find(__u32 fam, __u32 slot, __u64 hi, __u64 lo)
+{
+	struct xfib_rflow f = { .dst_hi = hi, .dst_lo = lo };
+	__u32 ans;
+
+	if (xfib_table_answer(NULL, fam & 1, slot, &f, &ans) != XFIB_NEXT)
+		return ~0u;
+	return ans;
+}
+
+static __always_inline __u32 xfib_env_table_answer(struct xfib_env *env,
+						   __u32 fam, __u32 slot,
+						   const struct xfib_rflow *f,
+						   __u32 *ans)
+{
+	*ans = xfib_table_find(fam, slot, f->dst_hi, f->dst_lo);
+	return *ans == ~0u ? XFIB_PASS_RULE : XFIB_NEXT;
+}
+
+/*
+ * The walk's state, in a per-CPU map rather than on the stack: Linux 6.1
+ * allows 512 bytes of stack for the program and the functions it calls
+ * together, and the conntrack gate's function takes most of what the
+ * program does not (a packet's program runs on one CPU to the end).
+ */
+struct rule_scratch {
+	struct xfib_rflow f;   /* the packet's flow */
+	struct xfib_rflow rev; /* its reverse, for the route back */
+	struct xfib_rwalk w;
+	__u32 fam;
+	__u32 key;             /* the half walked: its xfib_rules index */
+	__u32 reverse;         /* the walk reads rev */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rule_scratch);
+} xfib_rule_scratch SEC(".maps");
+
+static __always_inline struct rule_scratch *rule_scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xfib_rule_scratch, &zero);
+}
+
+/* The half of the family's rules named by one read of xfib_rules_active,
+ * and its index in xfib_rules: the whole walk reads that half. */
+static __always_inline const struct xfib_rule_set *
+rules_half(__u32 fam, __u32 *key)
+{
+	const struct xfib_rules_active *a =
+		bpf_map_lookup_elem(&xfib_rules_active, &fam);
+
+	if (!a)
+		return NULL;
+	*key = fam * 2 + (*(const volatile __u32 *)&a->half & 1);
+	return bpf_map_lookup_elem(&xfib_rules, key);
+}
+
+static long rule_walk_cb(__u64 i, void *data)
+{
+	struct rule_scratch *s = *(struct rule_scratch **)data;
+	const struct xfib_rule_set *set;
+	__u32 key = s->key;
+
+	set = bpf_map_lookup_elem(&xfib_rules, &key);
+	if (!set)
+		return 1;
+	return xfib_rule_step(NULL, s->fam, set, s->reverse ? &s->rev : &s->f,
+			      &s->w);
+}
+
+/*
+ * The walk for a packet whose destination (s->reverse: source) slot 0
+ * answered *nh_idx for: *nh_idx becomes the rules' answer (NONE: no
+ * route), or the reason for the kernel is returned. A destination local
+ * has a route for is the kernel's whatever the rules say
+ * (include/xfib/rule_walk.h), so the walk does not start. bpf_loop():
+ * the verifier checks one rule, not each of XFIB_RULES_MAX, and inlines
+ * the loop; a goto only jumps forward, so a rule a call is enough.
+ */
+static __always_inline __u32 route_rules(struct rule_scratch *s,
+					 const struct xfib_rule_set *set,
+					 __u32 *nh_idx)
+{
+	const struct xfib_nexthop *nh = xfib_env_nexthop(NULL, *nh_idx);
+
+	if (set->hdr.fallback != XFIB_RULES_OK)
+		return XFIB_PASS_RULE;
+	if (nh && nh->kind == XFIB_NH_LOCAL)
+		return XFIB_NEXT;
+	s->w.main_nh = *nh_idx;
+	s->w.rule = set->hdr.first;
+	s->w.nh = XFIB_NH_IDX_NONE;
+	s->w.reason = XFIB_PASS_RULE;
+	bpf_loop(XFIB_RULES_MAX + 1, rule_walk_cb, &s, 0);
+	if (s->w.reason != XFIB_NEXT)
+		return s->w.reason;
+	*nh_idx = s->w.nh;
+	return XFIB_NEXT;
+}
+
+/* The ports the kernel's flow dissector gives the rules
+ * (proto_ports_offset(): an ESP or AH packet's SPI stands for them), in
+ * host order; none for a fragment. */
+static __always_inline void rflow_ports(struct xfib_rflow *f, const void *l4,
+					const void *end, __u8 proto)
+{
+	const __u8 *p = l4;
+
+	switch (proto) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+	case IPPROTO_DCCP:
+	case IPPROTO_ESP:
+	case IPPROTO_SCTP:
+	case IPPROTO_UDPLITE:
+		break;
+	case IPPROTO_AH:
+		p += 4;
+		break;
+	default:
+		return;
+	}
+	if ((const void *)(p + 4) > end)
+		return;
+	f->sport = (__u16)p[0] << 8 | p[1];
+	f->dport = (__u16)p[2] << 8 | p[3];
+}
+
 /* ---- the steps ---------------------------------------------------------- */
 
 /*
@@ -407,6 +571,7 @@ static __always_inline int active_instance(__u32 fam, struct xfib_active *act)
 static __always_inline __u32 lookup4(const struct xfib_active *act, __u32 dst,
 				     __u32 *nh_idx)
 {
+	*nh_idx = XFIB_NH_IDX_NONE;
 	if (act->algo == XFIB_ALGO_DIR24_8) {
 		const __u32 *t24 = tbl24_of(&xfib_dir24_tbl24, act->slot);
 		struct xfib_pool t8 = XFIB_POOL(&xfib_dir24_tbl8, act->slot);
@@ -469,17 +634,176 @@ static __always_inline __u32 lookup6(const __u8 *daddr, __u64 dhi, __u64 dlo,
  * (xfib_source_wanted4) comes here.
  */
 __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
-				    __u32 in_flags)
+				    __u32 in_flags, __u32 rules)
 {
 	struct xfib_env env = { .pkt = NULL };
+	const struct xfib_rule_set *set;
+	struct rule_scratch *s;
 	struct xfib_active a;
-	__u32 r, idx;
+	__u32 r, idx, key;
 
 	*(__u64 *)&a = act;
 	r = lookup4(&a, saddr, &idx);
 	if (r != XFIB_NEXT)
 		return r;
+	/* With policy rules and rp_filter on, the route back is the rules'
+	 * (the flow reversed in the scratch, as __fib_validate_source()
+	 * looks it up; the half of the rules the destination's walk read).
+	 * With it off only a local source matters, which slot 0 finds: the
+	 * local table's, or a local route of main's. */
+	if (rules && (in_flags & XFIB_IF_RPF)) {
+		s = rule_scratch();
+		if (!s)
+			return XFIB_PASS_RULE;
+		key = s->key;
+		set = bpf_map_lookup_elem(&xfib_rules, &key);
+		if (!set)
+			return XFIB_PASS_RULE;
+		s->reverse = 1;
+		r = route_rules(s, set, &idx);
+		if (r != XFIB_NEXT)
+			return r;
+	}
 	return xfib_source_check4(&env, idx, in_ifindex, in_flags);
+}
+
+/*
+ * The flow an IPv4 packet's rules see (include/xfib/rule_walk.h): the
+ * source as received, the destination routed (conntrack's translation
+ * for a NATed flow, whose destination port is translated too: DNAT
+ * happens before routing, SNAT after), the ingress port, TOS, protocol
+ * and ports.
+ */
+static __always_inline void rflow4(struct xfib_rflow *f,
+				   const struct iphdr *iph, const void *end,
+				   __u32 dst, __u32 iif,
+				   const struct ct_state *cs)
+{
+	__builtin_memset(f, 0, sizeof(*f));
+	f->src_lo = bpf_ntohl(iph->saddr);
+	f->dst_lo = dst;
+	f->iif = iif;
+	f->tos = iph->tos;
+	f->proto = iph->protocol;
+	if (!(iph->frag_off & bpf_htons(XFIB_IP_MF_OFFSET)))
+		rflow_ports(f, iph + 1, end, iph->protocol);
+	if (cs->nat)
+		f->dport = bpf_ntohs(cs->dport);
+}
+
+/* IPv6: the traffic class; an extension header (hop-by-hop ones never
+ * come here) hides the transport from the rules, as the kernel's flow
+ * dissector would not. */
+static __always_inline void rflow6(struct xfib_rflow *f,
+				   const struct ipv6hdr *ip6h, const void *end,
+				   __u64 dhi, __u64 dlo, __u32 iif,
+				   const struct ct_state *cs)
+{
+	__builtin_memset(f, 0, sizeof(*f));
+	f->src_hi = load_be64(&ip6h->saddr.s6_addr[0]);
+	f->src_lo = load_be64(&ip6h->saddr.s6_addr[8]);
+	f->dst_hi = dhi;
+	f->dst_lo = dlo;
+	f->iif = iif;
+	f->tos = (ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4);
+	f->proto = ip6h->nexthdr;
+	switch (ip6h->nexthdr) {
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+		f->l4_unknown = 1;
+		return;
+	}
+	rflow_ports(f, ip6h + 1, end, ip6h->nexthdr);
+	if (cs->nat)
+		f->dport = bpf_ntohs(cs->dport);
+}
+
+/* The flow of the kernel's lookup of the source (__fib_validate_source):
+ * addresses and ports swapped, from the loopback device. */
+static __always_inline void rflow_reverse(struct xfib_rflow *r,
+					  const struct xfib_rflow *f)
+{
+	*r = *f;
+	r->src_lo = f->dst_lo;
+	r->dst_lo = f->src_lo;
+	r->sport = f->dport;
+	r->dport = f->sport;
+	r->iif = XFIB_LOOPBACK_IFINDEX;
+	r->reverse = 1;
+}
+
+/* xfib_rules_route()'s answer: the reason (XFIB_NEXT: the nexthop
+ * index below), and whether the rules were walked. */
+#define XFIB_RR_REASON(v) (((v) >> 24) & 0x7f)
+#define XFIB_RR_NH(v) ((v) & 0xffffff)
+#define XFIB_RR_WALKED (1u << 31)
+_Static_assert(XFIB_NEXTHOP_MAX <= 0x1000000 && XFIB_NEXT < 0x80,
+	       "xfib_rules_route() packs a nexthop index and a reason");
+
+/* Whether the family's rules are more than local, main: one read of the
+ * half in use's header. */
+static __always_inline int rules_wanted(__u32 fam)
+{
+	const struct xfib_rule_set *set;
+	__u32 key;
+
+	set = rules_half(fam, &key);
+	return set && (set->hdr.walk || set->hdr.fallback);
+}
+
+/*
+ * The rules' answer for the packet at l3off (fam_l3off: family in bit 0,
+ * offset from bit 8) whose routed destination (cs->daddr) slot 0
+ * answered nh_idx for, received on iif: packed as XFIB_RR_*. For IPv4
+ * the reversed flow is left in the scratch for xfib_check_source4(). A
+ * function of its own: the flow and the walk's state stay out of the
+ * program's stack frame, which 6.1's limit on the stack of the program
+ * and the conntrack gate together leaves no room to.
+ */
+__noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
+				  __u32 fam_l3off, __u32 nh_idx, __u32 iif)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 fam = fam_l3off & 1, l3off = (fam_l3off >> 8) & 0xff, key, r;
+	const struct xfib_rule_set *set;
+	struct rule_scratch *s;
+
+	if (!cs)
+		return XFIB_PASS_RULE << 24;
+	set = rules_half(fam, &key);
+	if (!set)
+		return XFIB_PASS_RULE << 24;
+	if (!set->hdr.walk && !set->hdr.fallback)
+		return XFIB_NEXT << 24 | nh_idx;
+	s = rule_scratch();
+	if (!s)
+		return XFIB_PASS_RULE << 24;
+	s->fam = fam;
+	s->key = key;
+	s->reverse = 0;
+	if (fam == XFIB_V4) {
+		const struct iphdr *iph = data + l3off;
+
+		if ((void *)(iph + 1) > end)
+			return XFIB_PASS_MALFORMED << 24;
+		rflow4(&s->f, iph, end, bpf_ntohl(cs->daddr[0]), iif, cs);
+	} else {
+		const struct ipv6hdr *ip6h = data + l3off;
+
+		if ((void *)(ip6h + 1) > end)
+			return XFIB_PASS_MALFORMED << 24;
+		rflow6(&s->f, ip6h, end, load_be64(&cs->daddr[0]),
+		       load_be64(&cs->daddr[2]), iif, cs);
+	}
+	r = route_rules(s, set, &nh_idx);
+	if (r != XFIB_NEXT)
+		return r << 24;
+	if (fam == XFIB_V4)
+		rflow_reverse(&s->rev, &s->f);
+	return XFIB_RR_WALKED | XFIB_NEXT << 24 | XFIB_RR_NH(nh_idx);
 }
 
 /*
@@ -511,7 +835,7 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 {
 	struct iphdr *iph = pkt->l3;
 	struct xfib_active act;
-	__u32 r, l3len, dst;
+	__u32 r, l3len, dst, rules = 0;
 
 	if ((void *)(iph + 1) > pkt->data_end)
 		return XFIB_PASS_MALFORMED;
@@ -551,6 +875,14 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	r = lookup4(&act, dst, nh_idx);
 	if (r != XFIB_NEXT)
 		return r;
+	if (rules_wanted(XFIB_V4)) {
+		r = xfib_rules_route(ctx, cs, XFIB_V4 | (pkt->l3 - pkt->data) << 8,
+				     *nh_idx, q->in_ifindex);
+		if (XFIB_RR_REASON(r) != XFIB_NEXT)
+			return XFIB_RR_REASON(r);
+		*nh_idx = XFIB_RR_NH(r);
+		rules = r & XFIB_RR_WALKED;
+	}
 #ifndef XFIB_BENCH_SOURCE_ALWAYS
 	/* XFIB_BENCH_SOURCE_ALWAYS (make bench-fwd only) looks every source
 	 * up, to measure what this saves. */
@@ -558,7 +890,7 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 		return XFIB_NEXT;
 #endif
 	return xfib_check_source4(*(__u64 *)&act, bpf_ntohl(iph->saddr),
-				  q->in_ifindex, in->flags);
+				  q->in_ifindex, in->flags, rules);
 }
 
 /*
@@ -611,7 +943,17 @@ static __always_inline __u32 route6(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	dlo = load_be64(&cs->daddr[2]);
 	if (xfib_ipv6_special(dhi, dlo))
 		return XFIB_PASS_SPECIAL_ADDR;
-	return lookup6(q->daddr, dhi, dlo, nh_idx);
+	r = lookup6(q->daddr, dhi, dlo, nh_idx);
+	if (r != XFIB_NEXT)
+		return r;
+	if (rules_wanted(XFIB_V6)) {
+		r = xfib_rules_route(ctx, cs, XFIB_V6 | (pkt->l3 - pkt->data) << 8,
+				     *nh_idx, q->in_ifindex);
+		if (XFIB_RR_REASON(r) != XFIB_NEXT)
+			return XFIB_RR_REASON(r);
+		*nh_idx = XFIB_RR_NH(r);
+	}
+	return XFIB_NEXT;
 }
 
 /*

@@ -24,7 +24,9 @@
  *  - tot_len 0: no MTU verdict;
  *  - ifindex: the port the packet would enter by (forwarding must be on
  *    there, else FWD_DISABLED);
- *  - no source address, so no rp_filter or source-specific routes.
+ *  - the source, TOS, protocol and ports the query gives, which the
+ *    kernel's policy rules see as a received packet's (no rp_filter: the
+ *    helper checks no source).
  * The netns is that of the process running the test (the dummy frame
  * "arrives" on its loopback device).
  */
@@ -63,10 +65,19 @@ static long xv_one(__u32 i, void *data)
 	q = &xv_queries[i];
 	p.family = q->family;
 	p.ifindex = xv_iif;
-	if (q->family == AF_INET)
+	p.l4_protocol = q->l4_protocol;
+	p.sport = q->sport;
+	p.dport = q->dport;
+	if (q->family == AF_INET) {
 		__builtin_memcpy(&p.ipv4_dst, q->addr, 4);
-	else
+		__builtin_memcpy(&p.ipv4_src, q->src, 4);
+		p.tos = q->tos;
+	} else {
 		__builtin_memcpy(p.ipv6_dst, q->addr, 16);
+		__builtin_memcpy(p.ipv6_src, q->src, 16);
+		/* the traffic class, as the flow's first 12 bits */
+		p.flowinfo = __builtin_bswap32((__u32)q->tos << 20);
+	}
 
 	ret = bpf_fib_lookup(l->xdp, &p, sizeof(p), XV_FIB_SKIP_NEIGH);
 

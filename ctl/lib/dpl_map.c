@@ -253,6 +253,9 @@ int dpl_open(struct dpl *d, struct xfib_fwd_bpf *skel, int fam)
 	d->seed = xfib_map_mmap(skel->maps.xfib_hash_seed, false, &d->seed_len);
 	if (!d->seed)
 		goto err_errno;
+	err = dpl_rules_map(d);
+	if (err)
+		goto err;
 	err = load_instance(d);
 	if (err)
 		goto err;
@@ -288,6 +291,7 @@ void dpl_close(struct dpl *d)
 		munmap(d->lease, d->lease_len);
 	if (d->seed)
 		munmap(d->seed, d->seed_len);
+	dpl_rules_unmap(d);
 	memset(d, 0, sizeof(*d));
 }
 

@@ -268,13 +268,27 @@ static void follow_route(struct dpl *d, struct dpl_result *r,
 		r->action = XFIB_PASS_NO_FIB;
 		return;
 	}
-	/* The source's checks stop the packet before the chain after the
-	 * lookup, which runs anyway to show where the route leads. */
-	if (r->have_src && r->fam == XFIB_V4 &&
-	    xfib_source_wanted4(&env, dpl_addr4_host(r->src),
-				r->have_in ? r->in.flags : 0))
-		first = xfib_source_check4(&env, r->src_nh_idx, r->iif,
-					   r->have_in ? r->in.flags : 0);
+	/* The rules' verdict, then the source's checks, stop the packet
+	 * before the chain after the lookup, which runs anyway to show
+	 * where the route leads. With rules and rp_filter, the route back
+	 * is the rules' (xfib_check_source4() in the program). */
+	if (r->rules.walked && r->rules.reason != XFIB_NEXT)
+		first = r->rules.reason;
+	else if (r->have_src && r->fam == XFIB_V4 &&
+		 xfib_source_wanted4(&env, dpl_addr4_host(r->src),
+				     r->have_in ? r->in.flags : 0)) {
+		__u8 fl = r->have_in ? r->in.flags : 0;
+		__u32 src_nh = r->src_nh_idx;
+
+		if (r->src_rules.walked && (fl & XFIB_IF_RPF)) {
+			if (r->src_rules.reason != XFIB_NEXT)
+				first = r->src_rules.reason;
+			else
+				src_nh = r->src_rules.nh;
+		}
+		if (first == XFIB_NEXT)
+			first = xfib_source_check4(&env, src_nh, r->iif, fl);
+	}
 	if (r->nh.kind == XFIB_NH_GROUP) {
 		__u32 m[XFIB_GROUP_BUCKETS];
 
@@ -318,6 +332,67 @@ static void follow(struct dpl *d, struct dpl_result *r, const struct dpl_flow *f
 		r->action = x;
 }
 
+/* An address (network order) as the rules' host-order halves. */
+static void rflow_addr(int fam, const __u8 *a, __u64 *hi, __u64 *lo)
+{
+	__u64 h = 0, l = 0;
+	int i;
+
+	if (fam == XFIB_V4) {
+		*hi = 0;
+		*lo = (__u32)a[0] << 24 | (__u32)a[1] << 16 | (__u32)a[2] << 8 | a[3];
+		return;
+	}
+	for (i = 0; i < 8; i++) {
+		h = h << 8 | a[i];
+		l = l << 8 | a[8 + i];
+	}
+	*hi = h;
+	*lo = l;
+}
+
+/*
+ * The policy rules' walk for r's packet (as the program's rflow4/rflow6:
+ * the flow's protocol and ports where it has them), and for IPv4 with a
+ * source the reversed walk of the route back (rflow_reverse).
+ */
+static int rules_route(struct dpl *d, struct dpl_result *r,
+		       const struct dpl_flow *f)
+{
+	static const __u8 zero[16];
+	struct xfib_rflow rf = { .iif = r->iif };
+	struct xfib_rflow rev;
+	int err;
+
+	if (r->iif == XFIB_IFINDEX_NONE && f)
+		rf.iif = f->iif;
+	rflow_addr(d->fam, r->have_src ? r->src : zero, &rf.src_hi, &rf.src_lo);
+	rflow_addr(d->fam, r->addr, &rf.dst_hi, &rf.dst_lo);
+	if (f) {
+		rf.proto = f->proto;
+		rf.sport = be16toh(f->sport);
+		rf.dport = be16toh(f->dport);
+		rf.tos = f->tos;
+	}
+	err = dpl_rules_route(d, &rf, r->nh_idx, &r->rules);
+	if (err)
+		return err;
+	if (r->rules.walked && r->rules.reason == XFIB_NEXT) {
+		r->nh_idx = r->rules.nh;
+		dpl_nexthop(d, r->nh_idx, &r->nh);
+	}
+	if (!r->have_src || d->fam != XFIB_V4 || !r->rules.walked)
+		return 0;
+	rev = rf;
+	rev.src_lo = rf.dst_lo;
+	rev.dst_lo = rf.src_lo;
+	rev.sport = rf.dport;
+	rev.dport = rf.sport;
+	rev.iif = XFIB_LOOPBACK_IFINDEX;
+	rev.reverse = 1;
+	return dpl_rules_route(d, &rev, r->src_nh_idx, &r->src_rules);
+}
+
 static int resolve(struct dpl *d, const __u8 *addr, const __u8 *src,
 		   __u32 iif, const struct dpl_flow *f, struct dpl_result *r)
 {
@@ -338,6 +413,11 @@ static int resolve(struct dpl *d, const __u8 *addr, const __u8 *src,
 			memcpy(r->src, src, alen);
 			r->src_nh_idx = dpl_lookup(d, src);
 			dpl_nexthop(d, r->src_nh_idx, &r->src_nh);
+		}
+		if (r->ready) {
+			err = rules_route(d, r, f);
+			if (err)
+				return err;
 		}
 		err = dpl_refresh(d);
 		if (err < 0)
@@ -360,6 +440,12 @@ int dpl_resolve_flow(struct dpl *d, const __u8 *addr, const struct dpl_flow *f,
 		     struct dpl_result *r)
 {
 	return resolve(d, addr, f->src, XFIB_IFINDEX_NONE, f, r);
+}
+
+int dpl_resolve_packet(struct dpl *d, const __u8 *addr, const __u8 *src,
+		       __u32 iif, const struct dpl_flow *f, struct dpl_result *r)
+{
+	return resolve(d, addr, src, iif, f, r);
 }
 
 int dpl_resolve(struct dpl *d, const __u8 *addr, struct dpl_result *r)

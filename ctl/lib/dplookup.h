@@ -26,6 +26,8 @@
 
 #include "xfib/counters.h"
 #include "xfib/maps.h"
+#include "xfib/rules.h"
+#include "xfib/tables.h"
 
 struct xfib_fwd_bpf;
 
@@ -63,6 +65,18 @@ struct dpl {
 	size_t lease_len;
 	struct xfib_hash_seed *seed; /* xfib_hash_seed */
 	size_t seed_len;
+	/* The policy rules and the tables they reach (dpl_rules.c). */
+	struct xfib_rule_set *rules;          /* xfib_rules */
+	size_t rules_len;
+	struct xfib_rules_active *rules_active; /* xfib_rules_active */
+	size_t rules_active_len;
+	struct xfib_table_desc *tables;       /* xfib_tables */
+	size_t tables_len;
+	struct xfib_table_info *table_info;   /* xfib_table_info */
+	size_t table_info_len;
+	struct xfib_tr4 *tpool4;              /* IPv4: xfib_tpool4 */
+	struct xfib_tr6 *tpool6;              /* IPv6: xfib_tpool6 */
+	size_t tpool_len;
 };
 
 /*
@@ -109,6 +123,17 @@ bool dpl_special(int fam, const __u8 *addr);
  * (xfib_source_wanted4). A local address must be looked up. */
 bool dpl_source_wanted4(const struct dpl *d, const __u8 *addr);
 
+/* What the family's policy rules chose for a flow (dpl_rules_route). */
+struct dpl_rules_answer {
+	bool walked;          /* the rules are more than local, main */
+	__u32 reason;         /* XFIB_NEXT (nh), or why the kernel's */
+	__u32 nh;             /* the nexthop index chosen (NONE: no route) */
+	__u32 fallback;       /* enum xfib_rules_fallback, if not OK */
+	__u32 count;          /* rules published */
+	struct xfib_rwalk w;  /* w.rule: the rule that decided (count: none) */
+	struct xfib_rule rule; /* ... a copy of it */
+};
+
 /* Everything the dataplane decides for one destination. */
 struct dpl_result {
 	int fam;
@@ -137,6 +162,10 @@ struct dpl_result {
 	__u32 iif;                /* XFIB_IFINDEX_NONE: not given */
 	bool have_in;             /* the ingress port is known to xfibd */
 	struct xfib_iface in;
+	/* The policy rules' choice for the destination, and (IPv4 with a
+	 * source) for the route back, as rp_filter looks it up. */
+	struct dpl_rules_answer rules;
+	struct dpl_rules_answer src_rules;
 	/*
 	 * What the XDP program would do with a packet to addr that passed
 	 * the per-packet checks (TTL, size, and without dpl_resolve_from()
@@ -145,6 +174,20 @@ struct dpl_result {
 	 */
 	enum xfib_reason action;
 };
+
+/*
+ * The rules' answer for flow f, whose destination slot 0 (main after
+ * local) answers main_nh for, with the program's walk
+ * (include/xfib/rule_walk.h). 0 or -errno (-EBUSY: the rules or a table
+ * kept changing).
+ */
+int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
+		    __u32 main_nh, struct dpl_rules_answer *out);
+/* A copy of the family's table slot's xfib_table_info. */
+void dpl_table_info(const struct dpl *d, __u32 slot, struct xfib_table_info *ti);
+/* dpl_open()'s mapping of the rules' maps, and its undoing. */
+int dpl_rules_map(struct dpl *d);
+void dpl_rules_unmap(struct dpl *d);
 
 /* Looks addr up and follows the nexthop as the XDP program does, retrying
  * across instance swaps. Returns 0 or -errno. */
@@ -170,6 +213,10 @@ struct dpl_flow {
 	__u8 proto;
 	__be16 sport;
 	__be16 dport;
+	__u8 tos; /* IPv4 TOS, IPv6 traffic class (policy rules' tos) */
+	/* The port the policy rules see it enter by when the query names
+	 * none for the ingress checks (0: none) */
+	__u32 iif;
 };
 
 /*
@@ -181,6 +228,12 @@ struct dpl_flow {
  */
 int dpl_resolve_flow(struct dpl *d, const __u8 *addr, const struct dpl_flow *f,
 		     struct dpl_result *r);
+
+/* dpl_resolve_from() for a packet of f's protocol, ports and tos (f's
+ * addresses unused): what xfibctl lookup asks with --from, --iif,
+ * --proto, --sport, --dport and --tos. */
+int dpl_resolve_packet(struct dpl *d, const __u8 *addr, const __u8 *src,
+		       __u32 iif, const struct dpl_flow *f, struct dpl_result *r);
 
 const char *dpl_kind_name(unsigned int kind);
 

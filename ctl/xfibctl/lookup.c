@@ -7,6 +7,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <linux/fib_rules.h>
 
 #include "algo_names.h"
 #include "output.h"
@@ -82,6 +83,10 @@ int lookup_check(struct ctl *c, int argc, char **argv)
 
 	if (parse_addr(argv[0], &c->fam, c->addr)) {
 		err_cmd("%s: not an IPv4 or IPv6 address", argv[0]);
+		return -EINVAL;
+	}
+	if ((c->sport >= 0 || c->dport >= 0) && c->proto < 0) {
+		err_cmd("--sport and --dport need --proto");
 		return -EINVAL;
 	}
 	if (!c->from_arg)
@@ -226,6 +231,54 @@ static void lookup_kernel_text(const struct lookup *l)
 	       dev_str(l->iif, dev), agree_str[l->agree]);
 }
 
+/* What decided among the policy rules, for lookup's text and JSON. */
+static const char *rules_verdict(const struct dpl_rules_answer *a)
+{
+	if (!a->walked)
+		return "lookup local, then main";
+	if (a->fallback)
+		return "the family's rules are the kernel's (xfibctl rules)";
+	if (a->w.rule >= a->count)
+		return "no rule chose a route";
+	if (a->reason != XFIB_NEXT)
+		return "a rule xfib leaves to the kernel";
+	return "chose the route";
+}
+
+static void rules_text(const char *label, const struct dpl_rules_answer *a)
+{
+	if (!a->walked)
+		return;
+	printf("%-12s", label);
+	if (a->w.rule < a->count)
+		printf("rule %u (priority %u", a->w.rule, a->rule.priority);
+	if (a->w.rule < a->count && a->rule.action == FR_ACT_TO_TBL)
+		printf(", lookup %u", a->rule.table);
+	if (a->w.rule < a->count)
+		printf("): ");
+	printf("%s\n", rules_verdict(a));
+}
+
+static json_object *rules_json(const struct dpl_rules_answer *a)
+{
+	json_object *o;
+
+	if (!a->walked)
+		return NULL;
+	o = json_object_new_object();
+	js_set(o, "verdict", js_str(rules_verdict(a)));
+	if (a->w.rule < a->count) {
+		js_set(o, "rule", js_u64(a->w.rule));
+		js_set(o, "priority", js_u64(a->rule.priority));
+		js_set(o, "action", js_u64(a->rule.action));
+		if (a->rule.action == FR_ACT_TO_TBL)
+			js_set(o, "table", js_u64(a->rule.table));
+	}
+	js_set(o, "reason", js_str(a->reason == XFIB_NEXT ? "route" :
+				   reason_name(a->reason)));
+	return o;
+}
+
 static void lookup_text(const struct lookup *l)
 {
 	const struct dpl_result *r = &l->r;
@@ -237,6 +290,9 @@ static void lookup_text(const struct lookup *l)
 	       r->act.generation);
 	if (r->have_src)
 		lookup_from_text(r);
+	rules_text("rules:", &r->rules);
+	if (r->have_src && r->fam == XFIB_V4 && (r->in.flags & XFIB_IF_RPF))
+		rules_text("rules back:", &r->src_rules);
 	if (r->ready && r->group)
 		printf("multipath:  nexthop %u, group %u of %u members; a flow with no\n"
 		       "            ports takes:\n", r->group_nh_idx, r->group_nh.group,
@@ -341,6 +397,7 @@ static json_object *lookup_json(const struct lookup *l)
 	}
 	lookup_egress_json(o, r);
 	js_set(o, "from", lookup_from_json(r));
+	js_set(o, "rules", rules_json(&r->rules));
 	js_set(o, "action", js_str(action_str(r->action)));
 	js_set(o, "reason", js_str(reason_name(r->action)));
 	js_set(o, "netfilter", js_str(nf_mode_name(l->nf_mode)));
@@ -352,8 +409,10 @@ static json_object *lookup_json(const struct lookup *l)
 }
 
 /* The kernel's FIB lookup of addr (given as arg) for a packet entering by
- * iif. */
+ * iif, from src (NULL: none) with f's protocol, ports and TOS (NULL:
+ * none), through the policy rules. */
 static int kfib_ask(const char *arg, int fam, const __u8 *addr, __u32 iif,
+		    const __u8 *src, const struct dpl_flow *f,
 		    struct xv_query *out)
 {
 	struct kfib *kf = NULL;
@@ -369,6 +428,14 @@ static int kfib_ask(const char *arg, int fam, const __u8 *addr, __u32 iif,
 	memset(k, 0, sizeof(*k));
 	k->family = fam_af(fam);
 	memcpy(k->addr, addr, 16);
+	if (src)
+		memcpy(k->src, src, 16);
+	if (f) {
+		k->tos = f->tos;
+		k->l4_protocol = f->proto;
+		k->sport = f->sport;
+		k->dport = f->dport;
+	}
 	err = kfib_run(kf, iif, 1);
 	if (!err && k->ret < 0)
 		err = k->ret;
@@ -392,6 +459,7 @@ static __u8 nf_mode_of(struct xfib_fwd_bpf *skel, int fam)
 int cmd_lookup(struct ctl *c, int argc, char **argv)
 {
 	struct xfib_fwd_bpf *skel = NULL;
+	struct dpl_flow flow = { 0 };
 	struct dpl d = { 0 };
 	const char *arg = argv[0];
 	int fam = c->fam, err;
@@ -408,10 +476,14 @@ int cmd_lookup(struct ctl *c, int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	if (c->from_arg)
-		err = dpl_resolve_from(&d, c->addr, c->from, l.iif, &l.r);
-	else
-		err = dpl_resolve(&d, c->addr, &l.r);
+	flow.proto = c->proto > 0 ? c->proto : 0;
+	flow.sport = htobe16(c->sport > 0 ? c->sport : 0);
+	flow.dport = htobe16(c->dport > 0 ? c->dport : 0);
+	flow.tos = c->tos > 0 ? c->tos : 0;
+	flow.iif = l.iif;
+	err = dpl_resolve_packet(&d, c->addr, c->from_arg ? c->from : NULL,
+				 c->from_arg ? l.iif : XFIB_IFINDEX_NONE, &flow,
+				 &l.r);
 	if (err) {
 		err_cmd("%s: %s lookup: %s", arg, fam_name(fam), strerror(-err));
 		goto out;
@@ -422,7 +494,8 @@ int cmd_lookup(struct ctl *c, int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	err = kfib_ask(arg, fam, c->addr, l.iif, &l.k);
+	err = kfib_ask(arg, fam, c->addr, l.iif, c->from_arg ? c->from : NULL,
+		       &flow, &l.k);
 	if (err)
 		goto out;
 	l.nf_mode = nf_mode_of(skel, fam);

@@ -6,6 +6,7 @@
  * Exit codes: 0 success, 1 the command failed, 2 usage error.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,53 @@ static int set_from(struct ctl *c, const char *arg)
 {
 	c->from_arg = arg;
 	return 0;
+}
+
+/* A number in [0, max], decimal or 0x hex, into *out. */
+static int number_opt(const char *opt, const char *arg, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 0);
+	if (*end || !*arg || errno || v < 0 || v > max) {
+		err_cmd("--%s '%s': not a number from 0 to %ld", opt, arg, max);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* --proto: a number or a name ip rule takes (tcp, udp, icmp, ...). */
+static int set_proto(struct ctl *c, const char *arg)
+{
+	const struct protoent *pe;
+
+	if (*arg >= '0' && *arg <= '9')
+		return number_opt("proto", arg, 255, &c->proto);
+	pe = getprotobyname(arg);
+	if (!pe) {
+		err_cmd("--proto '%s': not a protocol number or name", arg);
+		return -EINVAL;
+	}
+	c->proto = pe->p_proto;
+	return 0;
+}
+
+static int set_sport(struct ctl *c, const char *arg)
+{
+	return number_opt("sport", arg, 65535, &c->sport);
+}
+
+static int set_dport(struct ctl *c, const char *arg)
+{
+	return number_opt("dport", arg, 65535, &c->dport);
+}
+
+static int set_tos(struct ctl *c, const char *arg)
+{
+	return number_opt("tos", arg, 255, &c->tos);
 }
 
 static int set_interval(struct ctl *c, const char *arg)
@@ -304,6 +352,11 @@ static const struct cmd_opt lookup_opts[] = {
 	  "--iif port: that port's checks, and for IPv4 the\n"
 	  "source's (rp_filter, local source)", set_from },
 	OPT_IIF,
+	{ "proto", 0, "PROTO", "its transport protocol (number or name),\n"
+	  "for the policy rules", set_proto },
+	{ "sport", 0, "PORT", "its source port (needs --proto)", set_sport },
+	{ "dport", 0, "PORT", "its destination port (needs --proto)", set_dport },
+	{ "tos", 0, "TOS", "its TOS byte (IPv6: traffic class)", set_tos },
 	OPT_JSON,
 	{ 0 },
 };
@@ -403,8 +456,8 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 int main(int argc, char **argv)
 {
 	struct ctl c = { .mode = XDP_MODE_NATIVE, .fam = -1, .algo_want = -1,
-			 .src_fam = -1, .dst_fam = -1,
-			 .rate = XFIB_TRACE_RATE_DEFAULT };
+			 .src_fam = -1, .dst_fam = -1, .proto = -1, .sport = -1,
+			 .dport = -1, .tos = -1, .rate = XFIB_TRACE_RATE_DEFAULT };
 	const struct cmd *cmd;
 	int err, nargs;
 	char **args;

@@ -50,6 +50,9 @@ struct ctl {
 	__u8 addr[16];         /* lookup */
 	const char *from_arg;  /* lookup --from: the source, as given */
 	__u8 from[16];
+	int proto;             /* lookup --proto: IPPROTO_*, -1: not given */
+	int sport, dport;      /* lookup --sport, --dport, -1: not given */
+	int tos;               /* lookup --tos (IPv6: traffic class), -1 */
 	const char *dev_name;  /* neighbours, nexthops --dev; trace --dev */
 	/* trace: the filter and the sampling */
 	__u8 src[16], dst[16]; /* prefixes, host bits zero */

@@ -88,4 +88,8 @@ enum xfib_reason {
 	XFIB_REASON_COUNT,
 };
 
+/* A step's answer when it does not stop the packet (include/xfib/decide.h,
+ * rule_walk.h). */
+#define XFIB_NEXT XFIB_REASON_COUNT
+
 #endif /* XFIB_COUNTERS_H */

@@ -50,11 +50,7 @@
 #define XFIB_AF_INET 2
 #define XFIB_AF_INET6 10
 
-/* A step's answer when it does not stop the packet. */
-#define XFIB_NEXT XFIB_REASON_COUNT
 
-/* No port has this ifindex: a query for a destination, not a packet. */
-#define XFIB_IFINDEX_NONE 0xffffffffu
 
 /* ---- accessors: the includer defines these ------------------------------ */
 

@@ -42,6 +42,10 @@
 #define XFIB_NEIGH_HOSTS_MAX XFIB_NEIGH_MAX
 #endif
 
+/* No port has this ifindex: a query for a destination, not a packet
+ * (include/xfib/decide.h). */
+#define XFIB_IFINDEX_NONE 0xffffffffu
+
 /* Entries of the xfib_tx_ports devmap (attached ports, by ifindex). */
 #define XFIB_IFACE_MAX 4096
 

@@ -199,4 +199,39 @@ struct xfib_rules_active {
 };
 _Static_assert(sizeof(struct xfib_rules_active) == 8, "xfib_rules_active size");
 
+/* The loopback device's ifindex in every namespace (LOOPBACK_IFINDEX). */
+#define XFIB_LOOPBACK_IFINDEX 1
+
+/*
+ * The walk's input and output (include/xfib/rule_walk.h).
+ *
+ * The flow the rules see (the kernel's flowi4 / flowi6 for an input
+ * route): addresses as host-order 64-bit halves (IPv4 in the low 32
+ * bits of the _lo half), ports in host order, 0 where the kernel's flow
+ * dissector finds none (a protocol without ports, a fragment).
+ */
+struct xfib_rflow {
+	__u64 src_hi, src_lo;
+	__u64 dst_hi, dst_lo;
+	__u32 iif;
+	__u16 sport, dport;
+	__u8 tos;          /* IPv4 TOS byte, IPv6 traffic class */
+	__u8 proto;        /* transport protocol, 0: not known */
+	__u8 l4_unknown;   /* an IPv6 extension header hides the transport:
+			    * rules on protocol or ports go to the kernel */
+	__u8 reverse;      /* the source's lookup (iif lo) */
+};
+
+/* The walk's answer. */
+struct xfib_rwalk {
+	__u32 main_nh;     /* in: slot 0's answer for the destination */
+	__u32 nh;          /* out: the nexthop index the rules chose;
+			    * XFIB_NH_IDX_NONE: no route */
+	__u32 reason;      /* out: XFIB_NEXT (nh), or why the kernel's */
+	__u32 rule;        /* out: index of the rule that decided; count:
+			    * none did */
+	__u32 table;       /* out: the table that answered (kernel id) */
+	__u32 pad;
+};
+
 #endif /* XFIB_RULES_H */

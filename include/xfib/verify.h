@@ -22,7 +22,16 @@ struct xv_query {
 	__u32 ifindex; /* out: egress device */
 	__u32 pad2;
 	__u8 addr[16]; /* in: destination; out: gateway on success, if any */
+	/* in, for the policy rules (all 0: none): the packet's source,
+	 * TOS (IPv6: traffic class), transport protocol and ports (network
+	 * order) */
+	__u8 src[16];
+	__u8 tos;
+	__u8 l4_protocol;
+	__be16 sport;
+	__be16 dport;
+	__u8 pad3[10];
 };
-_Static_assert(sizeof(struct xv_query) == 32, "xv_query size");
+_Static_assert(sizeof(struct xv_query) == 64, "xv_query size");
 
 #endif /* XFIB_VERIFY_WIRE_H */

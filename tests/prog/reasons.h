@@ -72,6 +72,7 @@ static const enum reason_class reason_class[XFIB_REASON_COUNT] = {
 	[XFIB_PASS_CSUM_PARTIAL] = RC_FRAME,
 	[XFIB_FWD_NAT_V4] = RC_CTGATE,
 	[XFIB_FWD_NAT_V6] = RC_CTGATE,
+	[XFIB_PASS_RULE] = RC_LOOKUP,
 };
 
 #define RC_BIT(cls) (1u << (cls))

@@ -61,6 +61,7 @@
 #include <sys/socket.h>
 
 #include <linux/bpf.h>
+#include <linux/fib_rules.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
@@ -1407,6 +1408,9 @@ static struct frame build(const struct pkt_desc *p)
  */
 static struct dpl dpl[XFIB_FAMILIES];
 static int nlookups;
+/* The policy rules' cases: xfibctl lookup is asked with the frame's
+ * protocol, ports and TOS too (--proto, --sport, --dport, --tos). */
+static bool lookup_with_flow;
 
 /* The outcomes the destination alone decides: xfibctl lookup ADDR. */
 static bool destination_decides(const struct fwd_case *c)
@@ -1485,10 +1489,20 @@ static void check_lookup_one(const struct fwd_case *c, bool from, int want)
 	lookup_addr(c, c->pkt.dst, dst);
 	lookup_addr(c, c->pkt.src, src);
 	nlookups++;
-	if (from)
+	if (from && lookup_with_flow) {
+		/* what frame4() and frame6() send: UDP 40000 -> 5001,
+		 * TOS (traffic class) 0x28 */
+		struct dpl_flow fl = { .proto = IPPROTO_UDP,
+				       .sport = htons(40000),
+				       .dport = htons(5001), .tos = 0x28 };
+
+		err = dpl_resolve_packet(&dpl[fam], dst, src, case_iif(c), &fl,
+					 &r);
+	} else if (from) {
 		err = dpl_resolve_from(&dpl[fam], dst, src, case_iif(c), &r);
-	else
+	} else {
 		err = dpl_resolve(&dpl[fam], dst, &r);
+	}
 	if (!err && (int)r.action == want)
 		return;
 	ncases++;
@@ -2538,6 +2552,424 @@ static void cases_lease(void)
 	lease_default();
 }
 
+/* ---- policy rules -------------------------------------------------------- */
+
+/*
+ * The rules' walk (include/xfib/rule_walk.h) against hand-made rules and
+ * tables: each selector and action, both families. Main (slot 0) is the
+ * bsearch instance above: DST4 and DST6 leave by their gateways (mac_gw4,
+ * mac_gw6). Table slots (xfib_tables, the pools):
+ *  1: "table 100": 198.19.0.0/16 and 2001:db8:1::/48 by the second
+ *     gateways (mac_gw4b, mac_gw6b), with a throw route 198.19.2.0/24;
+ *  2: a table the kernel keeps (state KERNEL);
+ *  3: "table 300": only a default route, by the second gateways;
+ *  4: "table 400": only a default route, on-link on the ingress port
+ *     (a route back that passes strict rp_filter).
+ */
+enum { T100 = 1, TKERNEL = 2, T300 = 3, T400 = 4 };
+
+static void put_table(__u32 fam, __u32 slot, __u8 state, __u32 off,
+		      __u8 log2n)
+{
+	struct xfib_table_desc d = { .off = off, .state = state,
+				     .log2n = log2n, .gen = 1 };
+	__u32 k = fam * XFIB_TABLE_SLOTS + slot;
+
+	update(bpf_map__fd(skel->maps.xfib_tables), &k, &d, "xfib_tables");
+}
+
+/* Writes n IPv4 ranges at off, padded to a power of two; its log2. */
+static __u8 put_tr4(__u32 off, const struct xfib_tr4 *r, unsigned int n)
+{
+	__u8 l = log2_ceil(n);
+	__u32 i, idx;
+
+	for (i = 0; i < (1u << l); i++) {
+		idx = off + i;
+		update(bpf_map__fd(skel->maps.xfib_tpool4), &idx,
+		       &r[i < n ? i : n - 1], "xfib_tpool4");
+	}
+	return l;
+}
+
+static __u8 put_tr6(__u32 off, const struct xfib_tr6 *r, unsigned int n)
+{
+	__u8 l = log2_ceil(n);
+	__u32 i, idx;
+
+	for (i = 0; i < (1u << l); i++) {
+		idx = off + i;
+		update(bpf_map__fd(skel->maps.xfib_tpool6), &idx,
+		       &r[i < n ? i : n - 1], "xfib_tpool6");
+	}
+	return l;
+}
+
+static void put_rule_tables(void)
+{
+	static const struct xfib_tr4 t100[] = {
+		{ 0, XFIB_TR4_PACK(XFIB_NH_IDX_NONE, 0) },
+		{ H4(198, 19, 0, 0), XFIB_TR4_PACK(NH_GW4_B, 16) },
+		{ H4(198, 19, 2, 0), XFIB_TR4_PACK(XFIB_NH_IDX_NONE, 24) },
+		{ H4(198, 19, 3, 0), XFIB_TR4_PACK(NH_GW4_B, 16) },
+		{ H4(198, 20, 0, 0), XFIB_TR4_PACK(XFIB_NH_IDX_NONE, 0) },
+	};
+	static const struct xfib_tr4 t300[] = {
+		{ 0, XFIB_TR4_PACK(NH_GW4_B, 0) },
+	};
+	static const struct xfib_tr4 t400[] = {
+		{ 0, XFIB_TR4_PACK(NH_CONN_IN, 0) },
+	};
+	static const struct xfib_tr6 t100_6[] = {
+		{ 0, 0, XFIB_NH_IDX_NONE, 0, { 0 } },
+		{ H6(1, 0), 0, NH_GW6_B, 48, { 0 } },
+		{ H6(2, 0), 0, XFIB_NH_IDX_NONE, 0, { 0 } },
+	};
+	static const struct xfib_tr6 t300_6[] = {
+		{ 0, 0, NH_GW6_B, 0, { 0 } },
+	};
+
+	/* Odd offsets: a table starts anywhere in its pool. */
+	put_table(XFIB_V4, T100, XFIB_TABLE_READY, 64, put_tr4(64, t100, 5));
+	put_table(XFIB_V4, TKERNEL, XFIB_TABLE_KERNEL, 0, 0);
+	put_table(XFIB_V4, T300, XFIB_TABLE_READY, 8, put_tr4(8, t300, 1));
+	put_table(XFIB_V4, T400, XFIB_TABLE_READY, 12, put_tr4(12, t400, 1));
+	put_table(XFIB_V6, T100, XFIB_TABLE_READY, 32, put_tr6(32, t100_6, 3));
+	put_table(XFIB_V6, TKERNEL, XFIB_TABLE_KERNEL, 0, 0);
+	put_table(XFIB_V6, T300, XFIB_TABLE_READY, 4, put_tr6(4, t300_6, 1));
+}
+
+/* A rule as xfibd publishes it: no selector, no suppression. */
+static struct xfib_rule rule(__u32 prio, __u8 action, __u32 table, __u8 tslot)
+{
+	struct xfib_rule x = {
+		.priority = prio, .action = action, .table = table,
+		.tslot = tslot, .goto_idx = XFIB_RULE_NO_TARGET,
+		.suppress_prefixlen = 0xffffffff, .suppress_ifgroup = 0xffffffff,
+	};
+
+	return x;
+}
+
+static struct xfib_rule lookup(__u32 prio, __u32 table, __u8 tslot)
+{
+	return rule(prio, FR_ACT_TO_TBL, table, tslot);
+}
+
+static struct xfib_rule from4(struct xfib_rule x, const char *pfx, __u8 len)
+{
+	memcpy(x.src, &(__be32){ addr4(pfx) }, 4);
+	x.src_len = len;
+	return x;
+}
+
+static struct xfib_rule to4(struct xfib_rule x, const char *pfx, __u8 len)
+{
+	memcpy(x.dst, &(__be32){ addr4(pfx) }, 4);
+	x.dst_len = len;
+	return x;
+}
+
+static struct xfib_rule from6(struct xfib_rule x, const char *pfx, __u8 len)
+{
+	addr6(pfx, x.src);
+	x.src_len = len;
+	return x;
+}
+
+/* Publishes rules r[0..n) after "lookup local" into the family's next
+ * half (fallback: the header's), as xfibd does. */
+static void put_rules(__u32 fam, const struct xfib_rule *r, unsigned int n,
+		      __u32 fallback)
+{
+	static struct xfib_rule_set set;
+	static __u32 gen[XFIB_FAMILIES];
+	struct xfib_rules_active a;
+	__u32 k;
+
+	memset(&set, 0, sizeof(set));
+	set.rule[0] = lookup(0, 255, XFIB_TSLOT_LOCAL);
+	memcpy(&set.rule[1], r, n * sizeof(*r));
+	set.hdr.count = set.hdr.total = n + 1;
+	set.hdr.fallback = fallback;
+	set.hdr.walk = n > 0;
+	set.hdr.first = 1;
+	gen[fam]++;
+	set.hdr.generation = gen[fam];
+	a.half = gen[fam] & 1;
+	a.generation = gen[fam];
+	k = fam * 2 + a.half;
+	update(bpf_map__fd(skel->maps.xfib_rules), &k, &set, "xfib_rules");
+	update(bpf_map__fd(skel->maps.xfib_rules_active), &fam, &a,
+	       "xfib_rules_active");
+}
+
+/* A frame from src to dst on xt0 under rules r: the verdict, counter and
+ * next hop, and xfibctl lookup's answer, must be these. */
+static void rule_case(const char *name, __u32 fam, const struct xfib_rule *r,
+		      unsigned int n, const char *src, const char *dst,
+		      __u32 verdict, int reason, const __u8 *mac)
+{
+	struct fwd_case c = {
+		.name = name,
+		.pkt = { fam == XFIB_V4 ? 4 : 6, -1, src, dst, 64, 32, 0 },
+		.verdict = verdict, .reason = reason, .next_mac = mac,
+		.iif = &if_in,
+	};
+
+	put_rules(fam, r, n, XFIB_RULES_OK);
+	run_case(&c);
+}
+
+#define RULES(...) ((const struct xfib_rule[]){ __VA_ARGS__ }), \
+	(sizeof((const struct xfib_rule[]){ __VA_ARGS__ }) / sizeof(struct xfib_rule))
+
+#define MAIN4 lookup(32766, 254, XFIB_TSLOT_MAIN)
+#define SRC4_24 "198.18.200.0", 24
+
+static void cases_rules4(void)
+{
+	struct xfib_rule x;
+
+	/* from, and not from */
+	rule_case("rules v4: from the source's /24: table 100", XFIB_V4,
+		  RULES(from4(lookup(100, 100, T100), SRC4_24), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4: from another /24: main", XFIB_V4,
+		  RULES(from4(lookup(100, 100, T100), SRC4_24), MAIN4),
+		  "198.18.201.7", DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x = from4(lookup(100, 100, T100), SRC4_24);
+	x.flags |= XFIB_RULE_F_INVERT;
+	rule_case("rules v4: not from the source's /24: main", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4: not from another /24: table 100", XFIB_V4,
+		  RULES(x, MAIN4), "198.18.201.7", DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4b);
+	/* to */
+	rule_case("rules v4: to 198.19.0.0/16: table 100", XFIB_V4,
+		  RULES(to4(lookup(100, 100, T100), "198.19.0.0", 16), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4: to 198.19.9.0/24: main", XFIB_V4,
+		  RULES(to4(lookup(100, 100, T100), "198.19.9.0", 24), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* iif: the ingress port, and a device that is not it */
+	x = lookup(100, 100, T100);
+	x.flags |= XFIB_RULE_F_IIF;
+	x.iif = if_in;
+	rule_case("rules v4: iif the ingress port: table 100", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	x.iif = if_out;
+	rule_case("rules v4: iif another port: main", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* a selector xfibd found to fail for every forwarded packet (oif) */
+	x = lookup(100, 100, T100);
+	x.flags |= XFIB_RULE_F_OIF | XFIB_RULE_F_MATCH_NONE;
+	rule_case("rules v4: oif: never", XFIB_V4, RULES(x, MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x.flags |= XFIB_RULE_F_INVERT;
+	rule_case("rules v4: not oif: always", XFIB_V4, RULES(x, MAIN4), SRC4,
+		  DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	/* tos: the frames' is 0x28; this kernel's mask as xfibd gives it */
+	x = lookup(100, 100, T100);
+	x.tos = 0x28;
+	x.tos_mask = 0xfc;
+	rule_case("rules v4: tos 0x28: table 100", XFIB_V4, RULES(x, MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	x.tos = 0x08;
+	x.tos_mask = 0x1c;
+	rule_case("rules v4: tos 0x08 of the low bits: table 100", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	x.tos_mask = 0xfc;
+	rule_case("rules v4: tos 0x08 of the DSCP: main", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* ipproto, sport, dport: the frames are UDP 40000 -> 5001 */
+	x = lookup(100, 100, T100);
+	x.ip_proto = IPPROTO_UDP;
+	x.flags |= XFIB_RULE_F_DPORT;
+	x.dport_lo = 5000;
+	x.dport_hi = 5010;
+	rule_case("rules v4: ipproto udp dport 5000-5010: table 100", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	x.dport_lo = x.dport_hi = 5002;
+	rule_case("rules v4: dport 5002: main", XFIB_V4, RULES(x, MAIN4), SRC4,
+		  DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x = lookup(100, 100, T100);
+	x.ip_proto = IPPROTO_TCP;
+	rule_case("rules v4: ipproto tcp: main", XFIB_V4, RULES(x, MAIN4), SRC4,
+		  DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x = lookup(100, 100, T100);
+	x.flags |= XFIB_RULE_F_SPORT;
+	x.sport_lo = 40000;
+	x.sport_hi = 40000;
+	rule_case("rules v4: sport 40000: table 100", XFIB_V4, RULES(x, MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	/* goto, nop */
+	x = rule(50, FR_ACT_GOTO, 0, XFIB_TSLOT_NONE);
+	x.goto_prio = 32766;
+	x.goto_idx = 3;
+	rule_case("rules v4: goto past table 100: main", XFIB_V4,
+		  RULES(x, lookup(100, 100, T100), MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x.goto_idx = XFIB_RULE_NO_TARGET;
+	x.flags |= XFIB_RULE_F_UNRESOLVED;
+	rule_case("rules v4: goto without a target: on to table 100", XFIB_V4,
+		  RULES(x, lookup(100, 100, T100), MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4: nop: on to table 100", XFIB_V4,
+		  RULES(rule(50, FR_ACT_NOP, 0, XFIB_TSLOT_NONE),
+			lookup(100, 100, T100), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	/* the actions that end in the kernel */
+	rule_case("rules v4: blackhole: kernel", XFIB_V4,
+		  RULES(rule(50, FR_ACT_BLACKHOLE, 0, XFIB_TSLOT_NONE), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RULE, NULL);
+	rule_case("rules v4: unreachable: kernel", XFIB_V4,
+		  RULES(rule(50, FR_ACT_UNREACHABLE, 0, XFIB_TSLOT_NONE), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RULE, NULL);
+	rule_case("rules v4: prohibit, from another /24: main", XFIB_V4,
+		  RULES(from4(rule(50, FR_ACT_PROHIBIT, 0, XFIB_TSLOT_NONE),
+			      "198.18.201.0", 24), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* a throw route, and no route: on to the next rule */
+	rule_case("rules v4: table 100's throw route: main", XFIB_V4,
+		  RULES(lookup(100, 100, T100), MAIN4), SRC4, "198.19.2.5",
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4: no route in table 100 nor after: no route",
+		  XFIB_V4, RULES(lookup(100, 100, T100)), SRC4, "198.20.0.1",
+		  XDP_PASS, XFIB_PASS_NO_ROUTE, NULL);
+	/* suppress_prefixlength */
+	x = lookup(100, 300, T300);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v4: table 300's default suppressed: main", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x.suppress_prefixlen = 0xffffffff;
+	rule_case("rules v4: table 300's default: taken", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	x = lookup(100, 100, T100);
+	x.suppress_prefixlen = 15;
+	rule_case("rules v4: table 100's /16 over suppress_prefixlength 15",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4,
+		  mac_gw4b);
+	x.suppress_prefixlen = 16;
+	rule_case("rules v4: table 100's /16 suppressed at 16: main", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* tables and rules the kernel keeps */
+	rule_case("rules v4: a table the kernel keeps: kernel", XFIB_V4,
+		  RULES(lookup(100, 200, TKERNEL), MAIN4), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
+	rule_case("rules v4: a table without a slot: kernel", XFIB_V4,
+		  RULES(lookup(100, 201, XFIB_TSLOT_NONE), MAIN4), SRC4, DST4,
+		  XDP_PASS, XFIB_PASS_RULE, NULL);
+	x = lookup(100, 100, T100);
+	x.cls = XFIB_RULE_KERNEL;
+	x.reason = XFIB_RULE_R_FWMARK;
+	x.flags |= XFIB_RULE_F_FWMARK;
+	x.fwmark = x.fwmask = 1;
+	rule_case("rules v4: a fwmark rule: kernel", XFIB_V4, RULES(x, MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RULE, NULL);
+	x = from4(x, "198.18.201.0", 24);
+	rule_case("rules v4: a fwmark rule from another /24: main", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x.flags |= XFIB_RULE_F_INVERT;
+	rule_case("rules v4: not (a fwmark rule from another /24): kernel",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_PASS, XFIB_PASS_RULE,
+		  NULL);
+	/* local's routes come first, whatever the rules say */
+	rule_case("rules v4: a local destination: kernel", XFIB_V4,
+		  RULES(lookup(100, 300, T300), MAIN4), SRC4, "198.18.1.5",
+		  XDP_PASS, XFIB_PASS_LOCAL, NULL);
+	/* rules xfibd could not publish whole */
+	put_rules(XFIB_V4, &x, 1, XFIB_RULES_ORDER);
+	{
+		struct fwd_case c = { "rules v4: the family's rules to the kernel",
+				      V4(DST4), PASS(XFIB_PASS_RULE),
+				      .iif = &if_in };
+
+		run_case(&c);
+	}
+}
+
+/* rp_filter through the rules: the route back of SRC4 is the rules'
+ * for the reversed flow (from DST4, to SRC4, from lo). Main has none. */
+static void cases_rules_rpf(void)
+{
+	struct xfib_rule x;
+
+	put_iface(if_in, mac_in, IF_ALL | XFIB_IF_RPF);
+	rule_case("rules v4 rp_filter: no route back in main", XFIB_V4,
+		  RULES(from4(lookup(100, 100, T100), "198.18.201.0", 24), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RP_FILTER, NULL);
+	rule_case("rules v4 rp_filter: back by table 400, on the port", XFIB_V4,
+		  RULES(to4(lookup(100, 400, T400), SRC4_24), MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4 rp_filter: back by table 300, another port",
+		  XFIB_V4, RULES(to4(lookup(100, 300, T300), SRC4_24), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RP_FILTER, NULL);
+	/* "iif lo" matches the route back's lookup, no forwarded packet */
+	x = lookup(100, 300, T300);
+	x.flags |= XFIB_RULE_F_IIF | XFIB_RULE_F_IIF_LOOPBACK |
+		   XFIB_RULE_F_MATCH_NONE;
+	rule_case("rules v4 rp_filter: an iif lo rule: kernel", XFIB_V4,
+		  RULES(x, MAIN4), SRC4, DST4, XDP_PASS, XFIB_PASS_RULE, NULL);
+	put_iface(if_in, mac_in, IF_ALL | XFIB_IF_RPF | XFIB_IF_RPF_LOOSE);
+	rule_case("rules v4 rp_filter loose: back by table 300", XFIB_V4,
+		  RULES(to4(lookup(100, 300, T300), SRC4_24), MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	put_iface(if_in, mac_in, IF_ALL);
+}
+
+#define MAIN6 lookup(32766, 254, XFIB_TSLOT_MAIN)
+
+static void cases_rules6(void)
+{
+	struct xfib_rule x;
+
+	rule_case("rules v6: from the source's /48: table 100", XFIB_V6,
+		  RULES(from6(lookup(100, 100, T100), "2001:db8:ffff::", 48), MAIN6),
+		  SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6b);
+	rule_case("rules v6: from another /64: main", XFIB_V6,
+		  RULES(from6(lookup(100, 100, T100), "2001:db8:ffff:1::", 64),
+			MAIN6),
+		  SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
+	x = lookup(100, 100, T100);
+	x.tos = 0x28;
+	x.tos_mask = 0xff;
+	rule_case("rules v6: traffic class 0x28: table 100", XFIB_V6,
+		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6b);
+	x.tos = 0x2c;
+	rule_case("rules v6: traffic class 0x2c: main", XFIB_V6,
+		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
+	x = lookup(100, 100, T100);
+	x.ip_proto = IPPROTO_UDP;
+	x.flags |= XFIB_RULE_F_DPORT;
+	x.dport_lo = x.dport_hi = 5001;
+	rule_case("rules v6: ipproto udp dport 5001: table 100", XFIB_V6,
+		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6b);
+	x = lookup(100, 300, T300);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v6: table 300's default suppressed: main", XFIB_V6,
+		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
+	rule_case("rules v6: no route in table 100: main", XFIB_V6,
+		  RULES(lookup(100, 100, T100), MAIN6), SRC6, "2001:db8:2::1",
+		  XDP_PASS, XFIB_PASS_NO_ROUTE, NULL);
+	rule_case("rules v6: a table the kernel keeps: kernel", XFIB_V6,
+		  RULES(lookup(100, 200, TKERNEL), MAIN6), SRC6, DST6, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
+}
+
+static void cases_rules(void)
+{
+	lookup_with_flow = true;
+	put_rule_tables();
+	cases_rules4();
+	cases_rules_rpf();
+	cases_rules6();
+	/* back to "lookup local, lookup main" */
+	put_rules(XFIB_V4, NULL, 0, XFIB_RULES_OK);
+	put_rules(XFIB_V6, NULL, 0, XFIB_RULES_OK);
+	lookup_with_flow = false;
+}
+
 static const struct fwd_case l2_cases[] = {
 	{ "v4 to another host's MAC", V4(DST4), PASS(XFIB_PASS_NOT_FOR_US),
 	  .dmac = mac_other },
@@ -2808,6 +3240,7 @@ int main(void)
 	cases_multipath();
 	cases_ports();
 	cases_lease();
+	cases_rules();
 	run_cases(l2_cases, ARRAY_SIZE(l2_cases));
 	run_cases(l3_cases, ARRAY_SIZE(l3_cases));
 	cases_truncated();

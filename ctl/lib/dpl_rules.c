@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The policy rules' walk from userspace, with the program's own code
+ * (include/xfib/rule_walk.h) over the pinned maps mmap()ed read-only:
+ * what xfibctl lookup and verify say a packet's rules choose is what the
+ * program's do.
+ *
+ * Consistency: the daemon rewrites a family's half of the rules only
+ * while the other is published (include/xfib/rules.h), and a table's
+ * ranges only where no descriptor points (include/xfib/tables.h). A walk
+ * copies the half it reads and checks xfib_rules_active before and
+ * after; a table's descriptor is read before and after its ranges. Either
+ * moving means the walk is redone.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/rtnetlink.h>
+#include <bpf/libbpf.h>
+
+#include "dpl_priv.h"
+#include "pin.h"
+#include "xfib_fwd.skel.h"
+
+struct xfib_env {
+	const struct dpl *d;
+	bool torn; /* a table changed while it was read */
+};
+
+static __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot)
+{
+	__u32 k = fam * XFIB_TABLE_SLOTS + slot;
+
+	if (k >= XFIB_FAMILIES * XFIB_TABLE_SLOTS)
+		return 0;
+	return __atomic_load_n((const __u64 *)&env->d->tables[k], __ATOMIC_ACQUIRE);
+}
+
+static const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx)
+{
+	return idx < XFIB_TPOOL4_SIZE ? &env->d->tpool4[idx] : NULL;
+}
+
+static const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx)
+{
+	return idx < XFIB_TPOOL6_SIZE ? &env->d->tpool6[idx] : NULL;
+}
+
+struct xfib_rflow;
+static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
+				   __u32 slot, const struct xfib_rflow *f,
+				   __u32 *ans);
+
+#include "xfib/rule_walk.h"
+
+static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
+				   __u32 slot, const struct xfib_rflow *f,
+				   __u32 *ans)
+{
+	__u64 before = xfib_env_table(env, fam, slot & (XFIB_TABLE_SLOTS - 1));
+	__u32 r = xfib_table_answer(env, fam, slot, f, ans);
+
+	if (xfib_env_table(env, fam, slot & (XFIB_TABLE_SLOTS - 1)) != before)
+		env->torn = true;
+	return r;
+}
+
+int dpl_rules_map(struct dpl *d)
+{
+	struct xfib_fwd_bpf *s = d->skel;
+
+	d->rules = xfib_map_mmap(s->maps.xfib_rules, false, &d->rules_len);
+	if (!d->rules)
+		return -errno;
+	d->rules_active = xfib_map_mmap(s->maps.xfib_rules_active, false,
+					&d->rules_active_len);
+	if (!d->rules_active)
+		return -errno;
+	d->tables = xfib_map_mmap(s->maps.xfib_tables, false, &d->tables_len);
+	if (!d->tables)
+		return -errno;
+	d->table_info = xfib_map_mmap(s->maps.xfib_table_info, false,
+				      &d->table_info_len);
+	if (!d->table_info)
+		return -errno;
+	if (d->fam == XFIB_V4)
+		d->tpool4 = xfib_map_mmap(s->maps.xfib_tpool4, false, &d->tpool_len);
+	else
+		d->tpool6 = xfib_map_mmap(s->maps.xfib_tpool6, false, &d->tpool_len);
+	if (!d->tpool4 && !d->tpool6)
+		return -errno;
+	return 0;
+}
+
+static void unmap(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
+void dpl_rules_unmap(struct dpl *d)
+{
+	unmap(d->rules, d->rules_len);
+	unmap(d->rules_active, d->rules_active_len);
+	unmap(d->tables, d->tables_len);
+	unmap(d->table_info, d->table_info_len);
+	unmap(d->tpool4 ? (void *)d->tpool4 : (void *)d->tpool6, d->tpool_len);
+}
+
+/* The family's published half into *set; its xfib_rules_active word. */
+static __u64 rules_copy(const struct dpl *d, struct xfib_rule_set *set)
+{
+	const struct xfib_rules_active *a = &d->rules_active[d->fam];
+	__u64 w = __atomic_load_n((const __u64 *)a, __ATOMIC_ACQUIRE);
+	struct xfib_rules_active cur;
+
+	memcpy(&cur, &w, sizeof(cur));
+	memcpy(set, &d->rules[d->fam * 2 + (cur.half & 1)], sizeof(*set));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return w;
+}
+
+int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
+		    __u32 main_nh, struct dpl_rules_answer *out)
+{
+	static struct xfib_rule_set set; /* 18 KiB: not on the stack */
+	struct xfib_env env = { .d = d };
+	const struct xfib_nexthop *nh;
+	int tries, n;
+
+	for (tries = 0; tries < DPL_TRIES; tries++) {
+		__u64 w = rules_copy(d, &set);
+
+		memset(out, 0, sizeof(*out));
+		env.torn = false;
+		out->reason = XFIB_NEXT;
+		out->nh = main_nh;
+		out->count = set.hdr.count < XFIB_RULES_MAX ? set.hdr.count
+							    : XFIB_RULES_MAX;
+		if (!set.hdr.walk && !set.hdr.fallback)
+			goto done;
+		out->walked = true;
+		out->w.main_nh = main_nh;
+		out->w.rule = set.hdr.first;
+		out->w.nh = XFIB_NH_IDX_NONE;
+		out->w.reason = XFIB_PASS_RULE;
+		nh = main_nh < XFIB_NEXTHOP_MAX ? &d->nh[main_nh] : NULL;
+		if (set.hdr.fallback != XFIB_RULES_OK) {
+			out->reason = XFIB_PASS_RULE;
+			out->fallback = set.hdr.fallback;
+			out->w.rule = out->count;
+		} else if (nh && nh->kind == XFIB_NH_LOCAL) {
+			/* local's route: the kernel's (rule_walk.h) */
+			out->w.rule = 0;
+			out->w.reason = XFIB_NEXT;
+			out->w.nh = main_nh;
+			out->w.table = RT_TABLE_LOCAL;
+			out->reason = XFIB_NEXT;
+		} else {
+			for (n = 0; n <= XFIB_RULES_MAX; n++)
+				if (xfib_rule_step(&env, d->fam, &set, f, &out->w))
+					break;
+			out->reason = out->w.reason;
+			out->nh = out->w.nh;
+		}
+		if (out->w.rule < out->count)
+			out->rule = set.rule[out->w.rule];
+done:
+		if (env.torn ||
+		    __atomic_load_n((const __u64 *)&d->rules_active[d->fam],
+				    __ATOMIC_ACQUIRE) != w)
+			continue;
+		return 0;
+	}
+	return -EBUSY;
+}
+
+void dpl_table_info(const struct dpl *d, __u32 slot, struct xfib_table_info *ti)
+{
+	memset(ti, 0, sizeof(*ti));
+	if (slot < XFIB_TABLE_SLOTS)
+		memcpy(ti, &d->table_info[d->fam * XFIB_TABLE_SLOTS + slot],
+		       sizeof(*ti));
+}

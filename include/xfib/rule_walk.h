@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The policy rules' walk (include/xfib/rules.h), written once for the XDP
+ * program and for xfibctl lookup and verify (ctl/lib/dplookup.c), as the
+ * kernel walks them for a packet it routes: net/core/fib_rules.c
+ * fib_rules_lookup() and fib_rule_match(), with the families' matches and
+ * actions (net/ipv4/fib_rules.c, net/ipv6/fib6_rules.c).
+ *
+ * Where it starts. xfibd publishes a walk only when the first rule is a
+ * plain "lookup local" (else the family goes to the kernel), and the
+ * family's main instance (table slot 0) is main merged with local, local
+ * first. Its answer for the destination is therefore local's if local
+ * has a route (a local, broadcast, anycast or multicast one: xfibd
+ * publishes no walk while local holds any other kind), and then the
+ * packet is the kernel's whatever the rules say; otherwise local has
+ * none, the first rule falls through, and slot 0's answer is main's: the
+ * walk starts at the second rule with it in hand, and "lookup main"
+ * costs nothing.
+ *
+ * Each rule: its selectors, and-ed, then inverted by "not"; xfibd has
+ * already decided the ones a forwarded packet's flow fixes (oif, uid,
+ * fwmark with mark 0, an iif naming no device or a loopback one) and
+ * sets XFIB_RULE_F_MATCH_NONE where one of them fails. A rule of class
+ * KERNEL hands the packet to the kernel unless the selectors xfib can
+ * read rule it out (and it has no "not"); a matching rule's action:
+ *  - lookup: in main, slot 0's answer; in another table, its ranges
+ *    (include/xfib/tables.h). No route, or a throw route, goes on to the
+ *    next rule; so does an answer suppress_prefixlength rules out (the
+ *    prefix that answered is no longer than it);
+ *  - goto: on at the target's index (always a later rule: the kernel
+ *    refuses a goto backwards), or, unresolved, at the next;
+ *  - nop: on at the next rule;
+ *  - blackhole, unreachable, prohibit: to the kernel, which drops or
+ *    answers with the ICMP error.
+ * The end of the rules without an answer: no route (the kernel's).
+ *
+ * The same walk checks an IPv4 packet's source when the kernel would
+ * (fib_validate_source: the flow reversed, as from the loopback device:
+ * iif 1, ports swapped; rules with "iif lo", which that lookup matches
+ * and no forwarded packet does, then go to the kernel).
+ *
+ * The includer defines the accessors below for its struct xfib_env, as
+ * for include/xfib/decide.h.
+ */
+#ifndef XFIB_RULE_WALK_H
+#define XFIB_RULE_WALK_H
+
+#include <linux/types.h>
+#include <linux/fib_rules.h>
+#include "maps.h"
+#include "rules.h"
+#include "tables.h"
+#include "counters.h"
+
+#ifndef XFIB_INLINE
+#define XFIB_INLINE static inline __attribute__((always_inline))
+#endif
+
+
+struct xfib_env;
+struct xfib_rflow;
+
+/* xfib_tables[fam * XFIB_TABLE_SLOTS + slot] as one word; 0 if absent. */
+XFIB_INLINE __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot);
+/* xfib_table_answer() below, which the program runs as a function of
+ * its own (checked once by the verifier). */
+XFIB_INLINE __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
+					__u32 slot, const struct xfib_rflow *f,
+					__u32 *ans);
+/* The family's range pool entry idx, or NULL. */
+XFIB_INLINE const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx);
+XFIB_INLINE const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx);
+
+/* The prefix [addr/len] of a rule as host-order halves, and whether the
+ * flow's address (hi, lo) is in it. */
+XFIB_INLINE int xfib_rule_prefix_match(const __u8 *p, __u8 len, __u64 hi,
+				       __u64 lo, int v4)
+{
+	__u64 phi = 0, plo = 0, mhi, mlo;
+	int i;
+
+	if (!len)
+		return 1;
+	if (v4) {
+		__u32 a = (__u32)p[0] << 24 | (__u32)p[1] << 16 |
+			  (__u32)p[2] << 8 | p[3];
+		__u32 m = len >= 32 ? 0xffffffffu : ~(0xffffffffu >> len);
+
+		return (((__u32)lo ^ a) & m) == 0;
+	}
+#ifdef __clang__
+#pragma clang loop unroll(full)
+#endif
+	for (i = 0; i < 8; i++) {
+		phi = phi << 8 | p[i];
+		plo = plo << 8 | p[8 + i];
+	}
+	mhi = len >= 64 ? ~0ull : ~(~0ull >> len);
+	mlo = len <= 64 ? 0 : len >= 128 ? ~0ull : ~(~0ull >> (len - 64));
+	return ((hi ^ phi) & mhi) == 0 && ((lo ^ plo) & mlo) == 0;
+}
+
+/*
+ * Whether rule x's selectors match flow f (before "not"). -1: only the
+ * kernel can tell (protocol or ports behind an IPv6 extension header; an
+ * "iif lo" rule for the source's lookup).
+ */
+XFIB_INLINE int xfib_rule_selectors(const struct xfib_rule *x,
+				    const struct xfib_rflow *f, int v4)
+{
+	__u16 flags = x->flags;
+
+	if (f->reverse && (flags & XFIB_RULE_F_IIF_LOOPBACK))
+		return -1;
+	if (flags & XFIB_RULE_F_MATCH_NONE)
+		return 0;
+	if ((flags & XFIB_RULE_F_IIF) && x->iif != f->iif)
+		return 0;
+	if (!xfib_rule_prefix_match(x->src, x->src_len, f->src_hi, f->src_lo, v4))
+		return 0;
+	if (!xfib_rule_prefix_match(x->dst, x->dst_len, f->dst_hi, f->dst_lo, v4))
+		return 0;
+	if (x->tos && (f->tos & x->tos_mask) != x->tos)
+		return 0;
+	if ((x->ip_proto || (flags & (XFIB_RULE_F_SPORT | XFIB_RULE_F_DPORT))) &&
+	    f->l4_unknown)
+		return -1;
+	if (x->ip_proto && x->ip_proto != f->proto)
+		return 0;
+	if ((flags & XFIB_RULE_F_SPORT) &&
+	    (f->sport < x->sport_lo || f->sport > x->sport_hi))
+		return 0;
+	if ((flags & XFIB_RULE_F_DPORT) &&
+	    (f->dport < x->dport_lo || f->dport > x->dport_hi))
+		return 0;
+	return 1;
+}
+
+/* Bisection over a table's 2^log2n ranges from off (as bsearch4/6):
+ * nexthop index in the low 24 bits, prefix length above. */
+XFIB_INLINE __u32 xfib_table_lookup4(struct xfib_env *env, __u32 off,
+				     __u32 log2n, __u32 key)
+{
+	const struct xfib_tr4 *r;
+	__u32 pos = 0;
+	int i;
+
+#ifdef __clang__
+#pragma clang loop unroll(full)
+#endif
+	for (i = XFIB_TPOOL4_LOG2 - 1; i >= 0; i--) {
+		__u32 probe;
+
+		if ((__u32)i >= log2n)
+			continue;
+		probe = pos + (1u << i);
+		r = xfib_env_tr4(env, (off + probe) & (XFIB_TPOOL4_SIZE - 1));
+		if (!r)
+			return XFIB_NH_IDX_NONE;
+		if (r->start <= key)
+			pos = probe;
+	}
+	r = xfib_env_tr4(env, (off + pos) & (XFIB_TPOOL4_SIZE - 1));
+	return r ? r->nh_plen : XFIB_NH_IDX_NONE;
+}
+
+XFIB_INLINE __u32 xfib_table_lookup6(struct xfib_env *env, __u32 off,
+				     __u32 log2n, __u64 hi, __u64 lo)
+{
+	const struct xfib_tr6 *r;
+	__u32 pos = 0;
+	int i;
+
+#ifdef __clang__
+#pragma clang loop unroll(full)
+#endif
+	for (i = XFIB_TPOOL6_LOG2 - 1; i >= 0; i--) {
+		__u32 probe;
+
+		if ((__u32)i >= log2n)
+			continue;
+		probe = pos + (1u << i);
+		r = xfib_env_tr6(env, (off + probe) & (XFIB_TPOOL6_SIZE - 1));
+		if (!r)
+			return XFIB_NH_IDX_NONE;
+		if (r->hi < hi || (r->hi == hi && r->lo <= lo))
+			pos = probe;
+	}
+	r = xfib_env_tr6(env, (off + pos) & (XFIB_TPOOL6_SIZE - 1));
+	return r ? XFIB_TR4_PACK(r->nh, r->plen) : XFIB_NH_IDX_NONE;
+}
+
+/*
+ * Table slot's answer for the flow's destination, packed as
+ * XFIB_TR4_PACK (nexthop index, prefix length), into *ans; XFIB_NEXT, or
+ * XFIB_PASS_RULE for a table the kernel keeps to itself.
+ */
+XFIB_INLINE __u32 xfib_table_answer(struct xfib_env *env, __u32 fam,
+				    __u32 slot, const struct xfib_rflow *f,
+				    __u32 *ans)
+{
+	__u64 w = xfib_env_table(env, fam, slot & (XFIB_TABLE_SLOTS - 1));
+	struct xfib_table_desc d;
+
+	__builtin_memcpy(&d, &w, sizeof(d));
+	*ans = XFIB_NH_IDX_NONE;
+	if (d.state == XFIB_TABLE_EMPTY)
+		return XFIB_NEXT;
+	if (d.state != XFIB_TABLE_READY)
+		return XFIB_PASS_RULE;
+	if (fam == XFIB_V4)
+		*ans = xfib_table_lookup4(env, d.off, d.log2n, (__u32)f->dst_lo);
+	else
+		*ans = xfib_table_lookup6(env, d.off, d.log2n, f->dst_hi, f->dst_lo);
+	return XFIB_NEXT;
+}
+
+/* One rule, at w->rule: 1 when the walk is decided (w->reason), 0 to go
+ * on at w->rule. */
+XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
+			       const struct xfib_rule_set *set,
+			       const struct xfib_rflow *f, struct xfib_rwalk *w)
+{
+	const struct xfib_rule *x;
+	__u32 i = w->rule, ans, r;
+	int m;
+
+	if (i >= set->hdr.count || i >= XFIB_RULES_MAX) {
+		w->reason = XFIB_NEXT; /* no route: the kernel's */
+		w->nh = XFIB_NH_IDX_NONE;
+		return 1;
+	}
+	x = &set->rule[i];
+	w->rule = i + 1;
+	m = xfib_rule_selectors(x, f, fam == XFIB_V4);
+	if (m < 0)
+		goto kernel;
+	/* A rule only the kernel can tell about: its other selectors may
+	 * still rule it out, unless "not" turns what they say around. */
+	if (x->cls == XFIB_RULE_KERNEL) {
+		if (m || (x->flags & XFIB_RULE_F_INVERT))
+			goto kernel;
+		return 0;
+	}
+	if (x->flags & XFIB_RULE_F_INVERT)
+		m = !m;
+	if (!m)
+		return 0;
+	switch (x->action) {
+	case FR_ACT_TO_TBL:
+		if (x->tslot == XFIB_TSLOT_LOCAL)
+			return 0;
+		if (x->tslot == XFIB_TSLOT_MAIN) {
+			/* slot 0 keeps no prefix lengths: xfibd gives a rule
+			 * that suppresses a slot of its own */
+			if (w->main_nh == XFIB_NH_IDX_NONE)
+				return 0;
+			w->nh = w->main_nh;
+			break;
+		}
+		if (x->tslot >= XFIB_TABLE_SLOTS)
+			goto kernel;
+		r = xfib_env_table_answer(env, fam, x->tslot, f, &ans);
+		if (r != XFIB_NEXT)
+			goto kernel;
+		if (XFIB_TR4_NH(ans) == XFIB_NH_IDX_NONE)
+			return 0;
+		if (x->suppress_prefixlen != 0xffffffffu &&
+		    XFIB_TR4_PLEN(ans) <= x->suppress_prefixlen)
+			return 0;
+		w->nh = XFIB_TR4_NH(ans);
+		break;
+	case FR_ACT_GOTO:
+		if (x->goto_idx != XFIB_RULE_NO_TARGET && x->goto_idx > i)
+			w->rule = x->goto_idx;
+		return 0;
+	case FR_ACT_NOP:
+		return 0;
+	default: /* blackhole, unreachable, prohibit */
+		goto kernel;
+	}
+	w->reason = XFIB_NEXT;
+	w->table = x->table;
+	w->rule = i;
+	return 1;
+kernel:
+	w->reason = XFIB_PASS_RULE;
+	w->rule = i;
+	return 1;
+}
+
+#endif /* XFIB_RULE_WALK_H */
