@@ -265,6 +265,55 @@ static void report_err(struct verify_report *rep, const char *what, int err)
 }
 
 /* xfib's answers for the batch, all from one instance. */
+/* An answer that is the kernel's: a rule or table xfib leaves to it. */
+#define DEFER_TO_KERNEL 0xffffffffu
+
+/*
+ * The policy rules' answer for addr, for the question the referee asks
+ * the kernel (bpf_fib_lookup() through the rules: no source, no
+ * transport, entering by iif), into *nh_idx, which holds slot 0's: the
+ * rules' nexthop, or DEFER_TO_KERNEL.
+ */
+static int rules_answer(const struct dpl *d, const __u8 *addr, __u32 iif,
+			__u32 *nh_idx)
+{
+	struct dpl_rules_answer a;
+	struct xfib_rflow f = { .iif = iif };
+	int i, err;
+
+	if (d->fam == XFIB_V4) {
+		f.dst_lo = (__u32)addr[0] << 24 | (__u32)addr[1] << 16 |
+			   (__u32)addr[2] << 8 | addr[3];
+	} else {
+		for (i = 0; i < 8; i++) {
+			f.dst_hi = f.dst_hi << 8 | addr[i];
+			f.dst_lo = f.dst_lo << 8 | addr[8 + i];
+		}
+	}
+	err = dpl_rules_route(d, &f, *nh_idx, &a);
+	if (err)
+		return err;
+	if (a.walked)
+		*nh_idx = a.reason == XFIB_NEXT ? a.nh : DEFER_TO_KERNEL;
+	return 0;
+}
+
+/* The tables policy rules reach, as xfibd mirrors them (xfib_table_info
+ * of both families) into tables[XFIB_FAMILIES * XFIB_TABLE_SLOTS]; how
+ * many. */
+static size_t rule_tables(struct xfib_fwd_bpf *skel, __u32 *tables)
+{
+	int fd = bpf_map__fd(skel->maps.xfib_table_info);
+	struct xfib_table_info ti;
+	size_t n = 0;
+	__u32 k;
+
+	for (k = 0; k < XFIB_FAMILIES * XFIB_TABLE_SLOTS; k++)
+		if (!bpf_map_lookup_elem(fd, &k, &ti) && ti.table && !ti.main_copy)
+			tables[n++] = ti.table;
+	return n;
+}
+
 static int xfib_answers(struct run *r, int fam, bool *ready)
 {
 	struct dpl *d = &r->d[fam];
@@ -275,7 +324,12 @@ static int xfib_answers(struct run *r, int fam, bool *ready)
 	for (tries = 0; tries < DPL_TRIES; tries++) {
 		for (i = 0; i < b->n; i++) {
 			b->nh_idx[i] = dpl_lookup(d, b->addr[i]);
+			err = rules_answer(d, b->addr[i], r->rep->iif, &b->nh_idx[i]);
+			if (err)
+				return err;
 			dpl_nexthop(d, b->nh_idx[i], &b->nh[i]);
+			if (b->nh_idx[i] == DEFER_TO_KERNEL)
+				b->nh[i].kind = XFIB_NH_UNSUPPORTED;
 		}
 		/* Without the lease the program forwards by no table. */
 		*ready = d->ready && dpl_lease_check(d) != XFIB_PASS_STALE;
@@ -422,6 +476,7 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	       struct verify_report *rep)
 {
 	struct pfxs pf[XFIB_FAMILIES] = { { 0 } };
+	__u32 tables[XFIB_FAMILIES * XFIB_TABLE_SLOTS];
 	struct run r = { .rep = rep, .o = o };
 	double t0 = mono_ns() / 1e9;
 	bool again = false;
@@ -445,7 +500,7 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 		report_err(rep, "allocate", err);
 		goto out;
 	}
-	err = dump_prefixes(rep->table, pf);
+	err = dump_prefixes(rep->table, tables, rule_tables(skel, tables), pf);
 	if (err) {
 		report_err(rep, "dump the kernel's routes (rtnetlink)", err);
 		goto out;

@@ -24,10 +24,22 @@
 
 struct dump {
 	__u32 table;
+	const __u32 *tables; /* those rules reach */
+	size_t ntables;
 	struct pfxs *out; /* [XFIB_FAMILIES] */
 	bool intr;
 	int err;
 };
+
+static bool table_listed(const struct dump *dp, __u32 table)
+{
+	size_t i;
+
+	for (i = 0; i < dp->ntables; i++)
+		if (dp->tables[i] == table)
+			return true;
+	return false;
+}
 
 static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -51,7 +63,8 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_OK;
 	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
 	table = route_table(rtm, tb);
-	if (table != dp->table && table != RT_TABLE_LOCAL)
+	if (table != dp->table && table != RT_TABLE_LOCAL &&
+	    !table_listed(dp, table))
 		return MNL_CB_OK;
 	alen = rtm->rtm_family == AF_INET ? 4 : 16;
 	if (rtm->rtm_dst_len > alen * 8)
@@ -134,7 +147,8 @@ static void pfx_normalise(struct pfxs *l)
 	l->n = j;
 }
 
-int dump_prefixes(__u32 table, struct pfxs *out)
+int dump_prefixes(__u32 table, const __u32 *tables, size_t ntables,
+		  struct pfxs *out)
 {
 	size_t blen = DUMP_BUF_SIZE;
 	struct mnl_socket *nl = NULL;
@@ -150,7 +164,8 @@ int dump_prefixes(__u32 table, struct pfxs *out)
 		goto out;
 	}
 	for (tries = 0; tries < DUMP_TRIES; tries++) {
-		struct dump dp = { .table = table, .out = out };
+		struct dump dp = { .table = table, .tables = tables,
+				   .ntables = ntables, .out = out };
 
 		for (fam = 0; fam < XFIB_FAMILIES; fam++)
 			out[fam].n = 0;

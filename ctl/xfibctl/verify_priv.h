@@ -60,9 +60,11 @@ struct pfxs {
 	size_t n, cap;
 };
 
-/* The prefixes of table and the local table, per family, sorted, each
- * once (out[XFIB_FAMILIES]; the caller frees each .v). -errno. */
-int dump_prefixes(__u32 table, struct pfxs *out);
+/* The prefixes of table, the local table and the tables[0..ntables)
+ * policy rules reach, per family, sorted, each once (out[XFIB_FAMILIES];
+ * the caller frees each .v). -errno. */
+int dump_prefixes(__u32 table, const __u32 *tables, size_t ntables,
+		  struct pfxs *out);
 
 /* Destinations of one family: every prefix's boundary points, then
  * rnd_left random ones. */

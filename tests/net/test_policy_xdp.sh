@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Policy routing forwarded in XDP: the rule sets routers get from the
+# software their operators install, with traffic that must leave by the
+# port the kernel's rules pick, forwarded by xfib (its counter grows, the
+# router kernel's IpForwDatagrams does not), and xfibctl lookup naming the
+# rule and agreeing with the kernel:
+#
+#  - multi-homing: "from <gen's subnet> lookup 100", table 100 sending a
+#    prefix main sends to the sink to sink2 instead; a source outside the
+#    subnet still follows main; the rule deleted, main again;
+#  - Tailscale: fwmark rules (no netfilter rule marks packets here, so
+#    they match nothing) and "lookup 52" before main;
+#  - wg-quick: "lookup main suppress_prefixlength 0" then "not fwmark
+#    0xca6c lookup 51820": main's specific routes stay, its default route
+#    gives way to table 51820's;
+#  - a rule xfib leaves to the kernel (fwmark, once a netfilter rule can
+#    set marks) sends only the packets that reach it to the kernel.
+# Both families. The address 198.18.99.1 (2001:db8:99::1) is on the
+# loopback of both sinks: which one answers tells the rules' choice.
+set -euo pipefail
+# shellcheck source=tests/lib/netns.sh
+. "$(dirname "$0")/../lib/netns.sh"
+xfib_init
+
+topo_up sink2
+RIP="ip -n $RTR"
+A4=198.18.99.1 A6=2001:db8:99::1
+for ns in "$SNK" "$SNK2"; do
+	ip -n "$ns" addr add "$A4/32" dev lo
+	ip -n "$ns" addr add "$A6/128" dev lo
+done
+$RIP route add 198.18.99.0/24 via "$SNK4"
+$RIP -6 route add 2001:db8:99::/48 via "$SNK6"
+# A second source on gen, outside gen's subnet, routed back by main.
+ip -n "$GEN" addr add 198.18.98.2/32 dev lo
+ip -n "$GEN" -6 addr add 2001:db8:98::2/128 dev lo
+$RIP route add 198.18.98.0/24 via "$GEN4"
+$RIP -6 route add 2001:db8:98::/48 via "$GEN6"
+
+# reaches FAM DST NS [PING_ARGS...]: a ping from gen to DST is forwarded
+# in XDP both ways and its echo reaches NS (within 5 s of a change).
+reaches() {
+	local fam=$1 dst=$2 ns=$3 t0
+	shift 3
+	t0=$(now_ms)
+	until xdp_ping_via "$fam" "$dst" "$ns" "$@"; do
+		(($(now_ms) - t0 < 5000)) ||
+			fail "ping -$fam $dst $*: not XDP-forwarded to $ns ($(stats_line))"
+	done
+	log "ping -$fam $dst $*: XDP-forwarded to $ns"
+}
+
+# xdp_ping_via FAM DST NS [PING_ARGS...]: xdp_ping_ok with ping options
+# (a source address).
+xdp_ping_via() {
+	local fam=$1 dst=$2 ns=$3 c=forwarded_v4 kf=kfwd4 x0 k0 e0 x1 k1 e1
+	shift 3
+	[ "$fam" = 4 ] || { c=forwarded_v6; kf=kfwd6; }
+	x0=$(counter "$c") k0=$("$kf" "$RTR") e0=$(icmp_in_echos "$ns")
+	nping "$GEN" "-$fam" -c 1 "$@" "$dst" >/dev/null 2>&1 || return 1
+	x1=$(counter "$c") k1=$("$kf" "$RTR") e1=$(icmp_in_echos "$ns")
+	((x1 - x0 >= 2 && k1 == k0 && e1 > e0))
+}
+
+# lookup_rule FAM DST SRC PRIO: xfibctl lookup from SRC on r-gen names
+# the rule of priority PRIO, and agrees with the kernel.
+lookup_rule() {
+	local out
+	out=$(rctl lookup -j "$2" --from "$3" --iif "$R_GEN")
+	[ "$(jq -r '.rules.priority // "none"' <<<"$out")" = "$4" ] ||
+		fail "lookup $2 from $3: rule $(jq -c .rules <<<"$out"), want priority $4"
+	[ "$(jq -r .verdict <<<"$out")" = agree ] ||
+		fail "lookup $2 from $3: xfib and the kernel disagree: $(jq -c '{nexthop,kernel_fib,verdict}' <<<"$out")"
+}
+
+# ---- multi-homing -------------------------------------------------------
+reaches 4 $A4 "$SNK"
+reaches 6 $A6 "$SNK"
+$RIP route add 198.18.99.0/24 via "$SNK2_4" table 100
+$RIP -6 route add 2001:db8:99::/48 via "$SNK2_6" table 100
+$RIP rule add from "$NET4_G.0/24" lookup 100 pref 100
+$RIP -6 rule add from "$NET6_G::/64" lookup 100 pref 100
+reaches 4 $A4 "$SNK2"
+reaches 6 $A6 "$SNK2"
+lookup_rule 4 $A4 "$GEN4" 100
+lookup_rule 6 $A6 "$GEN6" 100
+# From outside the rule's subnet: main.
+reaches 4 $A4 "$SNK" -I 198.18.98.2
+reaches 6 $A6 "$SNK" -I 2001:db8:98::2
+# A route added to table 100 under the rule is followed.
+$RIP route add "$SNK4/32" via "$SNK2_4" table 100
+ip -n "$SNK2" addr add "$SNK4/32" dev lo
+reaches 4 "$SNK4" "$SNK2"
+ip -n "$SNK2" addr del "$SNK4/32" dev lo
+$RIP route del "$SNK4/32" via "$SNK2_4" table 100
+reaches 4 "$SNK4" "$SNK"
+$RIP rule del pref 100
+$RIP -6 rule del pref 100
+reaches 4 $A4 "$SNK"
+reaches 6 $A6 "$SNK"
+log "multi-homing: from-rules forwarded in XDP"
+
+# ---- Tailscale -----------------------------------------------------------
+for fam in 4 6; do
+	$RIP -$fam rule add pref 5210 fwmark 0x80000/0xff0000 table main
+	$RIP -$fam rule add pref 5230 fwmark 0x80000/0xff0000 table default
+	$RIP -$fam rule add pref 5250 fwmark 0x80000/0xff0000 type unreachable
+	$RIP -$fam rule add pref 5270 table 52
+done
+$RIP route add 198.18.99.0/24 via "$SNK2_4" table 52
+$RIP -6 route add 2001:db8:99::/48 via "$SNK2_6" table 52
+reaches 4 $A4 "$SNK2"
+reaches 6 $A6 "$SNK2"
+reaches 4 "$SNK4" "$SNK"
+reaches 6 "$SNK6" "$SNK"
+lookup_rule 4 $A4 "$GEN4" 5270
+lookup_rule 4 "$SNK4" "$GEN4" 32766
+for fam in 4 6; do
+	for p in 5210 5230 5250 5270; do $RIP -$fam rule del pref $p; done
+done
+log "Tailscale's rules forwarded in XDP"
+
+# ---- wg-quick ------------------------------------------------------------
+# Main's default route to the sink; table 51820's to sink2 (a tunnel
+# device in real life: the kernel's either way for xfib).
+$RIP route add default via "$SNK4"
+$RIP -6 route add default via "$SNK6"
+$RIP route add default via "$SNK2_4" table 51820
+$RIP -6 route add default via "$SNK2_6" table 51820
+for fam in 4 6; do
+	$RIP -$fam rule add not fwmark 0xca6c table 51820 pref 32765
+	$RIP -$fam rule add table main suppress_prefixlength 0 pref 32764
+done
+ip -n "$SNK2" addr add 198.18.97.1/32 dev lo
+ip -n "$SNK2" addr add 2001:db8:97::1/128 dev lo
+# By main's default: given way to the tunnel's.
+reaches 4 198.18.97.1 "$SNK2"
+reaches 6 2001:db8:97::1 "$SNK2"
+lookup_rule 4 198.18.97.1 "$GEN4" 32765
+# By a specific route of main: main.
+reaches 4 $A4 "$SNK"
+reaches 6 $A6 "$SNK"
+lookup_rule 4 $A4 "$GEN4" 32764
+log "wg-quick's rules forwarded in XDP"
+
+# ---- a rule only the kernel can evaluate ---------------------------------
+# Once netfilter can mark packets before routing, the fwmark rule is the
+# kernel's: packets that reach it (all, here) go to the kernel, which
+# still follows the rules.
+ip netns exec "$RTR" nft -f - <<'EOF'
+table inet xfibmark {
+	chain pre { type filter hook prerouting priority mangle; meta l4proto udp meta mark set 0x1; }
+}
+EOF
+t0=$(now_ms)
+until [ "$(rctl rules -j | jq -r '[.ipv4.rules[] | select(.priority == 32765)][0].xfib.class')" = kernel ]; do
+	(($(now_ms) - t0 < 10000)) || fail "the fwmark rule is not the kernel's with a marking ruleset"
+	sleep 0.1
+done
+snapshot
+p0=$(counter pass_rule)
+e0=$(icmp_in_echos "$SNK2")
+ping_all "$GEN" 4 198.18.97.1 5
+deltas
+p1=$(counter pass_rule)
+e1=$(icmp_in_echos "$SNK2")
+((D_X4 == 0)) || fail "xfib forwarded $D_X4 packets past a rule only the kernel can evaluate"
+((p1 - p0 >= 5)) || fail "pass_rule +$((p1 - p0)), not the 5 echoes ($(stats_line))"
+((D_K4 >= 5)) || fail "the kernel did not forward (IpForwDatagrams +$D_K4)"
+((e1 - e0 >= 5)) || fail "the kernel's rules were not followed: sink2 got $((e1 - e0)) echoes"
+# Main's specific routes come first: still XDP.
+reaches 4 $A4 "$SNK"
+ip netns exec "$RTR" nft delete table inet xfibmark
+reaches 4 198.18.97.1 "$SNK2"
+log "a rule the kernel keeps sends its packets to the kernel"
