@@ -210,8 +210,8 @@ FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
                nl_reader.c nl_policy.c) \
              $(addprefix ctl/xfibd/rib/,rib.c rib_link.c rib_nexthop.c \
                rib_port.c rib_route.c rib_nhobj.c rib_check.c rib_local4.c \
-               rib_prefix.c rib_expiry.c rib_rule.c rib_rule_class.c htab.c \
-               objpool.c ptree.c) \
+               rib_prefix.c rib_expiry.c rib_rule.c rib_rule_class.c \
+               rib_table.c htab.c objpool.c ptree.c) \
              ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 

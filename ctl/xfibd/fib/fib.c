@@ -24,6 +24,7 @@
 #include "algo_names.h"
 #include "fib_algo.h"
 #include "fib_ranges.h"
+#include "fib_tables.h"
 #include "log.h"
 #include "monoclock.h"
 #include "pin.h"
@@ -294,7 +295,14 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	rib_commit_end(f->rib);
 	fresh_tbl24_drop(f);
 	err = job[XFIB_V4].err ?: job[XFIB_V6].err;
-	/* One grace period covers the indexes and groups retired above. */
+	/* The rules' tables, from the same commit: the indexes their old
+	 * ranges named are reclaimed below, after they are replaced. */
+	e = fib_tables_flush(f);
+	err = err ?: e;
+	if (fib_tables_has_retired(f))
+		retired = true;
+	/* One grace period covers the indexes, groups and blocks retired
+	 * above. */
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_inst *in = &f->fam[fam].cur;
 
@@ -311,9 +319,13 @@ int fib_flush(struct fib *f, __u64 now_ms)
 			if (in->algo && in->algo->reclaim)
 				in->algo->reclaim(in);
 		}
+		fib_tables_reclaim(f);
 		rib_reclaim(f->rib);
 	}
-	return err;
+	/* Rules that name a slot are published once its descriptor says
+	 * what it holds (rib_table.c). */
+	e = rib_rules_publish(f->rib);
+	return err ?: e;
 }
 
 bool fib_poll_control(struct fib *f)
@@ -394,6 +406,7 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	if (!f->active || !f->bs4 || !f->bs6 || !f->dxr_direct || !f->dxr_ranges)
 		return -errno;
 	err = fib_pt6_map(f);
+	err = err ?: fib_tables_init(f);
 	if (err)
 		return err;
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
@@ -446,4 +459,5 @@ void fib_fini(struct fib *f)
 	if (f->dxr_ranges)
 		munmap(f->dxr_ranges, f->dxr_ranges_len);
 	fib_pt6_unmap(f);
+	fib_tables_fini(f);
 }
