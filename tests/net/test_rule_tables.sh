@@ -251,4 +251,33 @@ rctl rules -6 | grep -q "table 200: not mirrored: too large" ||
 # The others stay as they were.
 wait_table 6 100 100
 status_is '.ipv6.fallback == "none"' || fail "ipv6: status $(rctl status -j | jq -c .ipv6)"
+# A unicast route in the local table, with rules between local and main:
+# slot 0 (main merged with local) cannot stand for local in the walk.
+$RIP route add 198.18.88.0/24 via "$G4" table local
+wait_until 10 status_is '.ipv4.fallback == "policy_rules" and .ipv4.rules_fallback == "local_routes"' ||
+	fail "a unicast route in the local table: status $(rctl status -j | jq -c .ipv4)"
+[ "$(rctl rules -j -4 | jq -c '[.ipv4.xdp, .ipv4.fallback]')" = '[false,"local_routes"]' ] ||
+	fail "rules -j with a unicast local route: $(rctl rules -j -4 | jq -c '[.ipv4.xdp, .ipv4.fallback]')"
+status_is '.ipv6.fallback == "none"' || fail "ipv6 affected by an IPv4 local route"
+$RIP route del 198.18.88.0/24 table local
+wait_until 10 status_is '.ipv4.fallback == "none"' ||
+	fail "the local route went, the fallback stayed: $(rctl status -j | jq -c .ipv4)"
+
+# A netfilter rule that marks packets before routing: fwmark rules are
+# the kernel's again; without it, decided for mark 0.
+if command -v nft >/dev/null; then
+	ip netns exec "$RTR" nft -f - <<-'EOF'
+		table inet xfibmark {
+			chain pre { type filter hook prerouting priority mangle; meta mark set 0x1; }
+		}
+	EOF
+	for fam in 4 6; do
+		wait_until 10 eval '[ "$(rctl rules -j -'$fam' | jq -r "[.ipv'$fam'.rules[] | select(.priority == 102)][0].xfib | .class + \" \" + .reason")" = "kernel fwmark: netfilter or tc may mark packets before routing, which xfib does not follow" ]' ||
+			fail "ipv$fam: fwmark rule with a marking prerouting chain: $(rctl rules -j -$fam | jq -c '.ipv'$fam'.rules[] | select(.priority == 102) | .xfib')"
+	done
+	ip netns exec "$RTR" nft delete table inet xfibmark
+	wait_until 10 eval '[ "$(rctl rules -j -4 | jq -r "[.ipv4.rules[] | select(.priority == 102)][0].xfib.class")" = exact ]' ||
+		fail "the marking chain went, the fwmark rule stayed the kernel's"
+	log "fwmark rules follow whether netfilter marks before routing"
+fi
 log "PASS: rules' tables mirrored in both families, rebuilt, loaded and freed; unsupported and too large ones left to the kernel"

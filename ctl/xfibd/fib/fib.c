@@ -198,7 +198,10 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	int err = 0;
 
 	count_changes(ff, rs, now);
-	if (!rs->rules_ok) {
+	/* A local table that got a unicast route hands a walked family to
+	 * the kernel from this commit on, not from the rules' publication
+	 * after it. */
+	if (!rs->rules_ok || rib_rules_local_routes(f->rib, fam)) {
 		ff->changes_since_eval = 0; /* nothing to select meanwhile */
 		err = fib_publish_none(f, fam, XFIB_FALLBACK_RULES);
 		current = true;

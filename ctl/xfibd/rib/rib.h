@@ -563,6 +563,11 @@ int rib_rules_publish(struct rib *r);
  * kernel code each decision follows. Pure: no I/O.
  */
 void rib_rule_classify(struct xfib_rule *x, bool marks);
+/* Whether fam's rules, as last dumped, and its local table's routes, as
+ * last committed, send it to the kernel (XFIB_RULES_LOCAL_ROUTES): the
+ * routes may have changed since the rules were published. Reads only
+ * what the family's commit does not write. */
+bool rib_rules_local_routes(const struct rib *r, int fam);
 /* Whether netfilter may set fam's packets' mark before routing; the
  * rules are published again when that changes. */
 void rib_rules_marks(struct rib *r, int fam, bool marks);

@@ -119,6 +119,11 @@ enum xfib_rules_fallback rib_rules_end(struct rib *r, int fam, bool complete)
 	return rules_fallback(r, fam, &r->rules[fam]);
 }
 
+bool rib_rules_local_routes(const struct rib *r, int fam)
+{
+	return rules_fallback(r, fam, &r->rules[fam]) == XFIB_RULES_LOCAL_ROUTES;
+}
+
 void rib_rules_marks(struct rib *r, int fam, bool marks)
 {
 	if (r->marks[fam] == marks)
