@@ -275,7 +275,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 {
 	struct fam_job job[XFIB_FAMILIES];
 	bool retired = false, threaded;
-	int fam, err, e;
+	int fam, err, e, tables_err;
 	pthread_t v6;
 
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
@@ -300,8 +300,8 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	err = job[XFIB_V4].err ?: job[XFIB_V6].err;
 	/* The rules' tables, from the same commit: the indexes their old
 	 * ranges named are reclaimed below, after they are replaced. */
-	e = fib_tables_flush(f);
-	err = err ?: e;
+	tables_err = fib_tables_flush(f);
+	err = err ?: tables_err;
 	if (fib_tables_has_retired(f))
 		retired = true;
 	/* One grace period covers the indexes, groups and blocks retired
@@ -323,7 +323,10 @@ int fib_flush(struct fib *f, __u64 now_ms)
 				in->algo->reclaim(in);
 		}
 		fib_tables_reclaim(f);
-		rib_reclaim(f->rib);
+		/* A table that failed to build still names the indexes its
+		 * old ranges did: they wait for a build that replaces it. */
+		if (!tables_err)
+			rib_reclaim(f->rib);
 	}
 	/* Rules that name a slot are published once its descriptor says
 	 * what it holds (rib_table.c). */
