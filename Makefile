@@ -167,7 +167,8 @@ $(BUILD) $(BUILD)/tests:
 # XFRM counting, and xfibctl's UTF-8 repair, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    $(addprefix ctl/xfibd/fib/,dir24.c dxr.c poptrie6.c \
-                     poptrie6_update.c trie6.c grpool.c fib_ranges.c) \
+                     poptrie6_update.c trie6.c grpool.c fib_ranges.c \
+                     fib_tpool.c) \
                    $(addprefix ctl/xfibd/rib/,ptree.c rib_port.c htab.c \
                      rib_rule_class.c) \
                    $(addprefix ctl/xfibd/kernel/,nl_policy.c nl_reader.c) \
