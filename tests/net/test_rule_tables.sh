@@ -10,7 +10,7 @@
 # count, the same number of ranges, and, read back from the pinned pool,
 # the same starts, prefix lengths and nexthops. A throw route answers "no
 # route" for its whole prefix, unreachable and blackhole routes their
-# nexthop kinds. Routes added and deleted in a table rebuild it (a new
+# nexthop kinds, a multipath route a group. Routes added and deleted in a table rebuild it (a new
 # descriptor generation); a rule added for a table that already has
 # routes brings them in; a rule deleted frees the slot; a table with a
 # source-specific IPv6 route, and one too large for the pool, are left
@@ -127,6 +127,8 @@ pool_check() {
 		unreachable | blackhole | local)
 			[ "$KIND" = "$want" ] ||
 				fail "ipv$fam table $table range $i: a $KIND nexthop, want $want" ;;
+		group:*) [ "$KIND" = group ] ||
+			fail "ipv$fam table $table range $i: a $KIND nexthop for $want" ;;
 		*) [ "$KIND" = gateway ] || [ "$KIND" = connected ] ||
 			fail "ipv$fam table $table range $i: a $KIND nexthop for $want" ;;
 		esac
@@ -144,6 +146,7 @@ G4=$SNK4 G4B=$SNK2_4 G6=$SNK6 G6B=$SNK2_6
 $RIP route add 198.18.100.0/24 via "$G4" table 100
 $RIP route add 198.18.100.128/25 via "$G4B" table 100
 $RIP route add default via "$G4B" table 100
+$RIP route add 198.18.101.0/24 table 100 nexthop via "$G4" nexthop via "$G4B"
 $RIP route add 198.18.52.0/22 via "$G4" table 52
 $RIP route add throw 198.18.52.0/24 table 52
 $RIP route add unreachable 198.18.53.0/24 table 52
@@ -151,6 +154,7 @@ $RIP route add blackhole 198.18.54.0/24 table 52
 $RIP -6 route add 2001:db8:100::/48 via "$G6" table 100
 $RIP -6 route add 2001:db8:100:8000::/49 via "$G6B" table 100
 $RIP -6 route add default via "$G6B" table 100
+$RIP -6 route add 2001:db8:101::/48 table 100 nexthop via "$G6" nexthop via "$G6B"
 $RIP -6 route add 2001:db8:52::/46 via "$G6" table 52
 $RIP -6 route add throw 2001:db8:52::/48 table 52
 $RIP -6 route add unreachable 2001:db8:53::/48 table 52
@@ -177,7 +181,7 @@ for fam in 4 6; do
 		fail "ipv$fam: rules -j says $(rctl rules -j | jq -c "[.ipv$fam.xdp, .ipv$fam.fallback, .ipv$fam.walk, .ipv$fam.first]")"
 	status_is ".ipv$fam.fallback == \"none\"" || fail "ipv$fam: status $(rctl status -j | jq -c .ipv$fam)"
 done
-rctl rules -4 | grep -q "table 100: 3 routes, $(kernel_ref 4 100 | wc -l) ranges in XDP" ||
+rctl rules -4 | grep -q "table 100: 4 routes, $(kernel_ref 4 100 | wc -l) ranges in XDP" ||
 	fail "rules text does not show table 100: $(rctl rules -4)"
 log "tables 100, 52 and a copy of main mirrored with their ranges"
 
