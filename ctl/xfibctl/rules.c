@@ -38,8 +38,47 @@ static const char *const fallback_name[] = {
 	[XFIB_RULES_ORDER] = "order",
 	[XFIB_RULES_TOO_MANY] = "too_many",
 	[XFIB_RULES_UNREADABLE] = "unreadable",
+	[XFIB_RULES_LOCAL_ROUTES] = "local_routes",
+};
+#define FALLBACKS (sizeof(fallback_name) / sizeof(fallback_name[0]))
+
+static const char *const table_state_name[] = {
+	[XFIB_TABLE_EMPTY] = "empty",
+	[XFIB_TABLE_READY] = "xdp",
+	[XFIB_TABLE_KERNEL] = "kernel",
 };
 
+static const char *const table_reason_text[] = {
+	[XFIB_TABLE_R_NONE] = "its routes are being read",
+	[XFIB_TABLE_R_TOO_LARGE] = "too large",
+	[XFIB_TABLE_R_UNSUPPORTED] = "a source-specific route",
+};
+
+/* The slots' tables (xfib_table_info) of both families, zeroed if the
+ * map cannot be read. */
+struct tables_view {
+	struct xfib_table_info in[XFIB_FAMILIES * XFIB_TABLE_SLOTS];
+};
+
+static void tables_read(struct xfib_fwd_bpf *skel, struct tables_view *tv)
+{
+	int fd = bpf_map__fd(skel->maps.xfib_table_info);
+	__u32 k;
+
+	memset(tv, 0, sizeof(*tv));
+	for (k = 0; k < XFIB_FAMILIES * XFIB_TABLE_SLOTS; k++)
+		if (bpf_map_lookup_elem(fd, &k, &tv->in[k]))
+			memset(&tv->in[k], 0, sizeof(tv->in[k]));
+}
+
+/* The table of slot tslot of fam, NULL for main, local and none. */
+static const struct xfib_table_info *rule_table_info(const struct tables_view *tv,
+						     __u32 fam, __u8 tslot)
+{
+	if (tslot == XFIB_TSLOT_MAIN || tslot >= XFIB_TABLE_SLOTS)
+		return NULL;
+	return &tv->in[fam * XFIB_TABLE_SLOTS + tslot];
+}
 /*
  * The family's published rules, as one generation: the half named by
  * xfib_rules_active, read again until the daemon did not write meanwhile.
@@ -99,6 +138,10 @@ void rules_status_text(const struct status *st, __u32 fam)
 		       st->rules_total[fam], XFIB_RULES_MAX);
 	else if (st->rules_fallback[fam] == XFIB_RULES_UNREADABLE)
 		printf("             a policy rule xfibd could not read\n");
+	else if (st->rules_fallback[fam] == XFIB_RULES_ORDER)
+		printf("             the first policy rule is not \"lookup local\" for every packet\n");
+	else if (st->rules_fallback[fam] == XFIB_RULES_LOCAL_ROUTES)
+		printf("             the local table holds routes other than local ones, and rules follow it\n");
 }
 
 void rules_status_json(const struct status *st, __u32 fam,
@@ -108,7 +151,7 @@ void rules_status_json(const struct status *st, __u32 fam,
 
 	if (st->fi[fam].fallback != XFIB_FALLBACK_RULES || f < 0)
 		return;
-	js_set(o, "rules_fallback", js_str(f < 4 ? fallback_name[f] : "unknown"));
+	js_set(o, "rules_fallback", js_str((size_t)f < FALLBACKS ? fallback_name[f] : "unknown"));
 	js_set(o, "rules_total", js_u64(st->rules_total[fam]));
 }
 
@@ -362,7 +405,47 @@ static const char *class_text(const struct xfib_rule *x, char *buf, size_t len)
 	return buf;
 }
 
-static json_object *rule_json(int af, const struct xfib_rule *x)
+/* "table 100: 3 routes, 7 ranges in XDP", "table 100: not mirrored: too
+ * large", ... */
+static void table_text(const struct xfib_rule *x,
+		       const struct xfib_table_info *in, char *buf, size_t len)
+{
+	char tb[16];
+	const char *t = table_str(x->table, tb, sizeof(tb));
+	const char *copy = in && in->main_copy ? " (copy)" : "";
+
+	if (x->tslot == XFIB_TSLOT_NONE)
+		snprintf(buf, len, "table %s: not mirrored: no slot left", t);
+	else if (!in || in->state == XFIB_TABLE_EMPTY)
+		snprintf(buf, len, "table %s%s: no routes", t, copy);
+	else if (in->state == XFIB_TABLE_READY)
+		snprintf(buf, len, "table %s%s: %u routes, %u ranges in XDP", t,
+			 copy, in->routes, in->ranges);
+	else
+		snprintf(buf, len, "table %s%s: not mirrored: %s", t, copy,
+			 in->reason < 3 ? table_reason_text[in->reason] : "?");
+}
+
+static json_object *table_json(const struct xfib_rule *x,
+			       const struct xfib_table_info *in)
+{
+	json_object *o = json_object_new_object();
+	char text[96];
+
+	js_set(o, "slot", x->tslot == XFIB_TSLOT_NONE ? NULL : js_u64(x->tslot));
+	js_set(o, "main_copy", js_bool(in && in->main_copy));
+	js_set(o, "state", js_str(x->tslot == XFIB_TSLOT_NONE ? "none" :
+				  !in ? "empty" : in->state < 3 ?
+				  table_state_name[in->state] : "?"));
+	js_set(o, "routes", js_u64(in ? in->routes : 0));
+	js_set(o, "ranges", js_u64(in ? in->ranges : 0));
+	table_text(x, in, text, sizeof(text));
+	js_set(o, "text", js_str(text));
+	return o;
+}
+
+static json_object *rule_json(int af, const struct xfib_rule *x,
+			      const struct xfib_table_info *in)
 {
 	json_object *o = json_object_new_object(), *xf = json_object_new_object();
 	struct rule_out w = { .o = o };
@@ -381,22 +464,34 @@ static json_object *rule_json(int af, const struct xfib_rule *x)
 		js_set(xf, "iif_index", js_u64(x->iif));
 	if (x->action == FR_ACT_GOTO && x->goto_idx != XFIB_RULE_NO_TARGET)
 		js_set(xf, "goto_index", js_u64(x->goto_idx));
+	if (x->tos)
+		js_set(xf, "tos_mask", js_u64(x->tos_mask));
+	/* Main and local are the family's instance (status). */
+	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_MAIN &&
+	    x->tslot != XFIB_TSLOT_LOCAL)
+		js_set(xf, "table", table_json(x, in));
 	js_set(o, "xfib", xf);
 	return o;
 }
 
-static void rule_text(int af, const struct xfib_rule *x)
+static void rule_text(int af, const struct xfib_rule *x,
+		      const struct xfib_table_info *in)
 {
-	char line[512], cls[160];
+	char line[512], cls[160], tbl[96] = "";
 	struct rule_out w = { .buf = line, .len = sizeof(line) };
 
 	*line = '\0';
 	rule_selectors(&w, af, x);
 	rule_action(&w, x);
+	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_MAIN &&
+	    x->tslot != XFIB_TSLOT_LOCAL) {
+		memcpy(tbl, "; ", 3);
+		table_text(x, in, tbl + 2, sizeof(tbl) - 2);
+	}
 	/* print_rule writes "not " right after the tab, then "from". */
-	printf("%u:\t%s\t[%s]\n", x->priority,
+	printf("%u:\t%s\t[%s%s]\n", x->priority,
 	       line[0] == ' ' ? line + 1 : line,
-	       class_text(x, cls, sizeof(cls)));
+	       class_text(x, cls, sizeof(cls)), tbl);
 }
 
 /* ---- the family ------------------------------------------------------------ */
@@ -410,8 +505,15 @@ static const char *family_verdict(const struct xfib_rule_set *set,
 
 	switch (set->hdr.fallback) {
 	case XFIB_RULES_OK:
-		snprintf(buf, len, "its rules let XDP forward it: \"lookup local\" then \"lookup %s\" come first, for every packet; what %s does not route goes to the kernel, which walks the other rules",
-			 t, t);
+		if (set->hdr.walk)
+			snprintf(buf, len, "its rules let XDP forward it: \"lookup local\" comes first, for every packet; XDP walks the rules after it, and leaves to the kernel the packets a rule it cannot evaluate may match");
+		else
+			snprintf(buf, len, "its rules let XDP forward it: \"lookup local\" then \"lookup %s\" come first, for every packet; what %s does not route goes to the kernel, which walks the other rules",
+				 t, t);
+		break;
+	case XFIB_RULES_LOCAL_ROUTES:
+		snprintf(buf, len, "its rules send it to the kernel: the local table holds routes other than local ones, and rules other than \"lookup %s\" follow \"lookup local\"",
+			 t);
 		break;
 	case XFIB_RULES_TOO_MANY:
 		snprintf(buf, len, "its rules send it to the kernel: %u rules, more than the %u xfib holds (the first %u are listed)",
@@ -421,15 +523,14 @@ static const char *family_verdict(const struct xfib_rule_set *set,
 		snprintf(buf, len, "its rules send it to the kernel: a rule xfibd could not read (not listed)");
 		break;
 	default:
-		snprintf(buf, len, "its rules send it to the kernel: a rule other than \"lookup local\" then \"lookup %s\" comes first, and xfib does not evaluate rules in XDP yet",
-			 t);
+		snprintf(buf, len, "its rules send it to the kernel: the first rule is not \"lookup local\" for every packet");
 		break;
 	}
 	return buf;
 }
 
 static json_object *family_json(__u32 fam, const struct xfib_rule_set *set,
-				__u32 table)
+				__u32 table, const struct tables_view *tv)
 {
 	json_object *o = json_object_new_object(), *l = json_object_new_array();
 	int af = fam_af(fam);
@@ -440,16 +541,21 @@ static json_object *family_json(__u32 fam, const struct xfib_rule_set *set,
 	js_set(o, "count", js_u64(set->hdr.count));
 	js_set(o, "total", js_u64(set->hdr.total));
 	js_set(o, "xdp", js_bool(set->hdr.fallback == XFIB_RULES_OK));
-	js_set(o, "fallback", js_str(set->hdr.fallback < 4 ?
+	js_set(o, "fallback", js_str(set->hdr.fallback < FALLBACKS ?
 				     fallback_name[set->hdr.fallback] : "unknown"));
+	js_set(o, "walk", js_bool(set->hdr.walk));
+	if (set->hdr.walk)
+		js_set(o, "first", js_u64(set->hdr.first));
 	js_set(o, "why", js_str(family_verdict(set, table, why, sizeof(why))));
 	for (i = 0; i < set->hdr.count && i < XFIB_RULES_MAX; i++)
-		json_object_array_add(l, rule_json(af, &set->rule[i]));
+		json_object_array_add(l, rule_json(af, &set->rule[i],
+			rule_table_info(tv, fam, set->rule[i].tslot)));
 	js_set(o, "rules", l);
 	return o;
 }
 
-static void family_text(__u32 fam, const struct xfib_rule_set *set, __u32 table)
+static void family_text(__u32 fam, const struct xfib_rule_set *set, __u32 table,
+			const struct tables_view *tv)
 {
 	int af = fam_af(fam);
 	char why[256];
@@ -459,13 +565,15 @@ static void family_text(__u32 fam, const struct xfib_rule_set *set, __u32 table)
 	       set->hdr.total, set->hdr.generation,
 	       family_verdict(set, table, why, sizeof(why)));
 	for (i = 0; i < set->hdr.count && i < XFIB_RULES_MAX; i++)
-		rule_text(af, &set->rule[i]);
+		rule_text(af, &set->rule[i],
+			  rule_table_info(tv, fam, set->rule[i].tslot));
 }
 
 int cmd_rules(struct ctl *c, int argc, char **argv)
 {
 	struct xfib_fwd_bpf *skel = NULL;
 	struct xfib_rule_set *set = NULL;
+	struct tables_view *tv = NULL;
 	json_object *all = NULL;
 	struct xfib_daemon d = { 0 };
 	__u32 fam, key = 0;
@@ -475,7 +583,8 @@ int cmd_rules(struct ctl *c, int argc, char **argv)
 	if (err)
 		return err;
 	set = malloc(sizeof(*set));
-	if (!set) {
+	tv = malloc(sizeof(*tv));
+	if (!set || !tv) {
 		err = -ENOMEM;
 		err_cmd("%s", strerror(ENOMEM));
 		goto out;
@@ -483,6 +592,7 @@ int cmd_rules(struct ctl *c, int argc, char **argv)
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xfib_daemon), &key, &d);
 	if (!d.table)
 		d.table = RT_TABLE_MAIN;
+	tables_read(skel, tv);
 	if (c->json)
 		all = json_object_new_object();
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
@@ -499,9 +609,9 @@ int cmd_rules(struct ctl *c, int argc, char **argv)
 			goto out;
 		}
 		if (all)
-			js_set(all, fam_name(fam), family_json(fam, set, d.table));
+			js_set(all, fam_name(fam), family_json(fam, set, d.table, tv));
 		else
-			family_text(fam, set, d.table);
+			family_text(fam, set, d.table, tv);
 	}
 	if (all) {
 		err = out_json(all);
@@ -510,6 +620,7 @@ int cmd_rules(struct ctl *c, int argc, char **argv)
 out:
 	json_object_put(all);
 	free(set);
+	free(tv);
 	xfib_fwd_bpf__destroy(skel);
 	return err;
 }

@@ -250,6 +250,16 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	return timeout;
 }
 
+/* Whether netfilter may mark packets before routing, which fwmark rules
+ * depend on: from the netfilter room to the RIB. */
+static void marks_sync(struct daemon *d)
+{
+	int fam;
+
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		rib_rules_marks(&d->rib, fam, d->nf.marks[fam]);
+}
+
 /* Reads the policy rules again if the kernel announced a change, and
  * publishes them if they, or the devices their iif names, changed. */
 static void rules_sync(struct daemon *d)
@@ -309,6 +319,7 @@ static int run(struct daemon *d)
 		}
 		xmit_events(d);
 		nfgate_run(&d->nf, mono_ms());
+		marks_sync(d);
 		xfrm_watch_run(&d->xfrm, mono_ms());
 		if (d->nl.nstale)
 			nl_neigh_use(&d->nl, port_attached, d);
@@ -492,6 +503,7 @@ static int serve(struct daemon *d, const struct options *o, const char *pin_dir)
 		pr_warn("netfilter: %s", strerror(-err));
 		goto out;
 	}
+	marks_sync(d);
 	err = xfrm_watch_init(&d->xfrm, d->skel);
 	if (err)
 		goto out;

@@ -3,11 +3,11 @@
  * The kernel's policy rules (ip rule) as xfibd publishes them in
  * xfib_rules, per family, in the kernel's order (by priority; rules of
  * one priority in the order they were added), with what xfib could do
- * with each for a packet it forwards. Shared by the XDP program (which
- * declares the maps but does not read them yet: a family whose rules are
- * not "lookup local, lookup main" still goes to the kernel whole,
- * XFIB_FALLBACK_RULES), xfibd (ctl/xfibd/rib/rib_rule.c) and xfibctl
- * rules.
+ * with each for a packet it forwards. Shared by the XDP program (whose
+ * rule walk, include/xfib/rule_walk.h, reads them when hdr.walk is set; a
+ * family whose hdr.fallback is not XFIB_RULES_OK goes to the kernel
+ * whole, XFIB_FALLBACK_RULES), xfibd (ctl/xfibd/rib/rib_rule.c) and
+ * xfibctl rules.
  *
  * Each family has two halves in xfib_rules (index fam * 2 + half); the
  * daemon fills the half not in xfib_rules_active, then publishes it there
@@ -175,7 +175,19 @@ enum xfib_rules_fallback {
  * it (which a packet main has no route for reaches: the kernel's), so the
  * plain lookup of slot 0 answers. walk 1: a packet walks rule[first ..
  * count) (first: the rule after "lookup local", which slot 0's lookup
- * answers with main: see rule_walk.h).
+ * answers with main: see rule_walk.h). walk is 0 whenever fallback is
+ * not XFIB_RULES_OK (the family is the kernel's anyway).
+ *
+ * What xfibd sets in each rule for the walk: tslot for FR_ACT_TO_TBL only
+ * (XFIB_TSLOT_NONE for other actions; XFIB_TSLOT_LOCAL for every "lookup
+ * local", the first included; XFIB_TSLOT_MAIN for "lookup <mirrored
+ * table>" without suppress_prefixlength; a slot, with main_copy set in
+ * its xfib_table_info, with it); tos_mask on every rule (0x1c for IPv4,
+ * 0xfc for IPv6 on 5.18 and later, 0xff before); XFIB_RULE_F_MATCH_NONE
+ * also for an fwmark that fails for mark 0 while netfilter cannot mark
+ * before routing (the class is then EXACT, reason NONE, or ALWAYS with
+ * not). A rule whose table's slot is in state KERNEL stays EXACT: the
+ * walk reads the descriptor and passes.
  */
 struct xfib_rules_hdr {
 	__u32 generation; /* equals xfib_rules_active's when published */

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Policy routing the mirror does not model must get the kernel's answer:
-# a rule before "lookup main" that selects by source hands the family to
-# the kernel (status: fallback policy_rules), which then forwards by its
-# rules; removing the rule brings the fast path back. The other family is
-# not affected.
+# a rule before "lookup local" that selects by source hands the family to
+# the kernel (status: fallback policy_rules, rules_fallback order), which
+# then forwards by its rules; removing the rule brings the fast path back.
+# The other family is not affected.
 #
 # Then the rule mirror (xfib_rules, xfibctl rules): the rule sets real
 # routers get (wg-quick, Tailscale, source-based multi-homing, a rule per
@@ -13,10 +13,12 @@
 # After adds, deletes, rules of one priority, and replaces (a delete and
 # an add: all the kernel does for one), rules -j must equal ip -j rule
 # (every key, in the kernel's order), and each rule must have its class;
-# an iif rule follows the device of its name coming and going. status
-# reports the family fallback as before: policy_rules with a rule before
-# main, none with rules after main only; and, new, policy_rules
-# (too_many) past the 128 rules xfib_rules holds.
+# an iif rule follows the device of its name coming and going. With
+# "lookup local" first, the family stays XDP's (its rules are walked,
+# from the rule after it): fwmark selectors are decided for mark 0 (no
+# netfilter rule marks packets here), suppress_ifgroup is the kernel's.
+# Past the 128 rules xfib_rules holds, the family goes to the kernel
+# (policy_rules, too_many).
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -25,15 +27,22 @@ xfib_init
 topo_up sink2
 ip -n "$SNK2" addr add "$SNK4/32" dev lo 2>/dev/null || true
 
-# Table 100 sends the sink's address to sink2 instead, for gen's traffic.
+# Table 100 sends the sink's address to sink2 instead, for gen's traffic,
+# by a rule before "lookup local" (moved from priority 0 to 50).
 ip -n "$RTR" route add "$SNK4/32" via "$SNK2_4" table 100
-ip -n "$RTR" rule add from "$NET4_G.0/24" lookup 100 priority 100
+ip -n "$RTR" rule add lookup local priority 50
+ip -n "$RTR" rule del priority 0
+ip -n "$RTR" rule add from "$NET4_G.0/24" lookup 100 priority 10
 
 wait_until 5 status_is '.ipv4.fallback == "policy_rules"' ||
 	fail "status does not show the policy-rules fallback: $(rctl status -j | jq -c .ipv4)"
 [ "$(rctl status -j | jq -r '.ipv4.algorithm')" = none ] || fail "ipv4 still has an instance"
 [ "$(rctl status -j | jq -r '.ipv6.fallback')" = none ] || fail "ipv6 affected by an IPv4 rule"
 rctl status | grep -q "policy rules" || fail "text status does not say why"
+rctl status | grep -q 'the first policy rule is not "lookup local" for every packet' ||
+	fail "text status does not say which rule: $(rctl status)"
+[ "$(rctl status -j | jq -r '.ipv4.rules_fallback')" = order ] ||
+	fail "status rules_fallback: $(rctl status -j | jq -c .ipv4)"
 
 # The kernel forwards by its rule: echoes reach sink2, not the sink.
 snapshot
@@ -46,10 +55,12 @@ deltas
 ((r1 - r0 >= 5)) || fail "the kernel's rule was not followed: sink2 got $((r1 - r0)) frames"
 expect_xdp 6 "$SNK6"
 
-ip -n "$RTR" rule del from "$NET4_G.0/24" lookup 100 priority 100
+ip -n "$RTR" rule del from "$NET4_G.0/24" lookup 100 priority 10
 wait_until 5 status_is '.ipv4.algorithm == "bsearch4"' ||
 	fail "fast path not back after the rule went: $(rctl status -j | jq -c .ipv4)"
 expect_xdp 4 "$SNK4" 3000 "$SNK"
+ip -n "$RTR" rule add lookup local priority 0
+ip -n "$RTR" rule del priority 50
 log "policy rules hand IPv4 to the kernel and back"
 
 # ---- the rule mirror ------------------------------------------------------------
@@ -141,13 +152,17 @@ $RIP -6 rule add pref 2019 to 2001:db8:70::/48 table 100
 
 for fam in 4 6; do
 	wait_rules_same $fam "adding the rule sets"
-	[ "$(fam_line $fam)" = '[false,"order"]' ] ||
-		fail "ipv$fam: rules before main, but rules -j says $(fam_line $fam)"
-	expect_class $fam 32000 kernel fwmark
+	[ "$(fam_line $fam)" = '[true,"none"]' ] ||
+		fail "ipv$fam: rules before main after local, but rules -j says $(fam_line $fam)"
+	[ "$(rctl rules -j | jq -c "[.ipv$fam.walk, .ipv$fam.first]")" = '[true,1]' ] ||
+		fail "ipv$fam: rules before main, but no walk: $(rctl rules -j | jq -c "[.ipv$fam.walk, .ipv$fam.first]")"
+	# Every forwarded packet's mark is 0: not fwmark 0xca6c matches it,
+	# fwmark 0x80000/0xff0000 does not.
+	expect_class $fam 32000 exact "matches every"
 	expect_class $fam 32001 exact
-	expect_class $fam 5210 kernel fwmark
-	expect_class $fam 5230 kernel fwmark
-	expect_class $fam 5250 kernel fwmark
+	expect_class $fam 5210 exact
+	expect_class $fam 5230 exact
+	expect_class $fam 5250 exact
 	expect_class $fam 5270 exact
 	expect_class $fam 1000 exact
 	expect_class $fam 1002 exact
@@ -167,7 +182,7 @@ for fam in 4 6; do
 	expect_class $fam 2013 exact
 	expect_class $fam 2014 exact
 	expect_class $fam 2015 exact
-	expect_class $fam 2016 exact
+	expect_class $fam 2016 kernel suppress_ifgroup
 	expect_class $fam 2017 exact
 	expect_class $fam 2018 exact "matches every"
 	expect_class $fam 2020 exact
@@ -182,13 +197,11 @@ for fam in 4 6; do
 	[ "$(xfib_field $fam 2000 iif_index)" = \
 		"$(ip -n "$RTR" -j link show dev "$R_GEN" | jq '.[0].ifindex')" ] ||
 		fail "ipv$fam: iif $R_GEN resolved to $(xfib_field $fam 2000 iif_index)"
-	status_is ".ipv$fam.fallback == \"policy_rules\" and .ipv$fam.rules_fallback == \"order\"" ||
-		fail "ipv$fam: status does not show the policy-rules fallback: $(rctl status -j | jq -c .ipv$fam)"
+	status_is ".ipv$fam.fallback == \"none\"" ||
+		fail "ipv$fam: rules walked, but status shows a fallback: $(rctl status -j | jq -c .ipv$fam)"
 done
 expect_class 4 2019 kernel realms
 expect_class 6 2019 exact
-rctl status | grep -q "all traffic to the kernel: policy rules (ip rule) select routes by more than the destination" ||
-	fail "status's fallback line changed: $(rctl status)"
 
 # A device an iif rule names comes, then goes: the rule follows it.
 ip -n "$RTR" link add xr-late type veth peer name xr-late-p

@@ -219,15 +219,15 @@ done
 ((i == 3)) || fail "$i ports"
 bpftool -j map show pinned "$PIN/xfib_neigh_hosts" | jqe '.max_entries == 131073' >/dev/null ||
 	fail "the pinned xfib_neigh_hosts is not the new build's: $(bpftool -j map show pinned "$PIN/xfib_neigh_hosts")"
-bpftool -j map dump pinned "$PIN/xfib_layout" | jqe '.[0].formatted.value.version == 3 and
-	.[0].formatted.value.from_version == 2 and .[0].formatted.value.ports == 3' >/dev/null ||
+bpftool -j map dump pinned "$PIN/xfib_layout" | jqe '.[0].formatted.value.version == 4 and
+	.[0].formatted.value.from_version == 3 and .[0].formatted.value.ports == 3' >/dev/null ||
 	fail "xfib_layout: $(bpftool -j map dump pinned "$PIN/xfib_layout")"
 staging_gone "after the upgrade"
 [ "$(rctl status -j | jq -r .hash_seed.seed)" = "$seed0" ] ||
 	fail "the flow hash seed changed: $seed0 -> $(rctl status -j | jq -r .hash_seed.seed)"
 rctl status -j | jqe --argjson pid "$XFIBD_PID" '.daemon.pid == $pid and .daemon.synced and
-	(.interfaces | length == 3) and .layout.version == 3 and
-	.layout.upgrade.from_version == 2 and .layout.upgrade.ports == 3' >/dev/null ||
+	(.interfaces | length == 3) and .layout.version == 4 and
+	.layout.upgrade.from_version == 3 and .layout.upgrade.ports == 3' >/dev/null ||
 	fail "the new xfibctl's status: $(rctl status -j | jq -c '{layout, daemon, interfaces}')"
 verify_clean "after the upgrade"
 out=$(XFIBCTL=$OLDCTL rctl status 2>&1) && fail "the old xfibctl's status worked on the new maps: $out"

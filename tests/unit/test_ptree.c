@@ -1177,6 +1177,57 @@ static unsigned int cluster_len(const struct fam *f)
 	}
 }
 
+/*
+ * ptree_walk_span_plen over the whole space of small random trees (few
+ * nexthops, so that neighbouring prefixes often share one): the ranges
+ * follow each other from address 0 to the last; each range's value is
+ * ptree_plen_value() of what a lookup of its first and of its last
+ * address answers (nexthop and matched length, 0/0 uncovered); and two
+ * neighbours never have the same value.
+ */
+static void test_walk_plen(const struct fam *f, unsigned int rounds)
+{
+	static const __u8 zero[16];
+	struct ptree t;
+	struct wout o = { 0 };
+	unsigned int k, i, n, len;
+	size_t j;
+
+	cur_test = "walk-plen";
+	for (k = 0; k < rounds; k++) {
+		tree_init(&t, f);
+		n = rnd_below(30);
+		for (i = 0; i < n; i++) {
+			unsigned int plen = rnd_below(f->bits + 1);
+
+			CHECK(pt_set(&t, f, rnd_addr(f->bits) & ~host_mask(f->bits, plen),
+				     plen, 1 + rnd_below(3)) >= 0, "set");
+		}
+		o.n = 0;
+		CHECK(!ptree_walk_span_plen(&t, zero, 0, 0, collect, &o), "walk");
+		for (j = 0; j < o.n; j++) {
+			const struct wrange *w = &o.v[j];
+			__u32 nh = pt_lookup(&t, f, w->first, &len, 0);
+
+			CHECK(w->nh == ptree_plen_value(nh, nh ? len : 0),
+			      "range %zu: value %#x, lookup of its first %u/%u", j,
+			      w->nh, nh, len);
+			nh = pt_lookup(&t, f, w->last, &len, 0);
+			CHECK(w->nh == ptree_plen_value(nh, nh ? len : 0),
+			      "range %zu: value %#x, lookup of its last %u/%u", j,
+			      w->nh, nh, len);
+			CHECK(j ? w->first == o.v[j - 1].last + 1 : w->first == 0,
+			      "range %zu does not follow the one before", j);
+			CHECK(!j || w->nh != o.v[j - 1].nh,
+			      "ranges %zu and %zu have one value", j - 1, j);
+		}
+		CHECK(o.n && o.v[o.n - 1].last == last_addr(f->bits),
+		      "the walk does not end at the last address");
+		ptree_fini(&t);
+	}
+	free(o.v);
+}
+
 static void test_fuzz_small(const struct fam *f, unsigned int rounds,
 			    unsigned int ops)
 {
@@ -1549,6 +1600,7 @@ int main(int argc, char **argv)
 		test_overlap6();
 		printf("  overlap cases ok (%.1fs)\n", now() - t0);
 		for (i = 0; i < 2; i++) {
+			test_walk_plen(fams[i], 300);
 			test_fuzz_small(fams[i], 60, 80);
 			printf("  %s: small random tables ok (%.1fs)\n",
 			       fams[i]->name, now() - t0);

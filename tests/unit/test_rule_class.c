@@ -8,6 +8,7 @@
  * case names the kernel behaviour it stands for; each result's reason
  * must be one of its class (the table in include/xfib/rules.h).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,9 @@
 #include "rib/rib.h"
 
 static int failed, cases;
+/* Whether netfilter may mark packets before routing: the cases below
+ * are with, but for test_fwmark_unmarked's. */
+static bool marks = true;
 
 #define CLASS_OF(name, cls, text) [XFIB_RULE_R_##name] = XFIB_RULE_##cls,
 static const __u8 reason_class[XFIB_RULE_R_COUNT] = {
@@ -39,7 +43,7 @@ static void expect(const char *what, struct xfib_rule x, __u8 cls,
 	struct xfib_rule again;
 
 	cases++;
-	rib_rule_classify(&x);
+	rib_rule_classify(&x, marks);
 	if (x.cls != cls || x.reason != reason) {
 		printf("FAIL %s: class %u reason %u, want class %u reason %u\n",
 		       what, x.cls, x.reason, cls, reason);
@@ -52,7 +56,7 @@ static void expect(const char *what, struct xfib_rule x, __u8 cls,
 	}
 	/* Published again (a link changed): the same answer. */
 	again = x;
-	rib_rule_classify(&again);
+	rib_rule_classify(&again, marks);
 	if (memcmp(&again, &x, sizeof(x))) {
 		printf("FAIL %s: not the same when classified again\n", what);
 		failed++;
@@ -84,7 +88,7 @@ static void test_actions(void)
 	KERNEL("reserved action", x, ACTION);
 	x.action = 42;
 	KERNEL("unknown action", x, ACTION);
-	rib_rule_classify(&x);
+	rib_rule_classify(&x, marks);
 	if (x.reason_arg != 42) {
 		printf("FAIL unknown action: reason_arg %u, want 42\n", x.reason_arg);
 		failed++;
@@ -125,9 +129,6 @@ static void test_exact_selectors(void)
 	x = lookup(254);
 	x.suppress_prefixlen = 0;
 	EXACT("suppress_prefixlength", x);
-	x = lookup(254);
-	x.suppress_ifgroup = 5;
-	EXACT("suppress_ifgroup", x);
 	/* fwmark 0x5/0: (mark ^ flowi_mark) & 0 is 0 for any mark. */
 	x = lookup(100);
 	x.flags = XFIB_RULE_F_FWMARK;
@@ -213,6 +214,60 @@ static void test_kernel(void)
 	x.flags = XFIB_RULE_F_UNKNOWN;
 	x.reason_arg = 26;
 	KERNEL("unknown attribute", x, ATTR);
+	/* fib4_rule_suppress: the device group of the route found. */
+	x = lookup(254);
+	x.suppress_ifgroup = 5;
+	KERNEL("suppress_ifgroup", x, SUPPRESS_IFGROUP);
+	/* A table that has no slot (more than XFIB_TABLE_SLOTS - 1). */
+	x = lookup(100);
+	x.tslot = XFIB_TSLOT_NONE;
+	KERNEL("table without a slot", x, TABLE);
+	x.action = FR_ACT_BLACKHOLE;
+	EXACT("no lookup: the slot does not matter", x);
+	/* Never matching, its table does not matter. */
+	x = lookup(100);
+	x.tslot = XFIB_TSLOT_NONE;
+	x.flags = XFIB_RULE_F_OIF;
+	NEVER("oif to a table without a slot", x, OIF);
+}
+
+/* The result's MATCH_NONE flag is what the walk reads. */
+static void expect_none(const char *what, struct xfib_rule x, bool none)
+{
+	rib_rule_classify(&x, marks);
+	if (!!(x.flags & XFIB_RULE_F_MATCH_NONE) != none) {
+		printf("FAIL %s: match-none %s, want %s\n", what,
+		       x.flags & XFIB_RULE_F_MATCH_NONE ? "set" : "clear",
+		       none ? "set" : "clear");
+		failed++;
+	}
+}
+
+/* Without netfilter marking before routing, every forwarded packet's
+ * mark is 0: (mark ^ 0) & mask decides each fwmark selector. */
+static void test_fwmark_unmarked(void)
+{
+	struct xfib_rule x;
+
+	marks = false;
+	x = lookup(51820);
+	x.flags = XFIB_RULE_F_FWMARK | XFIB_RULE_F_INVERT;
+	x.fwmark = 0xca6c, x.fwmask = 0xffffffff;
+	ALWAYS("not fwmark 0xca6c (wg-quick), mark 0", x);
+	expect_none("not fwmark 0xca6c, mark 0", x, true);
+	x.flags &= ~XFIB_RULE_F_INVERT;
+	EXACT("fwmark 0xca6c, mark 0", x);
+	expect_none("fwmark 0xca6c, mark 0", x, true);
+	x.fwmark = 0x80000, x.fwmask = 0xff00;
+	EXACT("fwmark 0x80000/0xff00, mark 0", x);
+	expect_none("fwmark 0x80000/0xff00, mark 0", x, false);
+	x.fwmark = 0, x.fwmask = 0xffffffff;
+	EXACT("fwmark 0, mark 0", x);
+	expect_none("fwmark 0, mark 0", x, false);
+	/* The other selectors still count when the mark matches. */
+	x.flags |= XFIB_RULE_F_TUN_ID;
+	KERNEL("fwmark 0 and tun_id, mark 0", x, TUN_ID);
+	marks = true;
 }
 
 /* Which decision wins when a rule has several. */
@@ -258,6 +313,7 @@ int main(void)
 	test_never();
 	test_kernel();
 	test_precedence();
+	test_fwmark_unmarked();
 	if (failed) {
 		printf("%d of %d cases failed\n", failed, cases);
 		return 1;

@@ -24,6 +24,7 @@
 #include "algo_names.h"
 #include "fib_algo.h"
 #include "fib_ranges.h"
+#include "fib_tables.h"
 #include "log.h"
 #include "monoclock.h"
 #include "pin.h"
@@ -197,7 +198,10 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	int err = 0;
 
 	count_changes(ff, rs, now);
-	if (!rs->rules_ok) {
+	/* A local table that got a unicast route hands a walked family to
+	 * the kernel from this commit on, not from the rules' publication
+	 * after it. */
+	if (!rs->rules_ok || rib_rules_local_routes(f->rib, fam)) {
 		ff->changes_since_eval = 0; /* nothing to select meanwhile */
 		err = fib_publish_none(f, fam, XFIB_FALLBACK_RULES);
 		current = true;
@@ -271,7 +275,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 {
 	struct fam_job job[XFIB_FAMILIES];
 	bool retired = false, threaded;
-	int fam, err, e;
+	int fam, err, e, tables_err;
 	pthread_t v6;
 
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
@@ -294,7 +298,14 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	rib_commit_end(f->rib);
 	fresh_tbl24_drop(f);
 	err = job[XFIB_V4].err ?: job[XFIB_V6].err;
-	/* One grace period covers the indexes and groups retired above. */
+	/* The rules' tables, from the same commit: the indexes their old
+	 * ranges named are reclaimed below, after they are replaced. */
+	tables_err = fib_tables_flush(f);
+	err = err ?: tables_err;
+	if (fib_tables_has_retired(f))
+		retired = true;
+	/* One grace period covers the indexes, groups and blocks retired
+	 * above. */
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		struct fib_inst *in = &f->fam[fam].cur;
 
@@ -311,9 +322,16 @@ int fib_flush(struct fib *f, __u64 now_ms)
 			if (in->algo && in->algo->reclaim)
 				in->algo->reclaim(in);
 		}
-		rib_reclaim(f->rib);
+		fib_tables_reclaim(f);
+		/* A table that failed to build still names the indexes its
+		 * old ranges did: they wait for a build that replaces it. */
+		if (!tables_err)
+			rib_reclaim(f->rib);
 	}
-	return err;
+	/* Rules that name a slot are published once its descriptor says
+	 * what it holds (rib_table.c). */
+	e = rib_rules_publish(f->rib);
+	return err ?: e;
 }
 
 bool fib_poll_control(struct fib *f)
@@ -394,6 +412,7 @@ int fib_init(struct fib *f, struct rib *r, struct xfib_fwd_bpf *skel,
 	if (!f->active || !f->bs4 || !f->bs6 || !f->dxr_direct || !f->dxr_ranges)
 		return -errno;
 	err = fib_pt6_map(f);
+	err = err ?: fib_tables_init(f);
 	if (err)
 		return err;
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
@@ -446,4 +465,5 @@ void fib_fini(struct fib *f)
 	if (f->dxr_ranges)
 		munmap(f->dxr_ranges, f->dxr_ranges_len);
 	fib_pt6_unmap(f);
+	fib_tables_fini(f);
 }

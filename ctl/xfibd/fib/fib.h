@@ -17,7 +17,9 @@
  * the algorithms are fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr),
  * fib_poptrie6.c (poptrie6), fib_dir24.c (dir24_8) and fib_trie6.c
  * (trie6), the last two over what fib_table.c does for every table in
- * map-in-map slots (fib_algo.h). The lookup structures themselves are
+ * map-in-map slots (fib_algo.h). fib_tables.c builds the other tables
+ * policy rules reach (include/xfib/tables.h), in pools fib_tpool.c
+ * allocates. The lookup structures themselves are
  * dir24.c, dxr.c, trie6.c and poptrie6*.c, with their pools (grpool.c,
  * tbl8_maps.c). This header is the fib room's door: the rest of the
  * daemon sees nothing else of it. The room calls the RIB (rib/rib.h),
@@ -115,6 +117,7 @@ struct fib_family {
 };
 
 struct fib_pt6_maps;
+struct fib_tables;
 
 struct fib {
 	struct rib *rib;
@@ -128,6 +131,7 @@ struct fib {
 	struct tbl8_spare tbl8_spare; /* for retired pools (tbl8_maps.h) */
 	pthread_mutex_t spare_lock;   /* both families' tables use the spare */
 	struct fib_pt6_maps *pt6;   /* fib_poptrie6.c: its mmap()ed tables */
+	struct fib_tables *tables;  /* fib_tables.c: the rules' tables */
 	/* A fresh, zeroed map of the tbl24 shape (xfib_open_tbl24) for the
 	 * first dir24_8 or trie6 build of the start to take, or -1. */
 	int fresh_tbl24;

@@ -264,9 +264,12 @@ static void rules_fallback_log(const struct nl *nl, int fam,
 	else if (why == XFIB_RULES_UNREADABLE)
 		pr_warn("%s: a policy rule xfibd could not read: this traffic goes to the kernel",
 			f);
+	else if (why == XFIB_RULES_LOCAL_ROUTES)
+		pr_warn("%s: the local table holds routes other than local ones, and rules follow it: this traffic goes to the kernel",
+			f);
 	else
-		pr_warn("%s: policy rules other than \"lookup local\" then \"lookup %u\" come first: this traffic goes to the kernel",
-			f, nl->rib->table);
+		pr_warn("%s: the first policy rule is not \"lookup local\" for every packet: this traffic goes to the kernel",
+			f);
 }
 
 int nl_check_rules(struct nl *nl)
@@ -336,11 +339,13 @@ int nl_dump_all(struct nl *nl)
 		err = err ?: nl_dump(nl, RTM_GETNETCONF, AF_INET6, sizeof(struct netconfmsg));
 		err = err ?: nl_dump(nl, RTM_GETADDR, AF_UNSPEC, sizeof(struct ifaddrmsg));
 		err = err ?: nl_dump(nl, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg));
-		/* Nexthop objects before the routes that use them. */
+		/* Nexthop objects before the routes that use them; rules
+		 * before the routes too: they say which tables are
+		 * mirrored (a table a rule newly reaches loads with them). */
 		err = err ?: nl_dump(nl, RTM_GETNEXTHOP, AF_UNSPEC, sizeof(struct nhmsg));
+		err = err ?: nl_check_rules(nl);
 		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET, sizeof(struct rtmsg));
 		err = err ?: nl_dump(nl, RTM_GETROUTE, AF_INET6, sizeof(struct rtmsg));
-		err = err ?: nl_check_rules(nl);
 		if (err)
 			return err;
 		if (!nl->dump_intr) {

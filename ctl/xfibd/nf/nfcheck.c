@@ -490,3 +490,44 @@ void nfx_check(const struct nfx_ruleset *rs, unsigned int fam,
 		res->why[0] = '\0';
 	}
 }
+
+/* A chain of t runs before routing: prerouting, or ingress. */
+static bool table_before_routing(const struct nfx_table *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nchains; i++) {
+		const struct nfx_chain *c = &t->chains[i];
+
+		if (!c->base)
+			continue;
+		if (t->family == NFPROTO_NETDEV ? c->hook == NF_NETDEV_INGRESS :
+		    c->hook == NF_INET_PRE_ROUTING || c->hook == NF_INET_INGRESS)
+			return true;
+	}
+	return false;
+}
+
+static bool table_sets_mark(const struct nfx_table *t)
+{
+	unsigned int i, j, k;
+
+	for (i = 0; i < t->nchains; i++)
+		for (j = 0; j < t->chains[i].nrules; j++)
+			for (k = 0; k < t->chains[i].rules[j].n; k++)
+				if (t->chains[i].rules[j].e[k].feat & NFXF_SETS_MARK)
+					return true;
+	return false;
+}
+
+bool nfx_marks_before_routing(const struct nfx_ruleset *rs, unsigned int fam)
+{
+	unsigned int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (table_in_family(&rs->tables[i], fam) &&
+		    table_before_routing(&rs->tables[i]) &&
+		    table_sets_mark(&rs->tables[i]))
+			return true;
+	return false;
+}

@@ -206,6 +206,9 @@ static void decide(struct nfgate *g, unsigned int fam, struct xfib_nf_info *in)
 
 	nfx_check(&g->nft, fam, add_port, g, &r);
 	nfx_check(&g->ipt, fam, add_port, g, &l);
+	g->marks[fam] = g->nft_err || g->ipt_err ||
+			nfx_marks_before_routing(&g->nft, fam) ||
+			nfx_marks_before_routing(&g->ipt, fam);
 	in->sources = (r.rules ? XFIB_NF_SRC_NFT : 0) | (l.rules ? XFIB_NF_SRC_LEGACY : 0);
 	merge(&r, &l);
 	in->chains = r.chains;

@@ -42,6 +42,9 @@ struct nfgate {
 	struct nf_sysctls sys;
 	struct xfib_nf_conf conf[2];
 	struct xfib_nf_info info[2];
+	/* Per family: a rule may set a packet's mark before routing (or
+	 * the rules could not be read). */
+	bool marks[2];
 	bool published;
 	/* Ports with ingress/egress rules, as the last check found them. */
 	unsigned int nports;

@@ -307,8 +307,13 @@ void nfx_xt_target(struct nfx_expr *e, const char *name, unsigned int rev,
 		return;
 	}
 	e->kind = NFX_EFFECT;
+	/* CONNMARK --restore-mark sets the packet's mark; its other forms
+	 * only conntrack's, but which one a blob holds is not read. */
+	if (!strcmp(name, "MARK") || !strcmp(name, "CONNMARK") ||
+	    !strcmp(name, "TPROXY"))
+		e->feat |= NFXF_SETS_MARK;
 	if (name_in(name, ct_meta))
-		e->feat = NFXF_CT_META;
+		e->feat |= NFXF_CT_META;
 	else if (!strcmp(name, "CT"))
 		e->feat = NFXF_CT_META | NFXF_CT_HELPER; /* zone, helper, timeout */
 }

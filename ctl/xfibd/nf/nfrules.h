@@ -58,6 +58,8 @@ enum nfx_feature {
 	NFXF_CT_META = 1 << 0,	 /* ct mark, label, zone, secmark */
 	NFXF_CT_HELPER = 1 << 1, /* ct helper, timeout or expectation */
 	NFXF_CT_ACCT = 1 << 2,	 /* ct bytes, packets (accounting) */
+	NFXF_SETS_MARK = 1 << 3, /* sets the packet's mark (meta mark set,
+				  * MARK, CONNMARK, TPROXY) */
 };
 
 struct nfx_expr {
@@ -155,6 +157,15 @@ typedef void (*nfx_port_fn)(const char *dev, unsigned int dir, void *ctx);
  */
 void nfx_check(const struct nfx_ruleset *rs, unsigned int fam,
 	       nfx_port_fn port, void *ctx, struct nfx_result *res);
+
+/*
+ * Whether a rule of family fam (XFIB_V4, XFIB_V6) may set a packet's mark
+ * before it is routed: an expression that sets it in a table with a
+ * chain on the prerouting or ingress hook (any of its chains: a base
+ * chain may jump to them). Policy rules that select by fwmark depend on
+ * it (rib_rule_class.c).
+ */
+bool nfx_marks_before_routing(const struct nfx_ruleset *rs, unsigned int fam);
 
 /* ---- building (nft.c, ipt.c) ---------------------------------------------- */
 

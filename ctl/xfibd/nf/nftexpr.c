@@ -281,6 +281,9 @@ static int expr_parse(struct nfx_expr *e, const char *name, const struct nlattr 
 	} else if (!strcmp(name, "meta")) {
 		expr_load_or_set(e, t.a[NFTA_META_DREG], t.a[NFTA_META_SREG], NULL,
 				 "meta set");
+		if (t.a[NFTA_META_SREG] &&
+		    be32(t.a[NFTA_META_KEY], NFT_META_MARK) == NFT_META_MARK)
+			e->feat |= NFXF_SETS_MARK;
 	} else if (!strcmp(name, "exthdr")) {
 		expr_load_or_set(e, t.a[NFTA_EXTHDR_DREG], t.a[NFTA_EXTHDR_SREG],
 				 t.a[NFTA_EXTHDR_LEN], "exthdr set");

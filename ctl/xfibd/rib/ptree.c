@@ -419,16 +419,21 @@ struct span_out {
 	int (*emit)(void *ctx, xfib_u128 first, xfib_u128 last, __u32 nh);
 	void *ctx;
 	unsigned int shift; /* left-aligned to host order */
+	bool with_plen;     /* emit ptree_plen_value()s */
 	bool pending;
 	u128 first, last;
 	__u32 nh;
 };
 
-/* Adds [first, last], which starts right after the previous range. */
-static int span_add(struct span_out *o, u128 first, u128 last, __u32 nh)
+/* Adds [first, last], which starts right after the previous range and
+ * is answered by a prefix of length plen (nh). */
+static int span_add(struct span_out *o, u128 first, u128 last, __u32 nh,
+		    unsigned int plen)
 {
 	int ret;
 
+	if (o->with_plen)
+		nh = ptree_plen_value(nh, plen);
 	if (o->pending && o->nh == nh) {
 		o->last = last;
 		return 0;
@@ -452,6 +457,7 @@ struct span_frame {
 	u128 last; /* last address of the span */
 	__u32 child[2];
 	__u32 nh;  /* effective nexthop of the gaps between children */
+	__u8 plen; /* ... the length of the prefix it is of */
 	__u8 next; /* child to visit next; 2: only the tail is left */
 	bool done; /* a child reached last: no tail */
 };
@@ -466,6 +472,7 @@ static struct span_frame span_start(const struct ptree *t, u128 q,
 {
 	const struct ptree_node *n;
 	__u32 i, nh = def, kids[2] = { 0, 0 };
+	unsigned int len = 0;
 	u128 nk;
 
 	for (i = t->root; i; i = n->child[bit_at(q, n->plen)]) {
@@ -476,7 +483,7 @@ static struct span_frame span_start(const struct ptree *t, u128 q,
 				break; /* n, and all below it, lie outside */
 			if (n->plen == plen) {
 				if (n->has_route)
-					nh = n->nh;
+					nh = n->nh, len = n->plen;
 				kids[0] = n->child[0];
 				kids[1] = n->child[1];
 			} else {
@@ -487,13 +494,14 @@ static struct span_frame span_start(const struct ptree *t, u128 q,
 		if (!same_prefix(q, nk, n->plen))
 			break;
 		if (n->has_route)
-			nh = n->nh;
+			nh = n->nh, len = n->plen;
 	}
 	return (struct span_frame){
 		.pos = q,
 		.last = q | host_mask(plen),
 		.child = { kids[0], kids[1] },
 		.nh = nh,
+		.plen = len,
 	};
 }
 
@@ -517,7 +525,7 @@ static int span_enter_child(const struct ptree *t, struct span_frame *st,
 	cfirst = node_key(t, n);
 	clast = cfirst | host_mask(n->plen);
 	if (cfirst > f->pos) {
-		ret = span_add(o, f->pos, cfirst - 1, f->nh);
+		ret = span_add(o, f->pos, cfirst - 1, f->nh, f->plen);
 		if (ret)
 			return ret;
 	}
@@ -537,21 +545,23 @@ static int span_enter_child(const struct ptree *t, struct span_frame *st,
 		.last = clast,
 		.child = { n->child[0], n->child[1] },
 		.nh = n->has_route ? n->nh : f->nh,
+		.plen = n->has_route ? n->plen : f->plen,
 	};
 	return 0;
 }
 
-int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
-		    __u32 def,
-		    int (*emit)(void *ctx, xfib_u128 first, xfib_u128 last,
-				__u32 nh),
-		    void *ctx)
+static int walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
+		     __u32 def, bool with_plen,
+		     int (*emit)(void *ctx, xfib_u128 first, xfib_u128 last,
+				 __u32 nh),
+		     void *ctx)
 {
 	struct span_frame st[WALK_FRAMES], *f;
 	struct span_out o = {
 		.emit = emit,
 		.ctx = ctx,
 		.shift = 128 - t->bits,
+		.with_plen = with_plen,
 	};
 	unsigned int depth;
 	int ret;
@@ -569,7 +579,7 @@ int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
 			continue;
 		}
 		if (!f->done) {
-			ret = span_add(&o, f->pos, f->last, f->nh);
+			ret = span_add(&o, f->pos, f->last, f->nh, f->plen);
 			if (ret)
 				return ret;
 		}
@@ -577,6 +587,24 @@ int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
 	}
 	/* The frame of the span itself always leaves something pending. */
 	return emit(ctx, o.first >> o.shift, o.last >> o.shift, o.nh);
+}
+
+int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
+		    __u32 def,
+		    int (*emit)(void *ctx, xfib_u128 first, xfib_u128 last,
+				__u32 nh),
+		    void *ctx)
+{
+	return walk_span(t, addr, plen, def, false, emit, ctx);
+}
+
+int ptree_walk_span_plen(const struct ptree *t, const __u8 *addr,
+			 unsigned int plen, __u32 def,
+			 int (*emit)(void *ctx, xfib_u128 first,
+				     xfib_u128 last, __u32 v),
+			 void *ctx)
+{
+	return walk_span(t, addr, plen, def, true, emit, ctx);
 }
 
 size_t ptree_count(const struct ptree *t)

@@ -93,6 +93,22 @@ int ptree_walk_span(const struct ptree *t, const __u8 *addr, unsigned int plen,
 				__u32 nh),
 		    void *ctx);
 
+/*
+ * As ptree_walk_span, but each range's value is ptree_plen_value(nh,
+ * len): its nexthop and the length of the prefix that answers for it (0
+ * where none does), and ranges are merged only where both are equal.
+ * For tables whose values fit 24 bits.
+ */
+static inline __u32 ptree_plen_value(__u32 nh, unsigned int len)
+{
+	return (__u32)len << 24 | (nh & 0xffffffu);
+}
+
+int ptree_walk_span_plen(const struct ptree *t, const __u8 *addr,
+			 unsigned int plen, __u32 def,
+			 int (*emit)(void *ctx, xfib_u128 first,
+				     xfib_u128 last, __u32 v),
+			 void *ctx);
 /* Routes held. */
 size_t ptree_count(const struct ptree *t);
 

@@ -43,6 +43,7 @@ void rib_sweep_stale(struct rib *r)
 
 	routes_sweep_stale(r);
 	nhobjs_sweep_stale(r);
+	tables_loaded(r);
 	htab_for_each(&r->neighs, n, t2, i) {
 		if (!n->stale)
 			continue;
@@ -214,7 +215,7 @@ void rib_mem(const struct rib *r, struct rib_mem *m)
 				   &r->prefixes[XFIB_V4], &r->prefixes[XFIB_V6],
 				   &r->groups, &r->nhobjs };
 	size_t i;
-	int f;
+	int f, s;
 
 	memset(m, 0, sizeof(*m));
 	m->routes = objpool_bytes(&r->route_pool) +
@@ -222,9 +223,12 @@ void rib_mem(const struct rib *r, struct rib_mem *m)
 		    objpool_bytes(&r->variant_pool) +
 		    objpool_bytes(&r->prefix_pool[XFIB_V4]) +
 		    objpool_bytes(&r->prefix_pool[XFIB_V6]);
-	for (f = 0; f < XFIB_FAMILIES; f++)
+	for (f = 0; f < XFIB_FAMILIES; f++) {
 		m->trees += ptree_mem_bytes(&r->tree[f][0]) +
 			    ptree_mem_bytes(&r->tree[f][1]);
+		for (s = 1; s < XFIB_TABLE_SLOTS; s++)
+			m->trees += ptree_mem_bytes(&r->tslot[f][s].tree);
+	}
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		m->buckets += t[i]->nbuckets * sizeof(*t[i]->buckets);
 }
@@ -274,6 +278,7 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	err = err ?: ptree_init(&r->tree[XFIB_V4][1], 32);
 	err = err ?: ptree_init(&r->tree[XFIB_V6][0], 128);
 	err = err ?: ptree_init(&r->tree[XFIB_V6][1], 128);
+	err = err ?: tables_init(r);
 	if (err)
 		return err;
 
@@ -328,6 +333,7 @@ void rib_fini(struct rib *r)
 		free(l->addr4);
 		free(l);
 	}
+	tables_fini(r);
 	objpool_fini(&r->route_pool);
 	objpool_fini(&r->route_src_pool);
 	objpool_fini(&r->variant_pool);

@@ -226,13 +226,18 @@ struct rib_route {
 };
 
 /*
- * All routes of one prefix in one table class (mirrored table or local
- * table), whatever their metric or TOS: the unit that has one answer in
- * the lookup structures.
+ * All routes of one prefix in one table class (mirrored table, local
+ * table, or a table a policy rule reaches), whatever their metric or TOS:
+ * the unit that has one answer in the lookup structures.
  */
+#define RIB_TCLASS_MAIN 0
+#define RIB_TCLASS_LOCAL 1 /* the kernel's local table, consulted first */
+/* 1 + slot: the table of that slot (include/xfib/tables.h). */
+#define RIB_TCLASS_NONE 0xff /* a table xfibd does not mirror */
+
 struct rib_prefix_key {
 	__u8 family;
-	__u8 local; /* 1: the kernel's local table, consulted first */
+	__u8 tclass; /* RIB_TCLASS_* */
 	__u8 plen;
 	__u8 dst[16]; /* IPv4: only the first 4 exist (rib_prefix) */
 };
@@ -247,6 +252,9 @@ struct rib_prefix {
 	struct rib_route *routes;
 	bool dirty : 1;        /* in rib.dirty */
 	bool answer_local : 1; /* IPv4: counted in rib.local4_count */
+	bool local_odd : 1;    /* local table: a route of a type other than
+				* local, broadcast, anycast, multicast
+				* (counted in rib.local_odd) */
 	struct rib_prefix_key key;
 };
 
@@ -308,7 +316,32 @@ struct rib_family_state {
 	struct rib_change *chg;
 	size_t nchg, chg_cap;
 	bool chg_overflow; /* too many to track: rebuild instead */
+	bool main_changed; /* the mirrored table's answers changed since
+			    * its copy (a table slot) was last built */
 };
+
+/*
+ * A table a policy rule's lookup reaches, besides main and local, in a
+ * slot of include/xfib/tables.h (rib_table.c assigns them, fib_tables.c
+ * builds them). Its routes are prefixes of class 1 + slot; a copy of
+ * main (for suppress_prefixlength) has none of its own: it is built from
+ * main's tree.
+ */
+struct rib_tslot {
+	__u32 table;      /* kernel table id; 0: free */
+	bool main_copy;
+	bool loading;     /* assigned since the last full sync: its routes
+			   * are not all here yet */
+	bool retiring;    /* no rule reaches it: freed once rules that do
+			   * not name it are published */
+	bool dirty;       /* changed since fib_tables.c last looked */
+	__u32 src_routes; /* IPv6 source-specific prefixes it holds */
+	struct ptree tree; /* prefix -> answer (RIB_TABLE_SRC marks a
+			    * source-specific one) */
+};
+
+/* In a slot's tree: the prefix has source-specific routes. */
+#define RIB_TABLE_SRC (1u << 31)
 
 /* A route key with a time at which its variants' expiry is checked. */
 struct rib_expiry {
@@ -382,6 +415,17 @@ struct rib {
 	bool dirty_all;
 	/* Each prefix's answer, per family: [0] mirrored table, [1] local. */
 	struct ptree tree[XFIB_FAMILIES][2];
+	/* The tables rules reach, per family (slot 0 unused: main). */
+	struct rib_tslot tslot[XFIB_FAMILIES][XFIB_TABLE_SLOTS];
+	bool tables_pending; /* slots changed: the rules wait until the
+			      * tables' descriptors say so (fib_tables.c) */
+	/* Local-table prefixes with a route other than local, broadcast,
+	 * anycast or multicast: main, merged with local, cannot stand for
+	 * local in a rule walk (XFIB_RULES_LOCAL_ROUTES). */
+	__u32 local_odd[XFIB_FAMILIES];
+	/* Netfilter may set a packet's mark before routing: fwmark rules
+	 * are the kernel's (xfibd.c tells, from nf/). */
+	bool marks[XFIB_FAMILIES];
 	struct xfib_nexthop *nh_map;  /* dp.nh, dp.neigh, dp.grp */
 	struct xfib_neigh *neigh_map;
 	struct xfib_nh_group *grp_map;
@@ -513,10 +557,23 @@ enum xfib_rules_fallback rib_rules_end(struct rib *r, int fam, bool complete);
 int rib_rules_publish(struct rib *r);
 /*
  * Sets x->cls and x->reason for a packet xfib forwards, from what x
- * holds (its flags: the iif resolved or not; include/xfib/rules.h says
- * which kernel code each decision follows). Pure: no I/O.
+ * holds (its flags: the iif resolved or not; its tslot) and whether
+ * netfilter may mark packets before routing (marks; without, an fwmark
+ * selector is decided for mark 0). include/xfib/rules.h says which
+ * kernel code each decision follows. Pure: no I/O.
  */
-void rib_rule_classify(struct xfib_rule *x);
+void rib_rule_classify(struct xfib_rule *x, bool marks);
+/* Whether fam's rules, as last dumped, and its local table's routes, as
+ * last committed, send it to the kernel (XFIB_RULES_LOCAL_ROUTES): the
+ * routes may have changed since the rules were published. Reads only
+ * what the family's commit does not write. */
+bool rib_rules_local_routes(const struct rib *r, int fam);
+/* Whether netfilter may set fam's packets' mark before routing; the
+ * rules are published again when that changes. */
+void rib_rules_marks(struct rib *r, int fam, bool marks);
+/* The tables' descriptors say what the slots hold now (fib_tables.c):
+ * the rules that waited for them may be published. */
+void rib_tables_published(struct rib *r);
 
 /* The nexthop index the dataplane uses for a route. */
 __u32 rib_route_nh(struct rib *r, const struct rib_route *rt);

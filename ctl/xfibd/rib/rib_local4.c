@@ -134,9 +134,13 @@ static bool recount(const struct rib *r, __u32 *count, char *why, size_t len)
 	size_t i;
 
 	htab_for_each(&r->prefixes[XFIB_V4], p, tmp, i) {
-		bool local = !ptree_get(&r->tree[XFIB_V4][p->key.local],
-					p->key.dst, p->key.plen, &nh) &&
-			     r->dp.nh[nh].kind == XFIB_NH_LOCAL;
+		bool local;
+
+		if (p->key.tclass > RIB_TCLASS_LOCAL)
+			continue; /* a rule's table: not in the merged answer */
+		local = !ptree_get(&r->tree[XFIB_V4][p->key.tclass],
+				   p->key.dst, p->key.plen, &nh) &&
+			r->dp.nh[nh].kind == XFIB_NH_LOCAL;
 
 		if (local != p->answer_local) {
 			snprintf(why, len, "local4: a /%u %s local, counted %s",

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Prefixes: the routes of one destination prefix (and table: the mirrored
- * one, or the kernel's local table), and the one answer per prefix that
- * the lookup structures get. A route change marks its prefix dirty;
+ * one, the kernel's local table, or one a policy rule reaches), and the
+ * one answer per prefix that the lookup structures get. A route change marks its prefix dirty;
  * rib_commit() works out each dirty prefix's answer, as the kernel would
  * give it, writes it into the family's prefix tree and records the
  * prefixes whose answer changed, which the lookup structures then consume
@@ -23,7 +23,9 @@ void prefix_mark(struct rib *r, struct rib_prefix *p)
 	struct rib_family_state *f = &r->fam[fam];
 
 	f->dirty = true;
-	f->changes++;
+	/* Changes of main and local count for main's algorithm choice. */
+	if (p->key.tclass <= RIB_TCLASS_LOCAL)
+		f->changes++;
 	if (p->dirty)
 		return;
 	p->dirty = true;
@@ -43,11 +45,12 @@ void prefix_mark(struct rib *r, struct rib_prefix *p)
 	r->dirty[fam][r->ndirty[fam]++] = p;
 }
 
-void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k)
+void prefix_key(const struct rib *r, const struct rib_route_key *rk,
+		struct rib_prefix_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->family = rk->family;
-	k->local = rk->table == RT_TABLE_LOCAL;
+	k->tclass = rib_table_class(r, family_index(rk->family), rk->table);
 	k->plen = rk->plen;
 	memcpy(k->dst, rk->dst, 16);
 }
@@ -58,7 +61,7 @@ struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk)
 	struct rib_prefix_key k;
 	struct rib_prefix *p;
 
-	prefix_key(rk, &k);
+	prefix_key(r, rk, &k);
 	p = htab_find(&r->prefixes[fam], &k);
 	if (p)
 		return p;
@@ -125,7 +128,7 @@ struct rib_route *route_find(struct rib *r, const struct rib_route_key *k)
 	struct rib_prefix_key pk;
 	struct rib_prefix *p;
 
-	prefix_key(k, &pk);
+	prefix_key(r, k, &pk);
 	p = htab_find(&r->prefixes[family_index(k->family)], &pk);
 	return p ? route_in(p, k) : NULL;
 }
@@ -177,6 +180,8 @@ static void change_record(struct rib *r, const struct rib_prefix *p)
 	struct rib_family_state *f = &r->fam[family_index(p->key.family)];
 	struct rib_change *c;
 
+	if (p->key.tclass == RIB_TCLASS_MAIN)
+		f->main_changed = true;
 	if (f->chg_overflow)
 		return;
 	if (f->nchg == f->chg_cap) {
@@ -196,7 +201,7 @@ static void change_record(struct rib *r, const struct rib_prefix *p)
 	memcpy(c->dst, p->key.dst,
 	       family_addr_len(family_index(p->key.family)));
 	c->plen = p->key.plen;
-	c->local = p->key.local;
+	c->local = p->key.tclass == RIB_TCLASS_LOCAL;
 }
 
 /* A list of changes or dirty prefixes this long is freed once consumed: at
@@ -217,14 +222,106 @@ void rib_changes_done(struct rib *r, int fam)
 	}
 }
 
+/*
+ * A route in the local table that is not of the types the kernel puts
+ * there itself: with it, main merged with local answers for the local
+ * table too, which a rule walk between the two cannot tell apart.
+ */
+static bool prefix_local_odd(const struct rib_prefix *p)
+{
+	const struct rib_route *rt;
+	const struct rib_variant *v;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next)
+		for (v = rt->vars; v; v = v->next)
+			if (v->type != RTN_LOCAL && v->type != RTN_BROADCAST &&
+			    v->type != RTN_ANYCAST && v->type != RTN_MULTICAST)
+				return true;
+	return false;
+}
+
+static void local_odd_set(struct rib *r, struct rib_prefix *p, bool odd)
+{
+	int fam = family_index(p->key.family);
+
+	if (p->local_odd == odd)
+		return;
+	p->local_odd = odd;
+	if (odd ? !r->local_odd[fam]++ : !--r->local_odd[fam])
+		/* Both families commit at once: a store of true from
+		 * either, read after they are joined. */
+		__atomic_store_n(&r->rules_dirty, true, __ATOMIC_RELAXED);
+}
+
+/*
+ * The answer of a prefix of a table a rule reaches: as prefix_answer, but
+ * a throw route answers "no route here" (fib_table_lookup: -EAGAIN, on to
+ * the next rule) for its whole prefix, and a source-specific route is
+ * marked: such a table is left to the kernel whole.
+ */
+static __u32 table_answer(struct rib *r, const struct rib_prefix *p)
+{
+	const struct rib_route *rt, *best = NULL;
+
+	for (rt = p->routes; rt; rt = rt->pfx_next) {
+		if (rt->src_plen)
+			return RIB_TABLE_SRC | rib_nh_unsupported(r);
+		if (rt->tos)
+			return rib_nh_unsupported(r);
+		if (!best || rt->priority < best->priority)
+			best = rt;
+	}
+	/* IPv6 keeps one variant per nexthop: a throw route is one. */
+	if (best->vars->type == RTN_THROW && !best->vars->next)
+		return XFIB_NH_IDX_NONE;
+	return rib_route_nh(r, best);
+}
+
+/* prefix_commit of a prefix of a rule's table (class 1 + slot). */
+static void prefix_commit_table(struct rib *r, struct rib_prefix *p)
+{
+	struct rib_tslot *ts =
+		&r->tslot[family_index(p->key.family)][p->key.tclass - 1];
+	__u32 nh, old = 0;
+	bool had = !ptree_get(&ts->tree, p->key.dst, p->key.plen, &old);
+
+	p->dirty = false;
+	if (!p->routes) {
+		if (had) {
+			ptree_del(&ts->tree, p->key.dst, p->key.plen);
+			ts->src_routes -= !!(old & RIB_TABLE_SRC);
+			ts->dirty = true;
+		}
+		prefix_free(r, p);
+		return;
+	}
+	nh = table_answer(r, p);
+	if (had && old == nh)
+		return;
+	if (ptree_set(&ts->tree, p->key.dst, p->key.plen, nh) < 0) {
+		pr_warn("table %u: prefix tree: out of memory", ts->table);
+		rib_want_resync(r);
+		return;
+	}
+	ts->src_routes += !!(nh & RIB_TABLE_SRC) - (had && (old & RIB_TABLE_SRC));
+	ts->dirty = true;
+}
+
 /* Brings the prefix tree up to date with p's routes; p may go. */
 static void prefix_commit(struct rib *r, struct rib_prefix *p)
 {
-	struct ptree *t = &r->tree[family_index(p->key.family)][p->key.local];
+	struct ptree *t;
 	bool v4 = family_index(p->key.family) == XFIB_V4;
 	__u32 nh, old;
 	int err;
 
+	if (p->key.tclass > RIB_TCLASS_LOCAL) {
+		prefix_commit_table(r, p);
+		return;
+	}
+	t = &r->tree[family_index(p->key.family)][p->key.tclass];
+	if (p->key.tclass == RIB_TCLASS_LOCAL)
+		local_odd_set(r, p, p->routes && prefix_local_odd(p));
 	p->dirty = false;
 	if (!p->routes) {
 		if (ptree_del(t, p->key.dst, p->key.plen) == 0)
@@ -298,5 +395,6 @@ void rib_commit(struct rib *r)
 bool rib_pending(const struct rib *r)
 {
 	return r->ndirty[XFIB_V4] || r->ndirty[XFIB_V6] || r->dirty_all ||
-	       r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty;
+	       r->fam[XFIB_V4].dirty || r->fam[XFIB_V6].dirty ||
+	       r->tables_pending;
 }

@@ -14,7 +14,8 @@
  *   rib_nexthop.c  neighbours, nexthops, groups: the shared core
  *   rib_port.c, rib_local4.c  the xfib_ifaces and xfib_nonlocal4 writers
  *   rib_rule.c     policy rules, published in xfib_rules  ->
- *                  rib_rule_class.c  what xfib can do with each
+ *                  rib_rule_class.c  what xfib can do with each,
+ *                  rib_table.c  the slots of the tables they reach
  *
  * rib_check.c reads them all; rib_dp_bpf.c gives the RIB its maps.
  */
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <linux/rtnetlink.h>
 
 #include "rib.h"
 
@@ -42,6 +44,26 @@ static inline size_t family_addr_len(int fam)
 static inline size_t prefix_key_len(int fam)
 {
 	return offsetof(struct rib_prefix_key, dst) + family_addr_len(fam);
+}
+
+/* The class of fam's routes of kernel table id table (RIB_TCLASS_*, or
+ * 1 + the slot a rule's table has), RIB_TCLASS_NONE if not mirrored.
+ * Main and local first: the other tables cost their routes nothing. */
+static inline __u8 rib_table_class(const struct rib *r, int fam, __u32 table)
+{
+	unsigned int s;
+
+	if (table == r->table)
+		return RIB_TCLASS_MAIN;
+	if (table == RT_TABLE_LOCAL)
+		return RIB_TCLASS_LOCAL;
+	for (s = 1; s < XFIB_TABLE_SLOTS; s++) {
+		const struct rib_tslot *ts = &r->tslot[fam][s];
+
+		if (ts->table == table && !ts->main_copy && !ts->retiring)
+			return 1 + s;
+	}
+	return RIB_TCLASS_NONE;
 }
 
 static inline struct rib_link *link_find(struct rib *r, int ifindex)
@@ -142,6 +164,8 @@ void routes_flush_dev(struct rib *r, int ifindex, int family, bool gone);
 void routes_mark_stale(struct rib *r);
 void routes_sweep_stale(struct rib *r);
 void routes_free_all(struct rib *r);
+/* Removes fam's routes of class tclass (a table no rule reaches now). */
+void routes_flush_class(struct rib *r, int fam, __u8 tclass);
 
 /* ---- rib_expiry.c ----------------------------------------------------- */
 
@@ -160,7 +184,9 @@ void route_key_of(const struct rib_route *rt, struct rib_route_key *k);
 
 /* The prefix of route key rk, created if need be; NULL without memory. */
 struct rib_prefix *prefix_get(struct rib *r, const struct rib_route_key *rk);
-void prefix_key(const struct rib_route_key *rk, struct rib_prefix_key *k);
+/* k of rk's prefix; k->tclass RIB_TCLASS_NONE: a table not mirrored. */
+void prefix_key(const struct rib *r, const struct rib_route_key *rk,
+		struct rib_prefix_key *k);
 /* p's routes changed: its answer is worked out again at the next commit. */
 void prefix_mark(struct rib *r, struct rib_prefix *p);
 /* rt changed: its prefix's answer is worked out again. */
@@ -179,6 +205,21 @@ void local4_fini(struct rib *r);
 void local4_commit(struct rib *r, struct rib_prefix *p, bool local);
 /* The counts and xfib_nonlocal4 against the committed answers (rib_check). */
 bool local4_check(const struct rib *r, char *why, size_t len);
+
+/* ---- rib_table.c ------------------------------------------------------ */
+
+/* Gives each table fam's rules reach a slot (keeping the slots of those
+ * still reached), retires the slots no rule reaches. */
+void tables_assign(struct rib *r, int fam);
+/* The slot a lookup rule's table has: XFIB_TSLOT_MAIN, XFIB_TSLOT_LOCAL,
+ * 1.., or XFIB_TSLOT_NONE. */
+__u8 tables_rule_slot(const struct rib *r, int fam, const struct xfib_rule *x);
+/* Rules naming no retiring slot are published: frees those slots. */
+void tables_release(struct rib *r);
+/* A full sync has read every route: the slots it loaded are complete. */
+void tables_loaded(struct rib *r);
+int tables_init(struct rib *r);
+void tables_fini(struct rib *r);
 
 /* ---- rib_nhobj.c ------------------------------------------------------ */
 

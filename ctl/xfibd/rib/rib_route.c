@@ -89,16 +89,18 @@ _Static_assert(sizeof(void *) != 8 ||
 			     ((rt) = (p)->routes) ? (rt)->pfx_next : NULL;     \
 		     (rt); (rt) = _rtnext, _rtnext = (rt) ? (rt)->pfx_next : NULL)
 
-static bool route_table_mirrored(struct rib *r, __u32 table)
+/* Main, local, and the tables rules reach (rib_table.c). */
+static bool route_table_mirrored(struct rib *r, const struct rib_route_key *k)
 {
-	return table == r->table || table == RT_TABLE_LOCAL;
+	return rib_table_class(r, family_index(k->family), k->table) !=
+	       RIB_TCLASS_NONE;
 }
 
 void rib_route_prefetch(struct rib *r, const struct rib_route_key *k)
 {
 	struct rib_prefix_key pk;
 
-	prefix_key(k, &pk);
+	prefix_key(r, k, &pk);
 	htab_prefetch(&r->prefixes[family_index(k->family)], &pk);
 }
 
@@ -396,7 +398,7 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m,
 	struct rib_route *rt;
 	struct rib_variant *v;
 
-	if (!route_table_mirrored(r, m->key.table))
+	if (!route_table_mirrored(r, &m->key))
 		return;
 	/* Every route can fall back to it, so it must exist first. */
 	if (!rib_nh_unsupported(r))
@@ -577,6 +579,17 @@ void routes_sweep_stale(struct rib *r)
 				variant_remove(r, v);
 		}
 	}
+}
+
+void routes_flush_class(struct rib *r, int fam, __u8 tclass)
+{
+	struct rib_prefix *p;
+	size_t i;
+
+	htab_for_each(&r->prefixes[fam], p, tmp, i)
+		if (p->key.tclass == tclass)
+			while (p->routes)
+				variant_remove(r, p->routes->vars);
 }
 
 void routes_free_all(struct rib *r)

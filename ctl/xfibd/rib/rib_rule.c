@@ -23,6 +23,8 @@
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdio.h>
+#include <sys/utsname.h>
 
 #include "log.h"
 #include "rib_priv.h"
@@ -69,24 +71,37 @@ static bool plain_lookup(const struct xfib_rule *x, __u32 table)
 	       x->suppress_ifgroup == 0xffffffff;
 }
 
+/* The rules are "lookup local", "lookup <our table>" before any other:
+ * the plain lookup of slot 0 answers, no rule need be walked. */
+static bool rules_plain(const struct rib *r, const struct rib_rules *l)
+{
+	return l->n >= 2 && plain_lookup(&l->v[0], RT_TABLE_LOCAL) &&
+	       plain_lookup(&l->v[1], r->table);
+}
+
 /*
- * The mirror answers like the kernel only if the kernel's rules are: first
- * "lookup local", then "lookup <our table>", for every packet. What
- * follows does not matter: whatever our table does not match goes to the
- * kernel, which then walks the rest of the rules itself. Rules xfibd
- * cannot publish whole (more than XFIB_RULES_MAX, or one it could not
- * read) send the family to the kernel too.
+ * The mirror answers like the kernel if the rules start with "lookup
+ * local" for every packet: slot 0's lookup (main merged with local)
+ * answers for it, and the walk goes on from the rule after it. What
+ * follows "lookup <our table>" right after it does not matter: whatever
+ * our table does not match goes to the kernel, which walks the rest
+ * itself. With other rules between local and main, a route in the local
+ * table of a type main could hold (unicast, throw, ...) would answer for
+ * local in slot 0, before the rules between: such a family goes to the
+ * kernel. Rules xfibd cannot publish whole (more than XFIB_RULES_MAX, or
+ * one it could not read) send the family to the kernel too.
  */
-static enum xfib_rules_fallback rules_fallback(const struct rib *r,
+static enum xfib_rules_fallback rules_fallback(const struct rib *r, int fam,
 					       const struct rib_rules *l)
 {
 	if (l->unreadable || l->nomem)
 		return XFIB_RULES_UNREADABLE;
 	if (l->n > XFIB_RULES_MAX)
 		return XFIB_RULES_TOO_MANY;
-	if (l->n < 2 || !plain_lookup(&l->v[0], RT_TABLE_LOCAL) ||
-	    !plain_lookup(&l->v[1], r->table))
+	if (l->n < 1 || !plain_lookup(&l->v[0], RT_TABLE_LOCAL))
 		return XFIB_RULES_ORDER;
+	if (!rules_plain(r, l) && r->local_odd[fam])
+		return XFIB_RULES_LOCAL_ROUTES;
 	return XFIB_RULES_OK;
 }
 
@@ -99,8 +114,25 @@ enum xfib_rules_fallback rib_rules_end(struct rib *r, int fam, bool complete)
 		r->rules[fam] = r->rules_new[fam];
 		r->rules_new[fam] = t;
 		r->rules_dirty = true;
+		tables_assign(r, fam);
 	}
-	return rules_fallback(r, &r->rules[fam]);
+	return rules_fallback(r, fam, &r->rules[fam]);
+}
+
+bool rib_rules_local_routes(const struct rib *r, int fam)
+{
+	return rules_fallback(r, fam, &r->rules[fam]) == XFIB_RULES_LOCAL_ROUTES;
+}
+
+void rib_rules_marks(struct rib *r, int fam, bool marks)
+{
+	if (r->marks[fam] == marks)
+		return;
+	pr_info("%s: netfilter %s set a packet's mark before routing: fwmark rules %s",
+		fam == XFIB_V4 ? "ipv4" : "ipv6", marks ? "may" : "cannot",
+		marks ? "are left to the kernel" : "are decided for mark 0");
+	r->marks[fam] = marks;
+	r->rules_dirty = true;
 }
 
 /* The ifindex of the link named name, 0 if none; *loopback if it is one. */
@@ -151,6 +183,45 @@ static void rule_resolve_goto(const struct xfib_rule *v, __u32 n,
 	x->flags |= XFIB_RULE_F_UNRESOLVED;
 }
 
+/*
+ * The bits of a packet's TOS (IPv4) or traffic class (IPv6) this kernel
+ * compares with a rule's tos, for a packet being routed in:
+ *  - IPv4: ip_route_input masked the header's TOS with IPTOS_RT_MASK
+ *    (0x1c) before fib4_rule_match compared it with the rule's; since the
+ *    input path keeps the whole DSCP (6.13 on), fib4_rule_match masks it
+ *    for a tos selector itself (fib_dscp_masked_match, with
+ *    INET_DSCP_LEGACY_TOS_MASK, 0x1c), to keep that behaviour; only the
+ *    newer dscp selector (FRA_DSCP, an attribute xfibd leaves to the
+ *    kernel) compares all six DSCP bits. 0x1c on every kernel.
+ *  - IPv6: fib6_rule_match compared the whole traffic class (ECN too)
+ *    until 5.18, which made the rule's tclass a DSCP (ip6_dscp(): 0xfc,
+ *    ECN ignored); 6.1, 6.12 and 6.18 compare the DSCP.
+ */
+static __u8 rule_tos_mask(int fam)
+{
+	static int v6_mask; /* 0: not read yet */
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (fam == XFIB_V4)
+		return 0x1c;
+	if (!v6_mask) {
+		v6_mask = 0xfc;
+		if (!uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+		    (major < 5 || (major == 5 && minor < 18)))
+			v6_mask = 0xff;
+	}
+	return v6_mask;
+}
+
+/* Sets hdr's walk and first (include/xfib/rules.h). */
+static void rules_walk(const struct rib *r, const struct rib_rules *l,
+		       struct xfib_rules_hdr *hdr)
+{
+	hdr->walk = hdr->fallback == XFIB_RULES_OK && !rules_plain(r, l);
+	hdr->first = hdr->walk ? 1 : 0;
+}
+
 /* Fills set with the family's rules as packets will read them. */
 static void rules_build(struct rib *r, int fam, struct xfib_rule_set *set)
 {
@@ -160,15 +231,33 @@ static void rules_build(struct rib *r, int fam, struct xfib_rule_set *set)
 	memset(set, 0, sizeof(*set));
 	set->hdr.count = n;
 	set->hdr.total = l->n;
-	set->hdr.fallback = rules_fallback(r, l);
+	set->hdr.fallback = rules_fallback(r, fam, l);
+	rules_walk(r, l, &set->hdr);
 	for (i = 0; i < n; i++) {
 		struct xfib_rule *x = &set->rule[i];
 
 		*x = l->v[i];
 		rule_resolve_iif(r, x);
 		rule_resolve_goto(l->v, n, x);
-		rib_rule_classify(x);
+		x->tslot = tables_rule_slot(r, fam, x);
+		x->tos_mask = rule_tos_mask(fam);
+		rib_rule_classify(x, r->marks[fam]);
 	}
+}
+
+/* What the rules' fallback says of the family, for fib.c; logged when it
+ * changes for a reason the dump did not see (local table routes). */
+static void rules_ok_set(struct rib *r, int fam, __u32 fallback)
+{
+	bool ok = fallback == XFIB_RULES_OK;
+
+	if (ok == r->fam[fam].rules_ok)
+		return;
+	if (fallback == XFIB_RULES_LOCAL_ROUTES)
+		pr_warn("%s: the local table holds routes other than local ones, and rules follow it: this traffic goes to the kernel",
+			fam == XFIB_V4 ? "ipv4" : "ipv6");
+	r->fam[fam].rules_ok = ok;
+	r->fam[fam].dirty = true;
 }
 
 /*
@@ -207,19 +296,30 @@ int rib_rules_publish(struct rib *r)
 	struct xfib_rule_set *set;
 	int fam, err = 0;
 
-	if (!r->rules_dirty || !r->dp.rules || !r->dp.rules_active)
+	/* A slot's descriptor must say what it holds before a rule names
+	 * it (rib_table.c): fib_tables.c publishes them first. */
+	if (!r->rules_dirty || r->tables_pending || !r->dp.rules ||
+	    !r->dp.rules_active)
 		return 0;
 	set = malloc(sizeof(*set));
 	if (!set)
 		return -ENOMEM;
 	for (fam = 0; fam < XFIB_FAMILIES && !err; fam++) {
 		rules_build(r, fam, set);
+		rules_ok_set(r, fam, set->hdr.fallback);
 		err = rules_write(r, fam, set);
 	}
 	free(set);
-	if (err)
+	if (err) {
 		pr_warn("publishing the policy rules: %s", strerror(-err));
-	else
-		r->rules_dirty = false;
-	return err;
+		return err;
+	}
+	r->rules_dirty = false;
+	tables_release(r);
+	return 0;
+}
+
+void rib_tables_published(struct rib *r)
+{
+	r->tables_pending = false;
 }

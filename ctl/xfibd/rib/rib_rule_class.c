@@ -4,7 +4,9 @@
  * it as the kernel does (exact), know that it never matches (never), or
  * leave it to the kernel (kernel). The kernel code each decision follows
  * is listed in include/xfib/rules.h. Pure: the rule as published (its
- * flags say whether its iif was resolved) is all it reads.
+ * flags say whether its iif was resolved, its tslot whether its table is
+ * mirrored) and whether netfilter may mark packets before routing are
+ * all it reads.
  */
 #include <linux/fib_rules.h>
 
@@ -32,11 +34,22 @@ static enum xfib_rule_reason never_reason(const struct xfib_rule *x)
 	return XFIB_RULE_R_NONE;
 }
 
-/* A selector only the kernel can evaluate, the reason, or NONE. */
-static enum xfib_rule_reason kernel_reason(const struct xfib_rule *x)
+/*
+ * (mark ^ flowi_mark) & mask: with mask 0, true whatever the mark. While
+ * netfilter cannot mark a packet before routing, flowi_mark is 0 for
+ * every forwarded packet (a tc program runs after XDP): the selector
+ * holds iff mark & mask is 0.
+ */
+static bool fwmark_fails(const struct xfib_rule *x, bool marks)
 {
-	/* (mark ^ flowi_mark) & mask: with mask 0, true whatever the mark. */
-	if ((x->flags & XFIB_RULE_F_FWMARK) && x->fwmask)
+	return !marks && (x->flags & XFIB_RULE_F_FWMARK) &&
+	       (x->fwmark & x->fwmask);
+}
+
+/* A selector only the kernel can evaluate, the reason, or NONE. */
+static enum xfib_rule_reason kernel_reason(const struct xfib_rule *x, bool marks)
+{
+	if (marks && (x->flags & XFIB_RULE_F_FWMARK) && x->fwmask)
 		return XFIB_RULE_R_FWMARK;
 	if (x->flags & XFIB_RULE_F_TUN_ID)
 		return XFIB_RULE_R_TUN_ID;
@@ -70,9 +83,27 @@ static void set_class(struct xfib_rule *x, enum xfib_rule_class cls,
 	x->reason = reason;
 }
 
-void rib_rule_classify(struct xfib_rule *x)
+/*
+ * What the lookup of a rule that matches needs that xfib does not have: a
+ * table without a slot (one in state KERNEL is the walk's to read), or
+ * the device group of the route found (fib4_rule_suppress,
+ * fib6_rule_suppress).
+ */
+static enum xfib_rule_reason lookup_reason(const struct xfib_rule *x)
+{
+	if (x->action != FR_ACT_TO_TBL)
+		return XFIB_RULE_R_NONE;
+	if (x->tslot == XFIB_TSLOT_NONE)
+		return XFIB_RULE_R_TABLE;
+	if (x->suppress_ifgroup != 0xffffffff)
+		return XFIB_RULE_R_SUPPRESS_IFGROUP;
+	return XFIB_RULE_R_NONE;
+}
+
+void rib_rule_classify(struct xfib_rule *x, bool marks)
 {
 	enum xfib_rule_reason never, kernel;
+	bool none;
 
 	x->flags &= ~XFIB_RULE_F_MATCH_NONE;
 	/* An attribute of a newer kernel may change what the others mean. */
@@ -81,16 +112,21 @@ void rib_rule_classify(struct xfib_rule *x)
 		return;
 	}
 	never = never_reason(x);
-	if (never != XFIB_RULE_R_NONE) {
+	/* An fwmark that fails for mark 0 never matches either, but it is
+	 * the walk that knows it (no "never" reason names a selector that
+	 * a netfilter rule may make match tomorrow). */
+	none = never != XFIB_RULE_R_NONE || fwmark_fails(x, marks);
+	if (none) {
 		x->flags |= XFIB_RULE_F_MATCH_NONE;
 		if (!(x->flags & XFIB_RULE_F_INVERT)) {
-			set_class(x, XFIB_RULE_NEVER, never);
+			set_class(x, never != XFIB_RULE_R_NONE ? XFIB_RULE_NEVER :
+				  XFIB_RULE_EXACT, never);
 			return;
 		}
 	}
 	/* Inverted, a rule that matches nothing matches everything: what
 	 * its other selectors say does not matter, its action does. */
-	kernel = never == XFIB_RULE_R_NONE ? kernel_reason(x) : XFIB_RULE_R_NONE;
+	kernel = !none ? kernel_reason(x, marks) : XFIB_RULE_R_NONE;
 	if (kernel != XFIB_RULE_R_NONE) {
 		set_class(x, XFIB_RULE_KERNEL, kernel);
 		return;
@@ -100,6 +136,11 @@ void rib_rule_classify(struct xfib_rule *x)
 		set_class(x, XFIB_RULE_KERNEL, XFIB_RULE_R_ACTION);
 		return;
 	}
+	kernel = lookup_reason(x);
+	if (kernel != XFIB_RULE_R_NONE) {
+		set_class(x, XFIB_RULE_KERNEL, kernel);
+		return;
+	}
 	set_class(x, XFIB_RULE_EXACT,
-		  never != XFIB_RULE_R_NONE ? XFIB_RULE_R_ALWAYS : XFIB_RULE_R_NONE);
+		  none ? XFIB_RULE_R_ALWAYS : XFIB_RULE_R_NONE);
 }
