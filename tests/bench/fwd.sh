@@ -37,6 +37,18 @@
 #            masquerading out of r-sink, and every entry source-NATed to
 #            the router's address there (ctfill --snat), as masquerade
 #            would have made them; xfib forwards them with the NAT in XDP.
+#   xfib_rmh, xfib_rwg  xfib under policy rules (RULES=0 leaves them
+#            out): rmh, source-based multi-homing, ten rules before main
+#            ("from 198.18.60+i.0/24 lookup 100+i", each table a default
+#            route), which the generator's source matches none of: every
+#            packet walks ten rules, then main answers; rwg, wg-quick's
+#            two ("lookup main suppress_prefixlength 0", then "not fwmark
+#            0xca6c lookup 51820"), whose first answers every packet from
+#            main's prefix lengths (a copy of main in the rules' table
+#            pool: where main does not fit the pool, the rule is the
+#            kernel's and the path is not measured). Each against xfib
+#            without rules in the same repetitions: the rules' cost, and
+#            per rule walked for rmh.
 #   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
 #            first algorithm of each family that holds the table): xfib's
 #            own build, xfib built without the per-port counters and
@@ -145,6 +157,7 @@ OUT=${OUT:-$XFIB_BUILD/bench/fwd.json}
 FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 CTFILL=${CTFILL:-$XFIB_BUILD/bench/ctfill}
 GATE=${GATE:-1}
+RULES=${RULES:-1}
 FWDVARIANT=${FWDVARIANT:-$XFIB_BUILD/bench/fwdvariant}
 VARIANTS=${VARIANTS:-"full noport notrace trace"}
 DST4_BASE=198.19.0.0
@@ -391,10 +404,78 @@ gate_off() {
 	GATE_NOW=0
 }
 
+RULES_NOW=0 # 0, mh or wg: the policy rules in place
+
+# rules_state FAMILY: the states of the tables the family's rules reach
+# (xdp, empty, kernel), one word each.
+rules_state() {
+	rctl rules -j | jq -r ".ipv$1.rules[] | .xfib.table.state // empty" | sort | uniq -c | xargs
+}
+
+# rules_on mh|wg: the rule set (see the paths above) in both families,
+# published and its tables built. Returns 1 if a table it reaches is the
+# kernel's (too large for the pool): the path is then not measured.
+rules_on() {
+	local kind=$1 fam i deadline st
+	[ "$RULES_NOW" != "$kind" ] || return 0
+	rules_off
+	for fam in 4 6; do
+		if [ "$kind" = mh ]; then
+			for ((i = 0; i < 10; i++)); do
+				if [ "$fam" = 4 ]; then
+					ip -n "$RTR" route add default via "$SNK4" table $((100 + i))
+					ip -n "$RTR" rule add pref $((1000 + i)) from "198.18.$((60 + i)).0/24" lookup $((100 + i))
+				else
+					ip -n "$RTR" -6 route add default via "$SNK6" table $((100 + i))
+					ip -n "$RTR" -6 rule add pref $((1000 + i)) from "2001:db8:$((60 + i))::/48" lookup $((100 + i))
+				fi
+			done
+		else
+			if [ "$fam" = 4 ]; then
+				ip -n "$RTR" route add default via "$SNK2_4" table 51820
+			else
+				ip -n "$RTR" -6 route add default via "$SNK2_6" table 51820
+			fi
+			ip -n "$RTR" "-$fam" rule add pref 32764 table main suppress_prefixlength 0
+			ip -n "$RTR" "-$fam" rule add pref 32765 not fwmark 0xca6c table 51820
+		fi
+	done
+	RULES_NOW=$kind
+	# Published: every family walks, and no table is still loading
+	# (xfibd shows one not built yet as the kernel's, then builds it).
+	deadline=$((SECONDS + 60))
+	for fam in 4 6; do
+		until [ "$(rctl rules -j | jq -r ".ipv$fam.walk")" = true ] &&
+			st=$(rules_state "$fam") && [[ $st != *kernel* ]]; do
+			if ((SECONDS >= deadline)); then
+				log "rules $kind: IPv$fam tables: $st; a table the kernel keeps: not measured"
+				return 1
+			fi
+			sleep 0.2
+		done
+		log "rules $kind: IPv$fam tables: $(rules_state "$fam")"
+	done
+}
+
+rules_off() {
+	local fam i
+	[ "$RULES_NOW" != 0 ] || return 0
+	for fam in 4 6; do
+		for i in 1000 1001 1002 1003 1004 1005 1006 1007 1008 1009 32764 32765; do
+			ip -n "$RTR" "-$fam" rule del pref "$i" 2>/dev/null || true
+		done
+		for i in 100 101 102 103 104 105 106 107 108 109 51820; do
+			ip -n "$RTR" "-$fam" route flush table "$i" 2>/dev/null || true
+		done
+	done
+	RULES_NOW=0
+}
+
 # use_kernel: nothing attached to the router ports.
 use_kernel() {
 	local p
 	gate_off
+	rules_off
 	trace_stop
 	case $PATH_NOW in
 	xfib*)
@@ -849,6 +930,7 @@ run_table() {
 			order=${order/xfib/xfib xfib_ct xfib_nat}
 			order=${order/kernel/kernel kernel_ct kernel_nat}
 		fi
+		[ "$RULES" = 0 ] || order=${order/xfib/xfib xfib_rmh xfib_rwg}
 		for path in $order; do
 			case $path in
 			kernel | kernel_ct | kernel_nat)
@@ -880,10 +962,22 @@ run_table() {
 				for fa in "${fits[@]}"; do
 					fam=${fa%%:*} algo=${fa#*:}
 					force_algo "$fam" "$algo" || continue
+					rules_off
 					if [ "$path" = xfib ]; then gate_off; else gate_on "${path#xfib_}"; fi
 					use_xfib "$fam"
 					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
 				done
+				;;
+			xfib_rmh | xfib_rwg)
+				gate_off
+				rules_on "${path#xfib_r}" || continue
+				for fa in "${fits[@]}"; do
+					fam=${fa%%:*} algo=${fa#*:}
+					force_algo "$fam" "$algo" || continue
+					use_xfib "$fam"
+					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
+				done
+				rules_off
 				;;
 			esac
 		done
@@ -984,6 +1078,9 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		# The conntrack gate against xfib without rules, same algorithm.
 		ratio_gate_off: (if $r.path == "xfib_ct" or $r.path == "xfib_nat" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
 			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
+		# Policy rules against xfib without them, same algorithm.
+		ratio_rules_off: (if $r.path == "xfib_rmh" or $r.path == "xfib_rwg" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
+			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
 		verified: (if .path == "kernel" or .path == "kernel_ct" or .path == "kernel_nat" then .kpct >= 99 and .xpct == 0
 		           elif .path == "fibfwd" or .path == "nolookup" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
 		           else .xpct >= 99 and .kpct <= 0.1 end)}) |
@@ -1016,6 +1113,8 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		 algorithm: (if $c.path == "xfib" then $c.algorithm
 			     elif $c.path == "xfib_ct" then $c.algorithm + "+ct_gate"
 			     elif $c.path == "xfib_nat" then $c.algorithm + "+ct_gate+nat"
+			     elif $c.path == "xfib_rmh" then $c.algorithm + "+rules_multihoming"
+			     elif $c.path == "xfib_rwg" then $c.algorithm + "+rules_wgquick"
 			     elif ($c.path | startswith("xfib-")) then $c.path + "/" + $c.algorithm else $c.path end),
 		 path: $c.path, table: $c.table, destinations: $ndst,
 		 routes: ([$sum[] | select(.table == $c.table and .family == $c.family)][0].routes),
@@ -1032,12 +1131,15 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		| {bench: "fwd", family: "ipv\($r.family)",
 		   algorithm: (if $r.path == "xfib" then $r.algorithm
 			       elif $r.path == "xfib_ct" then $r.algorithm + "+ct_gate"
-			       elif $r.path == "xfib_nat" then $r.algorithm + "+ct_gate+nat" else $r.path end),
+			       elif $r.path == "xfib_nat" then $r.algorithm + "+ct_gate+nat"
+			       elif $r.path == "xfib_rmh" then $r.algorithm + "+rules_multihoming"
+			       elif $r.path == "xfib_rwg" then $r.algorithm + "+rules_wgquick" else $r.path end),
 		   path: $r.path, table: $r.table, routes: $r.routes, destinations: $ndst}
 		  + . + {repetitions: $r.n,
 		     ratio_to_kernel: (if .metric == "rx_mpps" then $r.ratio_kernel | r4 else null end),
 		     ratio_to_fibfwd: (if .metric == "rx_mpps" then $r.ratio_fibfwd | r4 else null end),
-		     ratio_to_gate_off: (if .metric == "rx_mpps" then $r.ratio_gate_off | r4 else null end)} ]),
+		     ratio_to_gate_off: (if .metric == "rx_mpps" then $r.ratio_gate_off | r4 else null end),
+		     ratio_to_rules_off: (if .metric == "rx_mpps" then $r.ratio_rules_off | r4 else null end)} ]),
 	 samples: ($s | map(.family = "ipv\(.family)"))}' "$SAMPLES" >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
@@ -1048,7 +1150,9 @@ echo
 printf '%-5s %-5s %-16s %9s %17s %8s %8s %8s %8s  %-26s %s\n' table family path "rx Mpps" "min-max" "tx Mpps" loss "/kernel" "/fibfwd" "forwarded by (of rx)" check
 jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm
 	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
-	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm else .path end),
+	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm
+	elif .path == "xfib_rmh" then "xfib+rmh/" + .algorithm
+	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm else .path end),
 	.rx, .rx_min, .rx_max, .tx, .loss, (.ratio_kernel // 0), (.ratio_fibfwd // 0), .kpct, .xpct, .verified] | @tsv' "$OUT" |
 	while IFS=$'\t' read -r t f p rx mn mx tx loss rk rf kp xp ok; do
 		printf '%-5s IPv%-2s %-16s %9.3f %8.3f-%-8.3f %8.3f %7.2f%% %7.2fx %7.2fx  kernel %5.1f%% xfib %5.1f%%  %s\n' \
@@ -1060,6 +1164,16 @@ jq -r '.summary[] | select(.path == "xfib_ct" or .path == "xfib_nat") |
 	"\($what), table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps, " +
 	"\(if .ratio_gate_off then (.rx / .ratio_gate_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
 	"\(if .ratio_gate_off then (.ratio_gate_off * 100 | round | tostring) + "%" else "?" end)"' "$OUT"
+# What the policy rules cost: against xfib without them in the same
+# repetitions, and per rule walked (multi-homing: ten per packet), from
+# the medians' time per packet.
+jq -r '.summary[] | select(.path == "xfib_rmh" or .path == "xfib_rwg") |
+	(if .path == "xfib_rmh" then "policy rules, multi-homing (10 walked before main)" else "policy rules, wg-quick (main by prefix length)" end) as $what |
+	"\($what), table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps, " +
+	"\(if .ratio_rules_off then (.rx / .ratio_rules_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
+	"\(if .ratio_rules_off then (.ratio_rules_off * 100 | round | tostring) + "%" else "?" end)" +
+	(if .path == "xfib_rmh" and .ratio_rules_off then
+		", \(((1000 / .rx - 1000 * .ratio_rules_off / .rx) / 10 * 10 | round) / 10) ns per rule walked" else "" end)' "$OUT"
 # Where the gate's time goes: the profiles of its paths (PERF=1), by the
 # share of the core each of the forwarder's two functions took.
 if [ "${PERF:-0}" != 0 ]; then
@@ -1085,6 +1199,8 @@ printf '%-5s %-5s %-20s %26s %24s %24s\n' table family path "own ns/packet" "ker
 jq -r '.router_cost[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algorithm
 	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
 	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm
+	elif .path == "xfib_rmh" then "xfib+rmh/" + .algorithm
+	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm
 	elif (.path | startswith("xfib-")) then .path + "/" + .algorithm else .path end),
 	.ns.median, .ns.min, .ns.max,
 	(.vs_kernel // {} | "\(.median // "-") \(.min // "-") \(.max // "-")"),
