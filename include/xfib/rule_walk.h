@@ -71,33 +71,40 @@ XFIB_INLINE __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 XFIB_INLINE const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx);
 XFIB_INLINE const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx);
 
-/* The prefix [addr/len] of a rule as host-order halves, and whether the
- * flow's address (hi, lo) is in it. */
+/* A big-endian word of a rule's address, as a host-order integer: one
+ * load and a byte swap (the addresses are 8-byte aligned in the rule). */
+XFIB_INLINE __u64 xfib_be64_at(const __u8 *p)
+{
+	__u64 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* Whether the flow's address (hi, lo) is in the rule's prefix p/len. */
 XFIB_INLINE int xfib_rule_prefix_match(const __u8 *p, __u8 len, __u64 hi,
 				       __u64 lo, int v4)
 {
-	__u64 phi = 0, plo = 0, mhi, mlo;
-	int i;
+	__u64 m;
 
 	if (!len)
 		return 1;
 	if (v4) {
-		__u32 a = (__u32)p[0] << 24 | (__u32)p[1] << 16 |
-			  (__u32)p[2] << 8 | p[3];
-		__u32 m = len >= 32 ? 0xffffffffu : ~(0xffffffffu >> len);
-
-		return (((__u32)lo ^ a) & m) == 0;
+		/* the IPv4 address in the top half of the first word */
+		m = (0xffffffffull << (32 - len)) & 0xffffffffull;
+		return (((xfib_be64_at(p) >> 32) ^ lo) & m) == 0;
 	}
-#ifdef __clang__
-#pragma clang loop unroll(full)
-#endif
-	for (i = 0; i < 8; i++) {
-		phi = phi << 8 | p[i];
-		plo = plo << 8 | p[8 + i];
+	if (len <= 64) {
+		m = len == 64 ? ~0ull : ~(~0ull >> len);
+		return ((xfib_be64_at(p) ^ hi) & m) == 0;
 	}
-	mhi = len >= 64 ? ~0ull : ~(~0ull >> len);
-	mlo = len <= 64 ? 0 : len >= 128 ? ~0ull : ~(~0ull >> (len - 64));
-	return ((hi ^ phi) & mhi) == 0 && ((lo ^ plo) & mlo) == 0;
+	if (xfib_be64_at(p) != hi)
+		return 0;
+	m = len >= 128 ? ~0ull : ~(~0ull >> (len - 64));
+	return ((xfib_be64_at(p + 8) ^ lo) & m) == 0;
 }
 
 /*
