@@ -427,17 +427,20 @@ rules_half(__u32 fam, __u32 *key)
 	return bpf_map_lookup_elem(&xfib_rules, key);
 }
 
+/* What each of the walk's bpf_loop() calls reads: the scratch, the half
+ * of the rules, and the flow walked (the packet's, or its reverse). */
+struct rule_walk_ctx {
+	struct rule_scratch *s;
+	const struct xfib_rule_set *set;
+	const struct xfib_rflow *f;
+	__u32 fam;
+};
+
 static long rule_walk_cb(__u64 i, void *data)
 {
-	struct rule_scratch *s = *(struct rule_scratch **)data;
-	const struct xfib_rule_set *set;
-	__u32 key = s->key;
+	struct rule_walk_ctx *c = data;
 
-	set = bpf_map_lookup_elem(&xfib_rules, &key);
-	if (!set)
-		return 1;
-	return xfib_rule_step(NULL, s->fam, set, s->reverse ? &s->rev : &s->f,
-			      &s->w);
+	return xfib_rule_step(NULL, c->fam, c->set, c->f, &c->s->w);
 }
 
 /*
@@ -454,6 +457,7 @@ static __always_inline __u32 route_rules(struct rule_scratch *s,
 					 __u32 *nh_idx)
 {
 	const struct xfib_nexthop *nh = xfib_env_nexthop(NULL, *nh_idx);
+	struct rule_walk_ctx c;
 
 	if (set->hdr.fallback != XFIB_RULES_OK)
 		return XFIB_PASS_RULE;
@@ -463,7 +467,11 @@ static __always_inline __u32 route_rules(struct rule_scratch *s,
 	s->w.rule = set->hdr.first;
 	s->w.nh = XFIB_NH_IDX_NONE;
 	s->w.reason = XFIB_PASS_RULE;
-	bpf_loop(XFIB_RULES_MAX + 1, rule_walk_cb, &s, 0);
+	c.s = s;
+	c.set = set;
+	c.f = s->reverse ? &s->rev : &s->f;
+	c.fam = s->fam;
+	bpf_loop(XFIB_RULES_MAX + 1, rule_walk_cb, &c, 0);
 	if (s->w.reason != XFIB_NEXT)
 		return s->w.reason;
 	*nh_idx = s->w.nh;
@@ -739,6 +747,8 @@ static __always_inline void rflow_reverse(struct xfib_rflow *r,
 #define XFIB_RR_REASON(v) (((v) >> 24) & 0x7f)
 #define XFIB_RR_NH(v) ((v) & 0xffffff)
 #define XFIB_RR_WALKED (1u << 31)
+/* In xfib_rules_route()'s fam_l3off: the port checks the route back. */
+#define XFIB_RR_RPF (1u << 1)
 _Static_assert(XFIB_NEXTHOP_MAX <= 0x1000000 && XFIB_NEXT < 0x80,
 	       "xfib_rules_route() packs a nexthop index and a reason");
 
@@ -755,9 +765,10 @@ static __always_inline int rules_wanted(__u32 fam)
 
 /*
  * The rules' answer for the packet at l3off (fam_l3off: family in bit 0,
- * offset from bit 8) whose routed destination (cs->daddr) slot 0
- * answered nh_idx for, received on iif: packed as XFIB_RR_*. For IPv4
- * the reversed flow is left in the scratch for xfib_check_source4(). A
+ * XFIB_RR_RPF, offset from bit 8) whose routed destination (cs->daddr)
+ * slot 0 answered nh_idx for, received on iif: packed as XFIB_RR_*. For
+ * IPv4 on a port with rp_filter the reversed flow is left in the scratch
+ * for xfib_check_source4(). A
  * function of its own: the flow and the walk's state stay out of the
  * program's stack frame, which 6.1's limit on the stack of the program
  * and the conntrack gate together leaves no room to.
@@ -801,7 +812,7 @@ __noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
 	r = route_rules(s, set, &nh_idx);
 	if (r != XFIB_NEXT)
 		return r << 24;
-	if (fam == XFIB_V4)
+	if (fam == XFIB_V4 && (fam_l3off & XFIB_RR_RPF))
 		rflow_reverse(&s->rev, &s->f);
 	return XFIB_RR_WALKED | XFIB_NEXT << 24 | XFIB_RR_NH(nh_idx);
 }
@@ -876,7 +887,8 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	if (r != XFIB_NEXT)
 		return r;
 	if (rules_wanted(XFIB_V4)) {
-		r = xfib_rules_route(ctx, cs, XFIB_V4 | (pkt->l3 - pkt->data) << 8,
+		r = xfib_rules_route(ctx, cs, XFIB_V4 | (pkt->l3 - pkt->data) << 8 |
+				     (in->flags & XFIB_IF_RPF ? XFIB_RR_RPF : 0),
 				     *nh_idx, q->in_ifindex);
 		if (XFIB_RR_REASON(r) != XFIB_NEXT)
 			return XFIB_RR_REASON(r);
