@@ -41,6 +41,8 @@ for f in 4 6; do
 	$RIP "-$f" route add "${NET[$f]}" via "${VIA_S2[$f]}" table 100
 	$RIP "-$f" route add "${NET[$f]}" via "${VIA_S[$f]}" table 200
 done
+# Main's new route published before the streams start.
+wait_prefixes_match
 
 # icmp_stat FAM NS NAME: an ICMP counter of NS's kernel (Icmp: column
 # NAME, or snmp6's NAME).
