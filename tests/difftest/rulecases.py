@@ -19,7 +19,8 @@ network of its own (or of its own sources, ports, TOS or ingress port):
   23   blackhole, 24 unreachable, 25 prohibit
   26   lookup main suppress_prefixlength 0, then lookup 910 (default to
        sink3), which throws NET back to main (its default, the sink)
-  27   only main's default route (before: table 910's)
+  27   no route but the defaults: main's gives way (rule 900), table
+       910's (sink3) answers
 and main's own destinations (a route of table 100 too), a fwmark rule
 (which matches nothing: no mark) first. Frames come from three source
 networks (SRC_IN, SRC_NOT, SRC_OUT, in unique_src: routed back to gen)
