@@ -321,17 +321,19 @@ soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(abspath $(BUILD)) tests/soak/soak.sh
 
-# make difftest [N=frames] [SEED=n] [NAT=1] (root): the differential packet
-# test, the router with and without xfib (tests/difftest/run.sh); N=1000000
-# and more run in chunks of 50000. NAT=1: its NAT run (run.sh -N), a
-# stateful ruleset with masquerade and a port forward, in chunks of 9000.
-# make test runs it with 20000 frames, and the NAT run with 6000.
+# make difftest [N=frames] [SEED=n] [NAT=1|RULES=1] (root): the differential
+# packet test, the router with and without xfib (tests/difftest/run.sh);
+# N=1000000 and more run in chunks of 50000. NAT=1: its NAT run (run.sh
+# -N), a stateful ruleset with masquerade and a port forward, in chunks of
+# 9000. RULES=1: its policy-routing run (run.sh -R), a rule set with every
+# selector and action. make test runs it with 20000 frames, the NAT run
+# with 6000 and the policy-routing run with 4000.
 N    ?= 200000
 SEED ?= 1
 difftest: deps
 	$(Q)$(MAKE) --no-print-directory all $(DIFFTEST_OBJS)
 	$(Q)BUILD=$(abspath $(BUILD)) tests/difftest/run.sh -n $(N) -s $(SEED) \
-		$(if $(filter 1,$(NAT)),-N)
+		$(if $(filter 1,$(NAT)),-N) $(if $(filter 1,$(RULES)),-R)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -3,15 +3,19 @@
 """Differential packet test: the router with and without xfib.
 
   difftest.py gen --config C --seed S --first I --count N [--only I,...]
-                  [--nat] OUT
+                  [--nat | --rules] OUT
       the frames of a run: crafted cases, then random and mutated ones;
-      --nat: the NAT run's (natcases.py), with their conntrack entries
+      --nat: the NAT run's (natcases.py), with their conntrack entries;
+      --rules: the policy-routing run's (rulecases.py)
   difftest.py run --config C --frames F [--reasm-limit S] [--settle S] OUT
       sends them through the router, captures what comes out anywhere
   difftest.py ctlines --config C --frames F
       the conntrack entries of the frames' flows, as dt_ct.c reads them
   difftest.py ctcheck --config C --frames F < `conntrack -L`
       conntrack holds each of those entries as created
+  difftest.py rulecheck --config C --frames F RUN
+      the policy-routing run's frames (--rules) came out of a run as
+      the rules they reach say (rulecases.CHECKS): each rule decides some
   difftest.py compare --config C --frames F --expect same|plant
                       --names A,B [--max N] RUN_A RUN_B
       compares two captures; 'plant' expects differences exactly on the
@@ -41,6 +45,7 @@ import compare  # noqa: E402
 import natcases  # noqa: E402
 import pkt  # noqa: E402
 import report  # noqa: E402
+import rulecases  # noqa: E402
 import wire  # noqa: E402
 
 PLANT_EVERY = 97
@@ -61,6 +66,9 @@ def cmd_gen(t, a):
     if a.nat:
         crafted = natcases.Crafted(t)
         ncrafted = len(crafted.specs)
+    elif a.rules:
+        crafted = rulecases.crafted()
+        ncrafted = len(crafted)
     else:
         crafted = cases.crafted(t)
         ncrafted = len(crafted)
@@ -79,6 +87,9 @@ def cmd_gen(t, a):
             elif fl.entry and flows[fl.k] != fl.line():
                 raise RuntimeError('frame %d: flow %d is two flows (more '
                                    'random frames than flows)' % (i, fl.k))
+        elif a.rules:
+            f, d, port = rulecases.frame_at(t, crafted, a.seed, i)
+            ports.append(port)
         else:
             f, d = cases.frame_at(t, crafted, a.seed, i)
         frames.append(f)
@@ -216,6 +227,15 @@ def _expect_plant(fr, ia, diffs):
     return problems, bad, len(want)
 
 
+def cmd_rulecheck(t, a):
+    fr = load(a.frames)
+    ia = compare.index(t, load(a.run)['outputs'])
+    problems = rulecases.check(t, rulecases.crafted(), fr['indices'], ia)
+    for p in problems:
+        print('difftest: rulecheck: %s' % p)
+    return 1 if problems else 0
+
+
 def cmd_compare(t, a):
     fr = load(a.frames)
     ra, rb = load(a.run_a), load(a.run_b)
@@ -256,7 +276,9 @@ def main():
     g.add_argument('--first', type=int, default=0)
     g.add_argument('--count', type=int, default=20000)
     g.add_argument('--only')
-    g.add_argument('--nat', action='store_true')
+    kind = g.add_mutually_exclusive_group()
+    kind.add_argument('--nat', action='store_true')
+    kind.add_argument('--rules', action='store_true')
     g.add_argument('out')
     r = sub.add_parser('run')
     r.add_argument('--frames', required=True)
@@ -265,6 +287,9 @@ def main():
     r.add_argument('out')
     for name in ('ctlines', 'ctcheck'):
         sub.add_parser(name).add_argument('--frames', required=True)
+    rc = sub.add_parser('rulecheck')
+    rc.add_argument('--frames', required=True)
+    rc.add_argument('run')
     c = sub.add_parser('compare')
     c.add_argument('--frames', required=True)
     c.add_argument('--expect', choices=('same', 'plant'), default='same')
@@ -278,7 +303,8 @@ def main():
         t = build.Topo(json.load(f))
     try:
         return {'gen': cmd_gen, 'run': cmd_run, 'compare': cmd_compare,
-                'ctlines': cmd_ctlines, 'ctcheck': cmd_ctcheck}[a.cmd](t, a)
+                'ctlines': cmd_ctlines, 'ctcheck': cmd_ctcheck,
+                'rulecheck': cmd_rulecheck}[a.cmd](t, a)
     except (OSError, RuntimeError) as e:
         print('difftest: %s: %s' % (a.cmd, e), file=sys.stderr)
         return 2

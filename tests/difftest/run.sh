@@ -7,7 +7,7 @@
 # out anywhere: at the sinks, and back at the generator (ICMP errors and
 # the router's replies), frame by frame (tests/difftest/compare.py).
 #
-#   run.sh [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N]
+#   run.sh [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N|-R]
 #
 # FRAMES (default 20000) go in chunks of CHUNK (default 50000). Each chunk
 # is sent with the router's ports detached (kernel), then attached to xfib
@@ -32,6 +32,13 @@
 # (dt_ct.c) and checked (conntrack -L), so that each run starts from the
 # same state.
 #
+# -R, the policy-routing run: the router gets a rule set with every
+# selector and action xfib walks, and tables the rules reach
+# (dt_rules_router), before both runs; the frames are rulecases.py's,
+# each rule deciding some of them, some sent into r-sink3. Before any
+# frame, xfibctl rules -j must equal ip -j rule, with every rule walked
+# in XDP (none left to the kernel).
+#
 #   gen0 ---- r-gen [router] r-sink ---- sink0 (sink,  1500)
 #   (MTU 2000)               r-sink2 --- sink0 (sink2, 1500)
 #                            r-sink3 --- sink0 (sink3, MTU 1280)
@@ -45,8 +52,8 @@ DT_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/netns.sh
 . "$DT_DIR/../lib/netns.sh"
 
-FRAMES=20000 SEED=1 CHUNK=50000 PROOF=1 ONLY="" NAT=0
-while getopts "n:s:c:p:o:N" opt; do
+FRAMES=20000 SEED=1 CHUNK=50000 PROOF=1 ONLY="" NAT=0 RULES=0
+while getopts "n:s:c:p:o:NR" opt; do
 	case $opt in
 	n) FRAMES=$OPTARG ;;
 	s) SEED=$OPTARG ;;
@@ -54,11 +61,13 @@ while getopts "n:s:c:p:o:N" opt; do
 	p) PROOF=$OPTARG ;;
 	o) ONLY=$OPTARG ;;
 	N) NAT=1 ;;
-	*) echo "usage: $0 [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N]" >&2
+	R) RULES=1 ;;
+	*) echo "usage: $0 [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N|-R]" >&2
 	   exit 2 ;;
 	esac
 done
 
+((NAT + RULES < 2)) || { echo "$0: -N or -R, not both" >&2; exit 2; }
 # Proofs need the whole chunk (the planted frames among others).
 [ -z "$ONLY" ] || PROOF=0
 
@@ -230,6 +239,73 @@ ct_reset() {
 		fail "conntrack -L does not list the entries as created"
 }
 
+# dt_rules_router: the policy-routing run's rules and tables (the
+# networks: rulecases.py). Main gets a default route to the sink.
+dt_rules_router() {
+	local fam r via_s via_s2 via_s3 via_g half second
+	local -A src_in=([4]=198.19.16.0/20 [6]=2001:db8:e:0:1::/80)
+	local -A src_not=([4]=198.19.32.0/20 [6]=2001:db8:e:0:2::/80)
+	for fam in 4 6; do
+		if [ $fam = 4 ]; then
+			via_s=$SNK4 via_s2=$SNK2_4 via_s3=198.18.4.2 via_g=$GEN4
+			half=25 second=198.18.22.128/25
+		else
+			via_s=$SNK6 via_s2=$SNK2_6 via_s3=2001:db8:4::2 via_g=$GEN6
+			half=65 second=2001:db8:16:0:8000::/65
+		fi
+		r=(ip -n "$RTR" "-$fam")
+		# n NET [LEN]: network NET of rulecases.py in this family.
+		n() { if [ $fam = 4 ]; then echo "198.18.$1.0/${2:-24}"; else
+			printf '2001:db8:%x::/%s\n' "$1" "${2:-64}"; fi; }
+		"${r[@]}" route add default via "$via_s"
+		"${r[@]}" route add "$(n 16)" via "$via_s2" table 100
+		"${r[@]}" route add throw "$(n 17)" table 100
+		"${r[@]}" route add "$(n 5)" via "$via_s3" table 100
+		"${r[@]}" route add "$(n 17)" via "$via_g" table 210
+		"${r[@]}" route add "$(n 18 $half)" via "$via_s2" table 300
+		"${r[@]}" route add "$(n 19)" via "$via_s2" table 400
+		"${r[@]}" route add "$(n 5)" via "$via_s2" table 400
+		"${r[@]}" route add "$(n 19)" via "$via_s3" table 410
+		"${r[@]}" route add default via "$via_s3" table 420
+		"${r[@]}" route add "$(n 20)" via "$via_s2" table 500
+		"${r[@]}" route add "$(n 21)" via "$via_s2" table 600
+		"${r[@]}" route add "$(n 21)" via "$via_g" table 610
+		"${r[@]}" route add "$(n 22)" via "$via_s2" table 710
+		"${r[@]}" route add default via "$via_g" table 720
+		"${r[@]}" route add default via "$via_s3" table 910
+		"${r[@]}" route add throw "$(n 26)" table 910
+		"${r[@]}" rule add pref 50 fwmark 0x1 lookup 100
+		"${r[@]}" rule add pref 200 from "${src_in[$fam]}" lookup 100
+		"${r[@]}" rule add pref 210 from "${src_in[$fam]}" lookup 210
+		"${r[@]}" rule add pref 300 to "$(n 18)" lookup 300
+		"${r[@]}" rule add pref 400 iif "$R_SNK3" lookup 400
+		"${r[@]}" rule add pref 410 iif "$R_GEN" to "$(n 19)" lookup 410
+		"${r[@]}" rule add pref 420 iif "$R_SNK2" lookup 420
+		"${r[@]}" rule add pref 500 tos 0x10 lookup 500
+		"${r[@]}" rule add pref 600 ipproto udp dport 5000-5999 lookup 600
+		"${r[@]}" rule add pref 610 ipproto tcp sport 1000-1999 lookup 610
+		"${r[@]}" rule add pref 700 not from "${src_not[$fam]}" to "$(n 22)" goto 720
+		"${r[@]}" rule add pref 705 nop
+		"${r[@]}" rule add pref 710 to "$(n 22)" lookup 710
+		"${r[@]}" rule add pref 720 to "$second" lookup 720
+		"${r[@]}" rule add pref 800 to "$(n 23)" blackhole
+		"${r[@]}" rule add pref 810 to "$(n 24)" unreachable
+		"${r[@]}" rule add pref 820 to "$(n 25)" prohibit
+		"${r[@]}" rule add pref 900 lookup main suppress_prefixlength 0
+		"${r[@]}" rule add pref 910 lookup 910
+	done 2>&1 | { ! grep . >&2; } || fail "installing the rule set"
+}
+
+# rules_walked FAM: xfibctl rules -j equals ip -j rule, and every rule is
+# walked in XDP.
+rules_walked() {
+	local x k
+	x=$(rctl rules -j "-$1" | jq -c ".ipv$1.rules")
+	k=$(ip -n "$RTR" "-$1" -j rule | jq -c .)
+	[ "$(jq -c 'map(del(.xfib))' <<<"$x")" = "$k" ] &&
+		[ "$(jq '[.[] | select(.xfib.class == "kernel")] | length' <<<"$x")" = 0 ]
+}
+
 # dt_config: the topology as difftest.py reads it.
 dt_config() {
 	local addrs
@@ -356,6 +432,7 @@ for h in "$GEN $GEN_IF" "$SNK $SNK_IF" "$SNK2 $SNK2_IF" "$SNK3 $SNK3_IF"; do
 done
 dt_router
 ((NAT == 0)) || dt_nat_router
+((RULES == 0)) || dt_rules_router
 wait_ipv6_ready "$RTR"
 dt_config
 xfibd_start
@@ -372,6 +449,15 @@ if ((NAT)); then
 	# Random frames have a flow each, numbered within their chunk
 	# (natcases.RANDOM_FLOWS).
 	((CHUNK <= 9000)) || CHUNK=9000
+fi
+if ((RULES)); then
+	GEN_ARGS=(--rules)
+	for f in 4 6; do
+		wait_until 10 rules_walked $f || {
+			rctl rules "-$f" >&2
+			fail "ipv$f: the rules are not all walked in XDP, or differ from the kernel's"
+		}
+	done
 fi
 
 failed=0 NAT_V4=0 NAT_V6=0
@@ -390,6 +476,11 @@ while ((first < FRAMES)); do
 	fi
 	run_mode kernel "$XFIB_TMP/kernel.pkl"
 	K_FWD=$RUN_K
+	# The rules decide the crafted frames as meant (not a vacuous pass).
+	if ((RULES && CHUNK_NO == 1)) && [ -z "$ONLY" ]; then
+		dt rulecheck --frames "$XFIB_TMP/frames.pkl" "$XFIB_TMP/kernel.pkl" ||
+			fail "chunk $CHUNK_NO: the rules do not decide the frames as rulecases.py says"
+	fi
 	if ((CHUNK_NO <= PROOF)); then
 		run_mode plant "$XFIB_TMP/plant.pkl"
 	fi
