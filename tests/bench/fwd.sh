@@ -405,6 +405,8 @@ gate_off() {
 }
 
 RULES_NOW=0 # 0, mh or wg: the policy rules in place
+declare -A RULES_TOO_LARGE=() # KIND:TABLE: a table of the set did not fit
+TABLE_NOW=
 
 # rules_state FAMILY: the states of the tables the family's rules reach
 # (xdp, empty, kernel), one word each.
@@ -419,6 +421,8 @@ rules_on() {
 	local kind=$1 fam i deadline st
 	[ "$RULES_NOW" != "$kind" ] || return 0
 	rules_off
+	# A table found too large stays so for this table size.
+	[ -z "${RULES_TOO_LARGE[$kind:$TABLE_NOW]:-}" ] || return 1
 	for fam in 4 6; do
 		if [ "$kind" = mh ]; then
 			for ((i = 0; i < 10; i++)); do
@@ -447,6 +451,11 @@ rules_on() {
 	for fam in 4 6; do
 		until [ "$(rctl rules -j | jq -r ".ipv$fam.walk")" = true ] &&
 			st=$(rules_state "$fam") && [[ $st != *kernel* ]]; do
+			if rctl rules -j | jq -e ".ipv$fam.rules[] | select(.xfib.table.text // \"\" | test(\"too large\"))" >/dev/null; then
+				RULES_TOO_LARGE[$kind:$TABLE_NOW]=1
+				log "rules $kind: IPv$fam: a table too large for the pool: the kernel's; not measured"
+				return 1
+			fi
 			if ((SECONDS >= deadline)); then
 				log "rules $kind: IPv$fam tables: $st; a table the kernel keeps: not measured"
 				return 1
@@ -902,6 +911,7 @@ time_variants() {
 # run_table TABLE ROUTES: every path and family, REPS times.
 run_table() {
 	local table=$1 routes=$2 rep fam algo path order fits=() vs ord v
+	TABLE_NOW=$table
 	# Which algorithms hold this table (tried once, up front).
 	for fam in 4 6; do
 		for algo in $(algos_of "$fam"); do
