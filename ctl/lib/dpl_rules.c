@@ -107,15 +107,23 @@ void dpl_rules_unmap(struct dpl *d)
 	unmap(d->tpool4 ? (void *)d->tpool4 : (void *)d->tpool6, d->tpool_len);
 }
 
-/* The family's published half into *set; its xfib_rules_active word. */
+/* The family's published half into *set (its header, and its rules only
+ * if the family walks them: verify asks for every address); its
+ * xfib_rules_active word. */
 static __u64 rules_copy(const struct dpl *d, struct xfib_rule_set *set)
 {
 	const struct xfib_rules_active *a = &d->rules_active[d->fam];
 	__u64 w = __atomic_load_n((const __u64 *)a, __ATOMIC_ACQUIRE);
+	const struct xfib_rule_set *src;
 	struct xfib_rules_active cur;
+	__u32 n;
 
 	memcpy(&cur, &w, sizeof(cur));
-	memcpy(set, &d->rules[d->fam * 2 + (cur.half & 1)], sizeof(*set));
+	src = &d->rules[d->fam * 2 + (cur.half & 1)];
+	memcpy(&set->hdr, &src->hdr, sizeof(set->hdr));
+	n = set->hdr.count < XFIB_RULES_MAX ? set->hdr.count : XFIB_RULES_MAX;
+	if (set->hdr.walk || set->hdr.fallback)
+		memcpy(set->rule, src->rule, n * sizeof(set->rule[0]));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return w;
 }
