@@ -81,12 +81,15 @@ by_xdp "sink namespace found through a process, sink0's GRO turned on"
 
 exec {ns_fd}<"/proc/$HOLDER/ns/net"
 VE_SINK_NS=/proc/$$/fd/$ns_fd
+sink_ns ethtool -k "$SNK_IF" | grep -qx 'generic-receive-offload: on' || fail "GRO off at $SNK_IF"
 kill "$HOLDER"
 wait "$HOLDER" 2>/dev/null || true
-# A change that leaves GRO on (an alias) makes xfibd read sink0 again.
-sink_ns ip link set dev "$SNK_IF" alias "xfib test: no namespace to find" ||
-	fail "ip link set $SNK_IF alias"
-sink_ns ethtool -k "$SNK_IF" | grep -qx 'generic-receive-offload: on' || fail "GRO off at $SNK_IF"
+# A change of r-sink (an alias) makes xfibd probe its peer again. Made on
+# the router's side: a change made in the sink's namespace would put a
+# process there (nsenter), through which xfibd could find it while it
+# reads the change.
+ip -n "$RTR" link set dev "$R_SNK" alias "xfib test: no namespace to find" ||
+	fail "ip link set $R_SNK alias"
 by_kernel "sink namespace neither named nor held by a process, sink0's GRO on"
 why="cannot be read: no namespace with its nsid"
 sink_reason_is "$why" || fail "status -j gives no reason: $(rctl status -j | jq -c .interfaces)"
