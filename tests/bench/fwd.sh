@@ -37,7 +37,8 @@
 #            masquerading out of r-sink, and every entry source-NATed to
 #            the router's address there (ctfill --snat), as masquerade
 #            would have made them; xfib forwards them with the NAT in XDP.
-#   xfib_rmh, xfib_rwg  xfib under policy rules (RULES=0 leaves them
+#   xfib_rmh, xfib_rwg  xfib under policy rules (every table at full
+#            scale, the 10-route table at small scale; RULES=0 leaves them
 #            out): rmh, source-based multi-homing, ten rules before main
 #            ("from 198.18.60+i.0/24 lookup 100+i", each table a default
 #            route), which the generator's source matches none of: every
@@ -699,6 +700,8 @@ algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 # full scale on every table; the small scale's (CI's smoke run) prices
 # them on the 10-route table only.
 gate_priced() { [ "$GATE" = 1 ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; }
+# rules_priced TABLE: the same for the policy rules' paths.
+rules_priced() { [ "$RULES" = 1 ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; }
 
 # perf_gen FILE FAMILY: perf report of the generator's CPU (which also
 # runs the router and the sinks) while the generator runs SECS seconds.
@@ -940,7 +943,7 @@ run_table() {
 			order=${order/xfib/xfib xfib_ct xfib_nat}
 			order=${order/kernel/kernel kernel_ct kernel_nat}
 		fi
-		[ "$RULES" = 0 ] || order=${order/xfib/xfib xfib_rmh xfib_rwg}
+		! rules_priced "$table" || order=${order/xfib/xfib xfib_rmh xfib_rwg}
 		for path in $order; do
 			case $path in
 			kernel | kernel_ct | kernel_nat)

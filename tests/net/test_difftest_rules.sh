@@ -14,5 +14,6 @@
 # every host; before that, two kernel runs must compare equal and a
 # planted difference must be found. Needs tests/difftest built (make test
 # or make difftest).
+# run.sh: long
 set -euo pipefail
 exec "$(dirname "$0")/../difftest/run.sh" -R -n 4000 -s 1 -c 4000 -p 1

@@ -16,6 +16,7 @@
 # source-specific IPv6 route, and one too large for the pool, are left
 # to the kernel. The rules say walk, from the rule after "lookup local",
 # and the family keeps its XDP instance.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
