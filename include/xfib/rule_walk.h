@@ -34,8 +34,8 @@
  *    answers with the ICMP error.
  * The end of the rules without an answer: no route (the kernel's).
  *
- * The same walk checks an IPv4 packet's source when the kernel would
- * (fib_validate_source: the flow reversed, as from the loopback device:
+ * The same walk checks an IPv4 packet's source on a port with rp_filter
+ * (__fib_validate_source: the flow reversed, as from the loopback device:
  * iif 1, ports swapped; rules with "iif lo", which that lookup matches
  * and no forwarded packet does, then go to the kernel).
  *
@@ -56,9 +56,7 @@
 #define XFIB_INLINE static inline __attribute__((always_inline))
 #endif
 
-
 struct xfib_env;
-struct xfib_rflow;
 
 /* xfib_tables[fam * XFIB_TABLE_SLOTS + slot] as one word; 0 if absent. */
 XFIB_INLINE __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot);
