@@ -608,17 +608,19 @@ stream_stop() {
 	wait "${XFIB_STREAMS[$1]}" 2>/dev/null || true
 }
 
-# xdp_ping_ok FAMILY DST [ECHO_NS]: one ping from gen to DST (FAMILY 4
-# or 6) is answered, xfib forwarded the echo and its reply (the forwarded
-# counter grew by 2 or more) and the router kernel forwarded nothing. With
-# ECHO_NS, the echo must also have reached that namespace's kernel.
+# xdp_ping_ok FAMILY DST [ECHO_NS [PING_ARGS...]]: one ping from gen to
+# DST (FAMILY 4 or 6; with PING_ARGS, a source address say) is answered,
+# xfib forwarded the echo and its reply (the forwarded counter grew by 2
+# or more) and the router kernel forwarded nothing. With ECHO_NS, the echo
+# must also have reached that namespace's kernel.
 xdp_ping_ok() {
 	local fam=$1 dst=$2 echo_ns=${3:-} x0 k0 e0=0 x1 k1 e1=1 c=forwarded_v4 kf=kfwd4
+	shift $(($# < 3 ? $# : 3))
 	[ "$fam" = 4 ] || { c=forwarded_v6; kf=kfwd6; }
 	x0=$(counter "$c")
 	k0=$("$kf" "$RTR")
 	[ -z "$echo_ns" ] || e0=$(icmp_in_echos "$echo_ns")
-	nping "$GEN" "-$fam" -c 1 "$dst" >/dev/null 2>&1 || return 1
+	nping "$GEN" "-$fam" -c 1 "$@" "$dst" >/dev/null 2>&1 || return 1
 	x1=$(counter "$c")
 	k1=$("$kf" "$RTR")
 	[ -z "$echo_ns" ] || e1=$(icmp_in_echos "$echo_ns")
@@ -657,13 +659,15 @@ wait_until() {
 	done
 }
 
-# wait_xdp_ping FAMILY DST TIMEOUT_MS [ECHO_NS]: polls xdp_ping_ok until it
-# holds and prints the milliseconds it took; returns 1 after TIMEOUT_MS.
+# wait_xdp_ping FAMILY DST TIMEOUT_MS [ECHO_NS [PING_ARGS...]]: polls
+# xdp_ping_ok until it holds and prints the milliseconds it took; returns
+# 1 after TIMEOUT_MS.
 wait_xdp_ping() {
 	local fam=$1 dst=$2 limit=$3 echo_ns=${4:-} t0
+	shift $(($# < 4 ? $# : 4))
 	t0=$(now_ms)
 	while :; do
-		if xdp_ping_ok "$fam" "$dst" "$echo_ns"; then
+		if xdp_ping_ok "$fam" "$dst" "$echo_ns" "$@"; then
 			echo $(($(now_ms) - t0))
 			return 0
 		fi
@@ -709,14 +713,42 @@ check_frame() {
 
 # ---- common set-ups -----------------------------------------------------
 
-# expect_xdp FAMILY DST [TIMEOUT_MS [ECHO_NS]]: fails unless a ping from
-# gen to DST is XDP-forwarded both ways (and reaches ECHO_NS) within
-# TIMEOUT_MS (default 3000).
+# expect_xdp FAMILY DST [TIMEOUT_MS [ECHO_NS [PING_ARGS...]]]: fails
+# unless a ping from gen to DST (with PING_ARGS) is XDP-forwarded both
+# ways (and reaches ECHO_NS) within TIMEOUT_MS (default 3000).
 expect_xdp() {
-	local ms
-	ms=$(wait_xdp_ping "$1" "$2" "${3:-3000}" "${4:-}") ||
-		fail "ping -$1 $2${4:+ to $4} not XDP-forwarded within ${3:-3000} ms ($(stats_line))"
-	log "ping -$1 $2${4:+ to $4}: XDP-forwarded after $ms ms"
+	local fam=$1 dst=$2 limit=${3:-3000} echo_ns=${4:-} ms
+	shift $(($# < 4 ? $# : 4))
+	ms=$(wait_xdp_ping "$fam" "$dst" "$limit" "$echo_ns" "$@") ||
+		fail "ping -$fam $dst${*:+ $*}${echo_ns:+ to $echo_ns} not XDP-forwarded within $limit ms ($(stats_line))"
+	log "ping -$fam $dst${*:+ $*}${echo_ns:+ to $echo_ns}: XDP-forwarded after $ms ms"
+}
+
+# sinks_share NET4 NET6: NET4.1 and NET6::1 (a /24 and a /48 prefix,
+# without their length) on the loopback of both sinks, the router's main
+# table routing the prefixes to the sink: which sink answers a ping tells
+# the router's choice. Sets SHARED4 and SHARED6 to the addresses.
+sinks_share() {
+	local ns
+	SHARED4=$1.1 SHARED6=$2::1
+	for ns in "$SNK" "$SNK2"; do
+		ip -n "$ns" addr add "$SHARED4/32" dev lo || fail "$SHARED4 on $ns"
+		ip -n "$ns" addr add "$SHARED6/128" dev lo || fail "$SHARED6 on $ns"
+	done
+	ip -n "$RTR" route add "$1.0/24" via "$SNK4" || fail "route $1.0/24"
+	ip -n "$RTR" -6 route add "$2::/48" via "$SNK6" || fail "route $2::/48"
+}
+
+# lookup_names_rule DST SRC PRIO: xfibctl lookup of DST from SRC entering
+# by r-gen names the policy rule of priority PRIO as the one that decided,
+# and agrees with the kernel's answer for the same packet.
+lookup_names_rule() {
+	local out
+	out=$(rctl lookup -j "$1" --from "$2" --iif "$R_GEN")
+	[ "$(jq -r '.rules.priority // "none"' <<<"$out")" = "$3" ] ||
+		fail "lookup $1 from $2: rule $(jq -c .rules <<<"$out"), want priority $3"
+	[ "$(jq -r .verdict <<<"$out")" = match ] ||
+		fail "lookup $1 from $2: xfib and the kernel disagree: $(jq -c '{nexthop,kernel_fib,verdict}' <<<"$out")"
 }
 
 # stats_line: the non-zero xfib counters, on one line (for messages).

@@ -20,27 +20,11 @@ frr_available || skip "frr not installed and cannot be (scripts/install-deps.sh)
 
 topo_up sink2
 RIP="ip -n $RTR"
-A4=198.18.99.1 A6=2001:db8:99::1
-for ns in "$SNK" "$SNK2"; do
-	ip -n "$ns" addr add "$A4/32" dev lo
-	ip -n "$ns" addr add "$A6/128" dev lo
-done
-$RIP route add 198.18.99.0/24 via "$SNK4"
-$RIP -6 route add 2001:db8:99::/48 via "$SNK6"
+sinks_share 198.18.99 2001:db8:99
+A4=$SHARED4 A6=$SHARED6
 
-# reaches FAM DST NS: a ping from gen to DST is forwarded in XDP both
-# ways and its echo reaches NS's kernel, within 10 s.
-reaches() {
-	local fam=$1 dst=$2 ns=$3 t0
-	t0=$(now_ms)
-	until xdp_ping_ok "$fam" "$dst" "$ns"; do
-		(($(now_ms) - t0 < 10000)) ||
-			fail "ping -$fam $dst: not XDP-forwarded to $ns ($(stats_line); rules: $($RIP -$fam rule | tr '\n' ';'))"
-	done
-	log "ping -$fam $dst: XDP-forwarded to $ns"
-}
-reaches 4 $A4 "$SNK"
-reaches 6 $A6 "$SNK"
+expect_xdp 4 $A4 10000 "$SNK"
+expect_xdp 6 $A6 10000 "$SNK"
 
 cat >"$XFIB_TMP/zebra.conf" <<EOF
 hostname rtr
@@ -74,17 +58,13 @@ until [ "$($RIP -4 -j rule | jq "[.[] | select(.iif == \"$R_GEN\")] | length")" 
 done
 log "pbrd's rules: $($RIP -4 rule | grep "$R_GEN" | tr '\n' ';') $($RIP -6 rule | grep "$R_GEN" | tr '\n' ';')"
 
-reaches 4 $A4 "$SNK2"
-reaches 6 $A6 "$SNK2"
+expect_xdp 4 $A4 10000 "$SNK2"
+expect_xdp 6 $A6 10000 "$SNK2"
 for fam in 4 6; do
 	prio=$($RIP "-$fam" -j rule | jq "[.[] | select(.iif == \"$R_GEN\")][0].priority")
 	src=$GEN4 dst=$A4
 	[ "$fam" = 4 ] || { src=$GEN6; dst=$A6; }
-	out=$(rctl lookup -j "$dst" --from "$src" --iif "$R_GEN")
-	[ "$(jq -r '.rules.priority // "none"' <<<"$out")" = "$prio" ] ||
-		fail "lookup $dst from $src: rule $(jq -c .rules <<<"$out"), want pbrd's ($prio)"
-	[ "$(jq -r .verdict <<<"$out")" = match ] ||
-		fail "lookup $dst from $src: xfib and the kernel disagree: $(jq -c '{nexthop,kernel_fib,verdict}' <<<"$out")"
+	lookup_names_rule "$dst" "$src" "$prio"
 	[ "$(rctl rules -j | jq -r ".ipv$fam.rules[] | select(.priority == $prio) | .xfib.table.state")" = xdp ] ||
 		fail "ipv$fam: pbrd's table is not in XDP: $(rctl rules -j | jq -c ".ipv$fam.rules[] | select(.priority == $prio)")"
 done
@@ -92,6 +72,6 @@ log "pbrd's rules and tables walked in XDP"
 
 # The policy off the port: pbrd removes its rules; main again.
 vty "$RTR" -c "configure terminal" -c "interface $R_GEN" -c "no pbr-policy XFIBPBR" >/dev/null
-reaches 4 $A4 "$SNK"
-reaches 6 $A6 "$SNK"
+expect_xdp 4 $A4 10000 "$SNK"
+expect_xdp 6 $A6 10000 "$SNK"
 log "pbrd's policy removed: main again"

@@ -26,80 +26,39 @@ xfib_init
 
 topo_up sink2
 RIP="ip -n $RTR"
-A4=198.18.99.1 A6=2001:db8:99::1
-for ns in "$SNK" "$SNK2"; do
-	ip -n "$ns" addr add "$A4/32" dev lo
-	ip -n "$ns" addr add "$A6/128" dev lo
-done
-$RIP route add 198.18.99.0/24 via "$SNK4"
-$RIP -6 route add 2001:db8:99::/48 via "$SNK6"
+sinks_share 198.18.99 2001:db8:99
+A4=$SHARED4 A6=$SHARED6
 # A second source on gen, outside gen's subnet, routed back by main.
 ip -n "$GEN" addr add 198.18.98.2/32 dev lo
 ip -n "$GEN" -6 addr add 2001:db8:98::2/128 dev lo
 $RIP route add 198.18.98.0/24 via "$GEN4"
 $RIP -6 route add 2001:db8:98::/48 via "$GEN6"
 
-# reaches FAM DST NS [PING_ARGS...]: a ping from gen to DST is forwarded
-# in XDP both ways and its echo reaches NS (within 5 s of a change).
-reaches() {
-	local fam=$1 dst=$2 ns=$3 t0
-	shift 3
-	t0=$(now_ms)
-	until xdp_ping_via "$fam" "$dst" "$ns" "$@"; do
-		(($(now_ms) - t0 < 5000)) ||
-			fail "ping -$fam $dst $*: not XDP-forwarded to $ns ($(stats_line))"
-	done
-	log "ping -$fam $dst $*: XDP-forwarded to $ns"
-}
-
-# xdp_ping_via FAM DST NS [PING_ARGS...]: xdp_ping_ok with ping options
-# (a source address).
-xdp_ping_via() {
-	local fam=$1 dst=$2 ns=$3 c=forwarded_v4 kf=kfwd4 x0 k0 e0 x1 k1 e1
-	shift 3
-	[ "$fam" = 4 ] || { c=forwarded_v6; kf=kfwd6; }
-	x0=$(counter "$c") k0=$("$kf" "$RTR") e0=$(icmp_in_echos "$ns")
-	nping "$GEN" "-$fam" -c 1 "$@" "$dst" >/dev/null 2>&1 || return 1
-	x1=$(counter "$c") k1=$("$kf" "$RTR") e1=$(icmp_in_echos "$ns")
-	((x1 - x0 >= 2 && k1 == k0 && e1 > e0))
-}
-
-# lookup_rule FAM DST SRC PRIO: xfibctl lookup from SRC on r-gen names
-# the rule of priority PRIO, and agrees with the kernel.
-lookup_rule() {
-	local out
-	out=$(rctl lookup -j "$2" --from "$3" --iif "$R_GEN")
-	[ "$(jq -r '.rules.priority // "none"' <<<"$out")" = "$4" ] ||
-		fail "lookup $2 from $3: rule $(jq -c .rules <<<"$out"), want priority $4"
-	[ "$(jq -r .verdict <<<"$out")" = match ] ||
-		fail "lookup $2 from $3: xfib and the kernel disagree: $(jq -c '{nexthop,kernel_fib,verdict}' <<<"$out")"
-}
-
 # ---- multi-homing -------------------------------------------------------
-reaches 4 $A4 "$SNK"
-reaches 6 $A6 "$SNK"
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
 $RIP route add 198.18.99.0/24 via "$SNK2_4" table 100
 $RIP -6 route add 2001:db8:99::/48 via "$SNK2_6" table 100
 $RIP rule add from "$NET4_G.0/24" lookup 100 pref 100
 $RIP -6 rule add from "$NET6_G::/64" lookup 100 pref 100
-reaches 4 $A4 "$SNK2"
-reaches 6 $A6 "$SNK2"
-lookup_rule 4 $A4 "$GEN4" 100
-lookup_rule 6 $A6 "$GEN6" 100
+expect_xdp 4 $A4 5000 "$SNK2"
+expect_xdp 6 $A6 5000 "$SNK2"
+lookup_names_rule $A4 "$GEN4" 100
+lookup_names_rule $A6 "$GEN6" 100
 # From outside the rule's subnet: main.
-reaches 4 $A4 "$SNK" -I 198.18.98.2
-reaches 6 $A6 "$SNK" -I 2001:db8:98::2
+expect_xdp 4 $A4 5000 "$SNK" -I 198.18.98.2
+expect_xdp 6 $A6 5000 "$SNK" -I 2001:db8:98::2
 # A route added to table 100 under the rule is followed.
 $RIP route add "$SNK4/32" via "$SNK2_4" table 100
 ip -n "$SNK2" addr add "$SNK4/32" dev lo
-reaches 4 "$SNK4" "$SNK2"
+expect_xdp 4 "$SNK4" 5000 "$SNK2"
 ip -n "$SNK2" addr del "$SNK4/32" dev lo
 $RIP route del "$SNK4/32" via "$SNK2_4" table 100
-reaches 4 "$SNK4" "$SNK"
+expect_xdp 4 "$SNK4" 5000 "$SNK"
 $RIP rule del pref 100
 $RIP -6 rule del pref 100
-reaches 4 $A4 "$SNK"
-reaches 6 $A6 "$SNK"
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
 log "multi-homing: from-rules forwarded in XDP"
 
 # ---- Tailscale -----------------------------------------------------------
@@ -111,12 +70,12 @@ for fam in 4 6; do
 done
 $RIP route add 198.18.99.0/24 via "$SNK2_4" table 52
 $RIP -6 route add 2001:db8:99::/48 via "$SNK2_6" table 52
-reaches 4 $A4 "$SNK2"
-reaches 6 $A6 "$SNK2"
-reaches 4 "$SNK4" "$SNK"
-reaches 6 "$SNK6" "$SNK"
-lookup_rule 4 $A4 "$GEN4" 5270
-lookup_rule 4 "$SNK4" "$GEN4" 32766
+expect_xdp 4 $A4 5000 "$SNK2"
+expect_xdp 6 $A6 5000 "$SNK2"
+expect_xdp 4 "$SNK4" 5000 "$SNK"
+expect_xdp 6 "$SNK6" 5000 "$SNK"
+lookup_names_rule $A4 "$GEN4" 5270
+lookup_names_rule "$SNK4" "$GEN4" 32766
 for fam in 4 6; do
 	for p in 5210 5230 5250 5270; do $RIP -$fam rule del pref $p; done
 done
@@ -136,13 +95,13 @@ done
 ip -n "$SNK2" addr add 198.18.97.1/32 dev lo
 ip -n "$SNK2" addr add 2001:db8:97::1/128 dev lo
 # By main's default: given way to the tunnel's.
-reaches 4 198.18.97.1 "$SNK2"
-reaches 6 2001:db8:97::1 "$SNK2"
-lookup_rule 4 198.18.97.1 "$GEN4" 32765
+expect_xdp 4 198.18.97.1 5000 "$SNK2"
+expect_xdp 6 2001:db8:97::1 5000 "$SNK2"
+lookup_names_rule 198.18.97.1 "$GEN4" 32765
 # By a specific route of main: main.
-reaches 4 $A4 "$SNK"
-reaches 6 $A6 "$SNK"
-lookup_rule 4 $A4 "$GEN4" 32764
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
+lookup_names_rule $A4 "$GEN4" 32764
 log "wg-quick's rules forwarded in XDP"
 
 # ---- a rule only the kernel can evaluate ---------------------------------
@@ -173,5 +132,5 @@ e1=$(icmp_in_echos "$SNK2")
 ((D_K4 >= 5)) || fail "the kernel did not forward (IpForwDatagrams +$D_K4)"
 ((e1 - e0 >= 5)) || fail "the kernel's rules were not followed: sink2 got $((e1 - e0)) echoes"
 ip netns exec "$RTR" nft delete table inet xfibmark
-reaches 4 198.18.97.1 "$SNK2"
+expect_xdp 4 198.18.97.1 5000 "$SNK2"
 log "a rule the kernel keeps sends its packets to the kernel"
