@@ -467,6 +467,7 @@ static __always_inline __u32 route_rules(struct rule_scratch *s,
 	s->w.rule = set->hdr.first;
 	s->w.nh = XFIB_NH_IDX_NONE;
 	s->w.reason = XFIB_PASS_RULE;
+	s->w.suppressed = 0;
 	c.s = s;
 	c.set = set;
 	c.f = s->reverse ? &s->rev : &s->f;

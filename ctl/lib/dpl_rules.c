@@ -190,3 +190,8 @@ void dpl_table_info(const struct dpl *d, __u32 slot, struct xfib_table_info *ti)
 		memcpy(ti, &d->table_info[d->fam * XFIB_TABLE_SLOTS + slot],
 		       sizeof(*ti));
 }
+
+bool dpl_rules_judgeable(int fam, const struct dpl_rules_answer *a)
+{
+	return !(fam == XFIB_V6 && a->walked && a->w.suppressed);
+}

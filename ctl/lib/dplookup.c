@@ -332,8 +332,7 @@ static void follow(struct dpl *d, struct dpl_result *r, const struct dpl_flow *f
 		r->action = x;
 }
 
-/* An address (network order) as the rules' host-order halves. */
-static void rflow_addr(int fam, const __u8 *a, __u64 *hi, __u64 *lo)
+void dpl_rflow_addr(int fam, const __u8 *a, __u64 *hi, __u64 *lo)
 {
 	__u64 h = 0, l = 0;
 	int i;
@@ -366,8 +365,8 @@ static int rules_route(struct dpl *d, struct dpl_result *r,
 
 	if (r->iif == XFIB_IFINDEX_NONE && f)
 		rf.iif = f->iif;
-	rflow_addr(d->fam, r->have_src ? r->src : zero, &rf.src_hi, &rf.src_lo);
-	rflow_addr(d->fam, r->addr, &rf.dst_hi, &rf.dst_lo);
+	dpl_rflow_addr(d->fam, r->have_src ? r->src : zero, &rf.src_hi, &rf.src_lo);
+	dpl_rflow_addr(d->fam, r->addr, &rf.dst_hi, &rf.dst_lo);
 	if (f) {
 		rf.proto = f->proto;
 		rf.sport = be16toh(f->sport);

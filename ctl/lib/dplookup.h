@@ -183,6 +183,18 @@ struct dpl_result {
  */
 int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
 		    __u32 main_nh, struct dpl_rules_answer *out);
+/*
+ * Whether the kernel's FIB helper (bpf_fib_lookup(), the referee of
+ * lookup and verify) can judge the rules' answer a: its IPv6 walk skips
+ * suppress_prefixlength (fib6_rule_suppress() needs the route clone that
+ * fib6_rule_action_alt() does not make), so where a rule's answer was
+ * suppressed it answers as packets never get. Such an answer is the
+ * kernel's input path's, which the differential test checks.
+ */
+bool dpl_rules_judgeable(int fam, const struct dpl_rules_answer *a);
+/* An address (4 or 16 bytes, network order) of family fam as the
+ * rules' host-order halves (struct xfib_rflow; IPv4 in *lo). */
+void dpl_rflow_addr(int fam, const __u8 *a, __u64 *hi, __u64 *lo);
 /* A copy of the family's table slot's xfib_table_info. */
 void dpl_table_info(const struct dpl *d, __u32 slot, struct xfib_table_info *ti);
 /* dpl_open()'s mapping of the rules' maps, and its undoing. */

@@ -501,6 +501,8 @@ int cmd_lookup(struct ctl *c, int argc, char **argv)
 	l.nf_mode = nf_mode_of(skel, fam);
 	l.agree = verify_compare(&d, fam, c->addr, l.r.ready,
 				 l.r.group ? &l.r.group_nh : &l.r.nh, &l.k);
+	if (!dpl_rules_judgeable(fam, &l.r.rules))
+		l.agree = VERIFY_DEFERRED;
 	if (c->json)
 		err = out_json(lookup_json(&l));
 	else

@@ -265,7 +265,8 @@ static void report_err(struct verify_report *rep, const char *what, int err)
 }
 
 /* xfib's answers for the batch, all from one instance. */
-/* An answer that is the kernel's: a rule or table xfib leaves to it. */
+/* An answer that is the kernel's (a rule or table xfib leaves to it),
+ * or one the referee cannot judge (dpl_rules_judgeable). */
 #define DEFER_TO_KERNEL 0xffffffffu
 
 /*
@@ -279,22 +280,15 @@ static int rules_answer(const struct dpl *d, const __u8 *addr, __u32 iif,
 {
 	struct dpl_rules_answer a;
 	struct xfib_rflow f = { .iif = iif };
-	int i, err;
+	int err;
 
-	if (d->fam == XFIB_V4) {
-		f.dst_lo = (__u32)addr[0] << 24 | (__u32)addr[1] << 16 |
-			   (__u32)addr[2] << 8 | addr[3];
-	} else {
-		for (i = 0; i < 8; i++) {
-			f.dst_hi = f.dst_hi << 8 | addr[i];
-			f.dst_lo = f.dst_lo << 8 | addr[8 + i];
-		}
-	}
+	dpl_rflow_addr(d->fam, addr, &f.dst_hi, &f.dst_lo);
 	err = dpl_rules_route(d, &f, *nh_idx, &a);
 	if (err)
 		return err;
 	if (a.walked)
-		*nh_idx = a.reason == XFIB_NEXT ? a.nh : DEFER_TO_KERNEL;
+		*nh_idx = a.reason == XFIB_NEXT && dpl_rules_judgeable(d->fam, &a) ?
+			  a.nh : DEFER_TO_KERNEL;
 	return 0;
 }
 

@@ -271,8 +271,10 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 		if (XFIB_TR4_NH(ans) == XFIB_NH_IDX_NONE)
 			return 0;
 		if (x->suppress_prefixlen != 0xffffffffu &&
-		    XFIB_TR4_PLEN(ans) <= x->suppress_prefixlen)
+		    XFIB_TR4_PLEN(ans) <= x->suppress_prefixlen) {
+			w->suppressed = 1;
 			return 0;
+		}
 		w->nh = XFIB_TR4_NH(ans);
 		break;
 	case FR_ACT_GOTO:

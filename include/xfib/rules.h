@@ -243,7 +243,8 @@ struct xfib_rwalk {
 	__u32 rule;        /* out: index of the rule that decided; count:
 			    * none did */
 	__u32 table;       /* out: the table that answered (kernel id) */
-	__u32 pad;
+	__u32 suppressed;  /* out: a rule's answer was suppressed on the way
+			    * (suppress_prefixlength) */
 };
 
 #endif /* XFIB_RULES_H */

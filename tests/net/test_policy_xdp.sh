@@ -15,6 +15,8 @@
 #  - wg-quick: "lookup main suppress_prefixlength 0" then "not fwmark
 #    0xca6c lookup 51820": main's specific routes stay, its default route
 #    gives way to table 51820's;
+#  - xfibctl verify clean under the Tailscale and wg-quick sets (its sweep
+#    walks the rules, as the kernel's answers do);
 #  - a rule xfib leaves to the kernel (fwmark, once a netfilter rule can
 #    set marks) sends only the packets that reach it to the kernel.
 # Both families. The address 198.18.99.1 (2001:db8:99::1) is on the
@@ -76,6 +78,9 @@ expect_xdp 4 "$SNK4" 5000 "$SNK"
 expect_xdp 6 "$SNK6" 5000 "$SNK"
 lookup_names_rule $A4 "$GEN4" 5270
 lookup_names_rule "$SNK4" "$GEN4" 32766
+# verify walks the rules too: main alone would send table 52's prefix to
+# the sink, where the kernel's rules send it to sink2.
+verify_clean "Tailscale's rules"
 for fam in 4 6; do
 	for p in 5210 5230 5250 5270; do $RIP -$fam rule del pref $p; done
 done
@@ -102,6 +107,7 @@ lookup_names_rule 198.18.97.1 "$GEN4" 32765
 expect_xdp 4 $A4 5000 "$SNK"
 expect_xdp 6 $A6 5000 "$SNK"
 lookup_names_rule $A4 "$GEN4" 32764
+verify_clean "wg-quick's rules"
 log "wg-quick's rules forwarded in XDP"
 
 # ---- a rule only the kernel can evaluate ---------------------------------
