@@ -170,7 +170,7 @@ UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                      poptrie6_update.c trie6.c grpool.c fib_ranges.c \
                      fib_tpool.c) \
                    $(addprefix ctl/xfibd/rib/,ptree.c rib_port.c htab.c \
-                     rib_rule_class.c) \
+                     rib_rule_class.c rib_rule_runs.c) \
                    $(addprefix ctl/xfibd/kernel/,nl_policy.c nl_reader.c) \
                    $(addprefix ctl/xfibd/nf/,nfcheck.c nfrules.c) \
                    ctl/xfibd/xfrm/xfrm_count.c ctl/xfibctl/utf8.c)
@@ -211,7 +211,7 @@ FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
                nl_reader.c nl_policy.c) \
              $(addprefix ctl/xfibd/rib/,rib.c rib_link.c rib_nexthop.c \
                rib_port.c rib_route.c rib_nhobj.c rib_check.c rib_local4.c \
-               rib_prefix.c rib_expiry.c rib_rule.c rib_rule_class.c \
+               rib_prefix.c rib_expiry.c rib_rule.c rib_rule_class.c rib_rule_runs.c \
                rib_table.c htab.c objpool.c ptree.c) \
              ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture

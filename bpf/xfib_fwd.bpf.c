@@ -413,6 +413,36 @@ static __always_inline struct rule_scratch *rule_scratch(void)
 	return bpf_map_lookup_elem(&xfib_rule_scratch, &zero);
 }
 
+/*
+ * The rule a walk goes on at from the first rule of a run
+ * (include/xfib/rules.h): run_off in bits 0-7, run_log2n in 8-15, for
+ * source (hi, lo), in the half of the rules the scratch names. A
+ * function of its own, so that the verifier checks the bisection's paths
+ * once, not each with the rest of the rule's step. ~0: no rules.
+ */
+__noinline __u32 xfib_rule_run_find(__u32 off_log2n, __u64 hi, __u64 lo)
+{
+	const struct xfib_rule_set *set;
+	struct rule_scratch *s = rule_scratch();
+
+	if (!s)
+		return ~0u;
+	set = bpf_map_lookup_elem(&xfib_rules, &s->key);
+	if (!set)
+		return ~0u;
+	return xfib_rule_run_next(set, off_log2n & 0xff, (off_log2n >> 8) & 0xff,
+				  hi, lo);
+}
+
+static __always_inline __u32 xfib_env_rule_run(struct xfib_env *env,
+					       const struct xfib_rule_set *set,
+					       const struct xfib_rule *x,
+					       const struct xfib_rflow *f)
+{
+	return xfib_rule_run_find(x->run_off | x->run_log2n << 8, f->src_hi,
+				  f->src_lo);
+}
+
 /* The half of the family's rules named by one read of xfib_rules_active,
  * and its index in xfib_rules: the whole walk reads that half. */
 static __always_inline const struct xfib_rule_set *
@@ -441,6 +471,28 @@ static long rule_walk_cb(__u64 i, void *data)
 	struct rule_walk_ctx *c = data;
 
 	return xfib_rule_step(NULL, c->fam, c->set, c->f, &c->s->w);
+}
+
+/*
+ * The walk decided by the packet's source alone (rule_walk.h), before the
+ * rest of its flow is read: s->f holds its source and destination only.
+ * 1: *nh_idx is the rules' answer. Not for a local route's destination
+ * (the kernel's whatever the rules say), nor when the family's rules are
+ * the kernel's.
+ */
+static __always_inline int rules_by_source(struct rule_scratch *s,
+					   const struct xfib_rule_set *set,
+					   __u32 *nh_idx)
+{
+	const struct xfib_nexthop *nh = xfib_env_nexthop(NULL, *nh_idx);
+
+	if (set->hdr.fallback != XFIB_RULES_OK || (nh && nh->kind == XFIB_NH_LOCAL))
+		return 0;
+	s->w.main_nh = *nh_idx;
+	if (!xfib_rules_by_source(NULL, s->fam, set, &s->f, &s->w))
+		return 0;
+	*nh_idx = s->w.nh;
+	return 1;
 }
 
 /*
@@ -801,12 +853,26 @@ __noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
 
 		if ((void *)(iph + 1) > end)
 			return XFIB_PASS_MALFORMED << 24;
+		if (!(fam_l3off & XFIB_RR_RPF)) {
+			s->f.src_hi = 0;
+			s->f.src_lo = bpf_ntohl(iph->saddr);
+			s->f.dst_hi = 0;
+			s->f.dst_lo = bpf_ntohl(cs->daddr[0]);
+			if (rules_by_source(s, set, &nh_idx))
+				goto walked;
+		}
 		rflow4(&s->f, iph, end, bpf_ntohl(cs->daddr[0]), iif, cs);
 	} else {
 		const struct ipv6hdr *ip6h = data + l3off;
 
 		if ((void *)(ip6h + 1) > end)
 			return XFIB_PASS_MALFORMED << 24;
+		s->f.src_hi = load_be64(&ip6h->saddr.s6_addr[0]);
+		s->f.src_lo = load_be64(&ip6h->saddr.s6_addr[8]);
+		s->f.dst_hi = load_be64(&cs->daddr[0]);
+		s->f.dst_lo = load_be64(&cs->daddr[2]);
+		if (rules_by_source(s, set, &nh_idx))
+			goto walked;
 		rflow6(&s->f, ip6h, end, load_be64(&cs->daddr[0]),
 		       load_be64(&cs->daddr[2]), iif, cs);
 	}
@@ -815,6 +881,7 @@ __noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
 		return r << 24;
 	if (fam == XFIB_V4 && (fam_l3off & XFIB_RR_RPF))
 		rflow_reverse(&s->rev, &s->f);
+walked:
 	return XFIB_RR_WALKED | XFIB_NEXT << 24 | XFIB_RR_NH(nh_idx);
 }
 

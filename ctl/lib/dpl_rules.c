@@ -47,6 +47,12 @@ static const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx)
 }
 
 struct xfib_rflow;
+struct xfib_rule;
+struct xfib_rule_set;
+static __u32 xfib_env_rule_run(struct xfib_env *env,
+			      const struct xfib_rule_set *set,
+			      const struct xfib_rule *x,
+			      const struct xfib_rflow *f);
 static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 				   __u32 slot, const struct xfib_rflow *f,
 				   __u32 *ans);
@@ -63,6 +69,15 @@ static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 	if (xfib_env_table(env, fam, slot & (XFIB_TABLE_SLOTS - 1)) != before)
 		env->torn = true;
 	return r;
+}
+
+static __u32 xfib_env_rule_run(struct xfib_env *env,
+			      const struct xfib_rule_set *set,
+			      const struct xfib_rule *x,
+			      const struct xfib_rflow *f)
+{
+	return xfib_rule_run_next(set, x->run_off, x->run_log2n, f->src_hi,
+				  f->src_lo);
 }
 
 int dpl_rules_map(struct dpl *d)
@@ -122,8 +137,10 @@ static __u64 rules_copy(const struct dpl *d, struct xfib_rule_set *set)
 	src = &d->rules[d->fam * 2 + (cur.half & 1)];
 	memcpy(&set->hdr, &src->hdr, sizeof(set->hdr));
 	n = set->hdr.count < XFIB_RULES_MAX ? set->hdr.count : XFIB_RULES_MAX;
-	if (set->hdr.walk || set->hdr.fallback)
+	if (set->hdr.walk || set->hdr.fallback) {
 		memcpy(set->rule, src->rule, n * sizeof(set->rule[0]));
+		memcpy(set->range, src->range, sizeof(set->range));
+	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return w;
 }
@@ -131,7 +148,7 @@ static __u64 rules_copy(const struct dpl *d, struct xfib_rule_set *set)
 int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
 		    __u32 main_nh, struct dpl_rules_answer *out)
 {
-	static struct xfib_rule_set set; /* 18 KiB: not on the stack */
+	static struct xfib_rule_set set; /* 24 KiB: not on the stack */
 	struct xfib_env env = { .d = d };
 	const struct xfib_nexthop *nh;
 	int tries, n;
@@ -164,6 +181,10 @@ int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
 			out->w.nh = main_nh;
 			out->w.table = RT_TABLE_LOCAL;
 			out->reason = XFIB_NEXT;
+		} else if (xfib_rules_by_source(&env, d->fam, &set, f, &out->w)) {
+			/* as the program does first (rule_walk.h) */
+			out->reason = out->w.reason;
+			out->nh = out->w.nh;
 		} else {
 			for (n = 0; n <= XFIB_RULES_MAX; n++)
 				if (xfib_rule_step(&env, d->fam, &set, f, &out->w))

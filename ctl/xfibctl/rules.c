@@ -444,7 +444,20 @@ static json_object *table_json(const struct xfib_rule *x,
 	return o;
 }
 
-static json_object *rule_json(int af, const struct xfib_rule *x,
+/* How many rules from x on the walk reads as one run on the source
+ * (include/xfib/rules.h), 0 if none starts at x. */
+static __u32 run_rules(const struct xfib_rule_set *set, const struct xfib_rule *x)
+{
+	__u32 i = x - set->rule, end;
+
+	if (!x->run)
+		return 0;
+	end = set->range[x->run_off % XFIB_RUN_RANGES].run_end;
+	return end > i ? end - i : 0;
+}
+
+static json_object *rule_json(int af, const struct xfib_rule_set *set,
+			      const struct xfib_rule *x,
 			      const struct xfib_table_info *in)
 {
 	json_object *o = json_object_new_object(), *xf = json_object_new_object();
@@ -466,6 +479,13 @@ static json_object *rule_json(int af, const struct xfib_rule *x,
 		js_set(xf, "goto_index", js_u64(x->goto_idx));
 	if (x->tos)
 		js_set(xf, "tos_mask", js_u64(x->tos_mask));
+	if (run_rules(set, x)) {
+		json_object *r = json_object_new_object();
+
+		js_set(r, "rules", js_u64(run_rules(set, x)));
+		js_set(r, "ranges", js_u64(1u << x->run_log2n));
+		js_set(xf, "run", r);
+	}
 	/* Main and local are the family's instance (status). */
 	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_MAIN &&
 	    x->tslot != XFIB_TSLOT_LOCAL)
@@ -474,10 +494,10 @@ static json_object *rule_json(int af, const struct xfib_rule *x,
 	return o;
 }
 
-static void rule_text(int af, const struct xfib_rule *x,
-		      const struct xfib_table_info *in)
+static void rule_text(int af, const struct xfib_rule_set *set,
+		      const struct xfib_rule *x, const struct xfib_table_info *in)
 {
-	char line[512], cls[160], tbl[96] = "";
+	char line[512], cls[160], tbl[96] = "", run[96] = "";
 	struct rule_out w = { .buf = line, .len = sizeof(line) };
 
 	*line = '\0';
@@ -488,10 +508,13 @@ static void rule_text(int af, const struct xfib_rule *x,
 		memcpy(tbl, "; ", 3);
 		table_text(x, in, tbl + 2, sizeof(tbl) - 2);
 	}
+	if (run_rules(set, x))
+		snprintf(run, sizeof(run), "; with the next %u, one run on the source: %u ranges",
+			 run_rules(set, x) - 1, 1u << x->run_log2n);
 	/* print_rule writes "not " right after the tab, then "from". */
-	printf("%u:\t%s\t[%s%s]\n", x->priority,
+	printf("%u:\t%s\t[%s%s%s]\n", x->priority,
 	       line[0] == ' ' ? line + 1 : line,
-	       class_text(x, cls, sizeof(cls)), tbl);
+	       class_text(x, cls, sizeof(cls)), tbl, run);
 }
 
 /* ---- the family ------------------------------------------------------------ */
@@ -548,7 +571,7 @@ static json_object *family_json(__u32 fam, const struct xfib_rule_set *set,
 		js_set(o, "first", js_u64(set->hdr.first));
 	js_set(o, "why", js_str(family_verdict(set, table, why, sizeof(why))));
 	for (i = 0; i < set->hdr.count && i < XFIB_RULES_MAX; i++)
-		json_object_array_add(l, rule_json(af, &set->rule[i],
+		json_object_array_add(l, rule_json(af, set, &set->rule[i],
 			rule_table_info(tv, fam, set->rule[i].tslot)));
 	js_set(o, "rules", l);
 	return o;
@@ -565,7 +588,7 @@ static void family_text(__u32 fam, const struct xfib_rule_set *set, __u32 table,
 	       set->hdr.total, set->hdr.generation,
 	       family_verdict(set, table, why, sizeof(why)));
 	for (i = 0; i < set->hdr.count && i < XFIB_RULES_MAX; i++)
-		rule_text(af, &set->rule[i],
+		rule_text(af, set, &set->rule[i],
 			  rule_table_info(tv, fam, set->rule[i].tslot));
 }
 

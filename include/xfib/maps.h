@@ -35,10 +35,10 @@
  * tests/net/test_upgrade.sh; never for a router.
  */
 #ifdef XFIB_LAYOUT_TEST
-#define XFIB_LAYOUT_VERSION 4
+#define XFIB_LAYOUT_VERSION 5
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)
 #else
-#define XFIB_LAYOUT_VERSION 3
+#define XFIB_LAYOUT_VERSION 4
 #define XFIB_NEIGH_HOSTS_MAX XFIB_NEIGH_MAX
 #endif
 

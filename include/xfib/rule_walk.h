@@ -33,6 +33,9 @@
  *  - blackhole, unreachable, prohibit: to the kernel, which drops or
  *    answers with the ICMP error.
  * The end of the rules without an answer: no route (the kernel's).
+ * Where a run of rules on the source alone starts (include/xfib/rules.h),
+ * one bisection of the run's source ranges skips the rules of the run
+ * that cannot match.
  *
  * The same walk checks an IPv4 packet's source on a port with rp_filter
  * (__fib_validate_source: the flow reversed, as from the loopback device:
@@ -65,6 +68,14 @@ XFIB_INLINE __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot);
 XFIB_INLINE __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 					__u32 slot, const struct xfib_rflow *f,
 					__u32 *ans);
+/* xfib_rule_run_next() below for run x's ranges in set and the flow's
+ * source, which the program too runs as a function of its own (the
+ * verifier then checks the bisection's paths once, not each with the
+ * rest of the rule). */
+XFIB_INLINE __u32 xfib_env_rule_run(struct xfib_env *env,
+				    const struct xfib_rule_set *set,
+				    const struct xfib_rule *x,
+				    const struct xfib_rflow *f);
 /* The family's range pool entry idx, or NULL. */
 XFIB_INLINE const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx);
 XFIB_INLINE const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx);
@@ -220,8 +231,35 @@ XFIB_INLINE __u32 xfib_table_answer(struct xfib_env *env, __u32 fam,
 	return XFIB_NEXT;
 }
 
-/* One rule, at w->rule: 1 when the walk is decided (w->reason), 0 to go
- * on at w->rule. */
+/* The rule a walk that reaches the first rule of a run, of 2^log2n
+ * ranges from set->range[off], goes on at for source (hi, lo):
+ * bisection over the run's ranges (include/xfib/rules.h). */
+XFIB_INLINE __u32 xfib_rule_run_next(const struct xfib_rule_set *set,
+				     __u32 off, __u32 log2n, __u64 hi, __u64 lo)
+{
+	const struct xfib_rule_range *r;
+	__u32 pos = 0;
+	int b;
+
+#ifdef __clang__
+#pragma clang loop unroll(full)
+#endif
+	for (b = XFIB_RUN_RANGES_LOG2 - 1; b >= 0; b--) {
+		__u32 probe;
+
+		if ((__u32)b >= log2n)
+			continue;
+		probe = pos + (1u << b);
+		r = &set->range[(off + probe) & (XFIB_RUN_RANGES - 1)];
+		if (r->hi < hi || (r->hi == hi && r->lo <= lo))
+			pos = probe;
+	}
+	return set->range[(off + pos) & (XFIB_RUN_RANGES - 1)].rule;
+}
+
+/* One rule, at w->rule (or, where a run of rules on the source starts,
+ * the run's first that matches): 1 when the walk is decided (w->reason),
+ * 0 to go on at w->rule. */
 XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 			       const struct xfib_rule_set *set,
 			       const struct xfib_rflow *f, struct xfib_rwalk *w)
@@ -230,12 +268,18 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 	__u32 i = w->rule, ans, r;
 	int m;
 
-	if (i >= set->hdr.count || i >= XFIB_RULES_MAX) {
-		w->reason = XFIB_NEXT; /* no route: the kernel's */
-		w->nh = XFIB_NH_IDX_NONE;
-		return 1;
-	}
+	if (i >= set->hdr.count || i >= XFIB_RULES_MAX)
+		goto end;
 	x = &set->rule[i];
+	if (x->run) {
+		r = xfib_env_rule_run(env, set, x, f);
+		if (r == ~0u)
+			goto kernel;
+		i = r;
+		if (i >= set->hdr.count || i >= XFIB_RULES_MAX)
+			goto end;
+		x = &set->rule[i];
+	}
 	w->rule = i + 1;
 	m = xfib_rule_selectors(x, f, fam == XFIB_V4);
 	if (m < 0)
@@ -293,6 +337,58 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 kernel:
 	w->reason = XFIB_PASS_RULE;
 	w->rule = i;
+	return 1;
+end:
+	w->reason = XFIB_NEXT; /* no route: the kernel's */
+	w->nh = XFIB_NH_IDX_NONE;
+	w->rule = set->hdr.count;
+	return 1;
+}
+
+/*
+ * The walk decided by the packet's source alone, where it can be: when
+ * the walk's first rule starts a run (include/xfib/rules.h), the run
+ * names, for the flow's source, the first of its rules that matches, and
+ * that rule is a lookup without suppress_prefixlength that finds a route,
+ * the walk ends there with it. Reads the flow's source and destination
+ * only (no ports, no TOS: a rule of a run reads none), so the program
+ * asks this before it reads the rest of the flow. 1: decided, as
+ * xfib_rule_step() would have (w->nh, w->rule, w->table); 0: walk. The
+ * caller has ruled out a local route (see the top of this file).
+ */
+XFIB_INLINE int xfib_rules_by_source(struct xfib_env *env, __u32 fam,
+				     const struct xfib_rule_set *set,
+				     const struct xfib_rflow *f,
+				     struct xfib_rwalk *w)
+{
+	const struct xfib_rule *x = &set->rule[set->hdr.first & (XFIB_RULES_MAX - 1)];
+	__u32 k, end, nh, ans;
+
+	if (!set->hdr.walk || set->hdr.first >= set->hdr.count || !x->run)
+		return 0;
+	end = set->range[x->run_off & (XFIB_RUN_RANGES - 1)].run_end;
+	k = xfib_env_rule_run(env, set, x, f);
+	/* the rule after the run: one the source alone does not decide */
+	if (k >= end || k >= set->hdr.count || k >= XFIB_RULES_MAX)
+		return 0;
+	x = &set->rule[k];
+	if (x->action != FR_ACT_TO_TBL || x->suppress_prefixlen != 0xffffffffu)
+		return 0;
+	if (x->tslot == XFIB_TSLOT_MAIN) {
+		nh = w->main_nh;
+	} else if (x->tslot < XFIB_TABLE_SLOTS) {
+		if (xfib_env_table_answer(env, fam, x->tslot, f, &ans) != XFIB_NEXT)
+			return 0;
+		nh = XFIB_TR4_NH(ans);
+	} else {
+		return 0;
+	}
+	if (nh == XFIB_NH_IDX_NONE)
+		return 0;
+	w->nh = nh;
+	w->reason = XFIB_NEXT;
+	w->rule = k;
+	w->table = x->table;
 	return 1;
 }
 

@@ -151,7 +151,10 @@ struct xfib_rule {
 	__u8 tos_mask;            /* tos selector: the bits of the packet's
 				   * TOS / traffic class this kernel
 				   * compares with tos (xfibd knows which) */
-	__u8 pad[3];
+	__u8 run;                 /* a run of rules on the source starts
+				   * here (xfib_rule_set.range) ... */
+	__u8 run_log2n;           /* ... of 2^run_log2n ranges */
+	__u8 run_off;             /* ... from range[run_off] */
 	__u64 tun_id;             /* host order */
 	char iifname[16];
 	char oifname[16];
@@ -198,10 +201,36 @@ struct xfib_rules_hdr {
 	__u32 first;
 };
 
+/*
+ * Runs of rules on the source. Rules whose match depends on the packet's
+ * source address alone (from, not, selectors xfibd decided: the
+ * multi-homing and cloud rule sets, fwmark rules for unmarked packets)
+ * are the bulk of real rule sets, and reading them one by one is what a
+ * walk costs (one rule a bpf_loop() call). So xfibd compiles each run of
+ * two or more consecutive such rules into sorted source ranges, each
+ * naming the first rule of the run that matches its sources (or the
+ * rule after the run when none does): the walk, reaching the run's first
+ * rule, bisects them and goes on at that rule, whose selectors it then
+ * reads as any other's. A run only skips rules that do not match, so
+ * the answer is the linear walk's (a goto into the middle of a run walks
+ * on from there rule by rule). IPv4 ranges hold the address in lo.
+ */
+#define XFIB_RUN_RANGES_LOG2 8
+#define XFIB_RUN_RANGES (1u << XFIB_RUN_RANGES_LOG2)
+
+struct xfib_rule_range {
+	__u64 hi, lo;  /* the range's first source, host order */
+	__u32 rule;    /* the rule the walk goes on at for it */
+	__u32 run_end; /* in a run's first range: the index of the rule
+			* after the run (for xfibctl rules) */
+};
+_Static_assert(sizeof(struct xfib_rule_range) == 24, "xfib_rule_range size");
+
 /* One half of a family's rules. */
 struct xfib_rule_set {
 	struct xfib_rules_hdr hdr;
 	struct xfib_rule rule[XFIB_RULES_MAX];
+	struct xfib_rule_range range[XFIB_RUN_RANGES];
 };
 
 /* Per family: the half readers use. 8 bytes, written at once. */

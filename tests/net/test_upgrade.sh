@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Upgrades without a gap: a router runs this tree's xfib (layout 3) on
+# Upgrades without a gap: a router runs this tree's xfib (layout L) on
 # three ports under ping streams in both families, and a second build of
 # the same tree whose maps differ and whose layout is newer (make
 # LAYOUT_TEST=1, built here into its own BUILD) takes it over:
@@ -18,7 +18,7 @@
 #   counters for forwarded traffic moved, in the old maps (kept readable by
 #   a pin of the test's own) nor in the new; every port runs the new
 #   program, the one that reads the pinned maps, which are the new build's
-#   (its xfib_neigh_hosts size, layout 4); the flow hash seed is the old
+#   (its xfib_neigh_hosts size, layout L + 1); the flow hash seed is the old
 #   one; the new xfibctl's status works and the old xfibctl's fails,
 #   naming the layouts; xfibd logs the upgrade with its numbers, and the
 #   new status shows them;
@@ -33,6 +33,10 @@ xfib_init
 command -v bpftool >/dev/null || skip "missing tool: bpftool"
 
 layout_test_build
+# This tree's layout, L, and the test build's, L + 1.
+L=$(sed -n 's/^#define XFIB_LAYOUT_VERSION \([0-9]*\)$/\1/p' "$XFIB_TOP/include/xfib/maps.h" | tail -n 1)
+[[ "$L" =~ ^[0-9]+$ ]] || fail "no layout version in include/xfib/maps.h"
+N=$((L + 1))
 OLDD=$XFIBD OLDCTL=$XFIBCTL
 
 topo_create 0
@@ -219,21 +223,21 @@ done
 ((i == 3)) || fail "$i ports"
 bpftool -j map show pinned "$PIN/xfib_neigh_hosts" | jqe '.max_entries == 131073' >/dev/null ||
 	fail "the pinned xfib_neigh_hosts is not the new build's: $(bpftool -j map show pinned "$PIN/xfib_neigh_hosts")"
-bpftool -j map dump pinned "$PIN/xfib_layout" | jqe '.[0].formatted.value.version == 4 and
-	.[0].formatted.value.from_version == 3 and .[0].formatted.value.ports == 3' >/dev/null ||
+bpftool -j map dump pinned "$PIN/xfib_layout" | jqe --argjson l "$L" --argjson n "$N" '.[0].formatted.value.version == $n and
+	.[0].formatted.value.from_version == $l and .[0].formatted.value.ports == 3' >/dev/null ||
 	fail "xfib_layout: $(bpftool -j map dump pinned "$PIN/xfib_layout")"
 staging_gone "after the upgrade"
 [ "$(rctl status -j | jq -r .hash_seed.seed)" = "$seed0" ] ||
 	fail "the flow hash seed changed: $seed0 -> $(rctl status -j | jq -r .hash_seed.seed)"
-rctl status -j | jqe --argjson pid "$XFIBD_PID" '.daemon.pid == $pid and .daemon.synced and
-	(.interfaces | length == 3) and .layout.version == 4 and
-	.layout.upgrade.from_version == 3 and .layout.upgrade.ports == 3' >/dev/null ||
+rctl status -j | jqe --argjson pid "$XFIBD_PID" --argjson l "$L" --argjson n "$N" '.daemon.pid == $pid and .daemon.synced and
+	(.interfaces | length == 3) and .layout.version == $n and
+	.layout.upgrade.from_version == $l and .layout.upgrade.ports == 3' >/dev/null ||
 	fail "the new xfibctl's status: $(rctl status -j | jq -c '{layout, daemon, interfaces}')"
 verify_clean "after the upgrade"
 out=$(XFIBCTL=$OLDCTL rctl status 2>&1) && fail "the old xfibctl's status worked on the new maps: $out"
-grep -q "the pinned maps are layout 4, a newer xfib's; this xfib is layout 3" <<<"$out" ||
+grep -q "the pinned maps are layout $N, a newer xfib's; this xfib is layout $L" <<<"$out" ||
 	fail "the old xfibctl's refusal: $out"
-grep -q "upgraded the dataplane from layout 3 to 4 on 3 ports" "$XFIBD_LOG" ||
+grep -q "upgraded the dataplane from layout $L to $N on 3 ports" "$XFIBD_LOG" ||
 	fail "xfibd did not log the upgrade"
 log "$(grep -o "upgraded the dataplane.*" "$XFIBD_LOG")"
 
@@ -244,7 +248,7 @@ sleep 1
 remember
 stop_xfibd
 xfibd_fails "the old build over the new maps" "$OLDD" \
-	"the pinned maps are layout 4, a newer xfib's; this xfib is layout 3 and leaves them alone"
+	"the pinned maps are layout $N, a newer xfib's; this xfib is layout $L and leaves them alone"
 unchanged "after the old build's refusal"
 check_flowing "after the old build's refusal"
 XFIBD=$NEWD start_xfibd

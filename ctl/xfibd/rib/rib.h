@@ -563,6 +563,12 @@ int rib_rules_publish(struct rib *r);
  * kernel code each decision follows. Pure: no I/O.
  */
 void rib_rule_classify(struct xfib_rule *x, bool marks);
+/*
+ * Compiles the runs of set's rules that read the source alone into
+ * set->range and the run fields of their first rules (include/xfib/rules.h),
+ * for the walk of a family of rules built otherwise whole. Pure.
+ */
+void rib_rule_runs(struct xfib_rule_set *set, int fam);
 /* Whether fam's rules, as last dumped, and its local table's routes, as
  * last committed, send it to the kernel (XFIB_RULES_LOCAL_ROUTES): the
  * routes may have changed since the rules were published. Reads only

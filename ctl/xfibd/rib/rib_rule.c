@@ -243,6 +243,7 @@ static void rules_build(struct rib *r, int fam, struct xfib_rule_set *set)
 		x->tos_mask = rule_tos_mask(fam);
 		rib_rule_classify(x, r->marks[fam]);
 	}
+	rib_rule_runs(set, fam);
 }
 
 /* What the rules' fallback says of the family, for fib.c; logged when it
