@@ -8,8 +8,9 @@
 # rule and agreeing with the kernel:
 #
 #  - multi-homing: "from <gen's subnet> lookup 100", table 100 sending a
-#    prefix main sends to the sink to sink2 instead; a source outside the
-#    subnet still follows main; the rule deleted, main again;
+#    prefix main sends to the sink to sink2 instead; five more uplinks'
+#    rules before it, read as one run on the source; a source outside the
+#    subnets still follows main; the rule deleted, main again;
 #  - Tailscale: fwmark rules (no netfilter rule marks packets here, so
 #    they match nothing) and "lookup 52" before main;
 #  - wg-quick: "lookup main suppress_prefixlength 0" then "not fwmark
@@ -47,9 +48,32 @@ expect_xdp 4 $A4 5000 "$SNK2"
 expect_xdp 6 $A6 5000 "$SNK2"
 lookup_names_rule $A4 "$GEN4" 100
 lookup_names_rule $A6 "$GEN6" 100
-# From outside the rule's subnet: main.
+# More uplinks, whose subnets the generator is not in: their rules, 100's
+# and main's (every source) are one run on the source (xfibctl rules
+# says so), which the walk
+# bisects instead of reading each rule; the packets go on at 100's, or,
+# from outside every subnet, past the run to main.
+for i in 1 2 3 4 5; do
+	$RIP route add 198.18.99.0/24 via "$SNK4" table $((100 + i))
+	$RIP -6 route add 2001:db8:99::/48 via "$SNK6" table $((100 + i))
+	$RIP rule add from "198.18.$((90 + i)).0/24" lookup $((100 + i)) pref $((90 + i))
+	$RIP -6 rule add from "2001:db8:$((90 + i))::/48" lookup $((100 + i)) pref $((90 + i))
+done
+one_run() {
+	rctl rules -j | jq -e '[.ipv4, .ipv6][] | [.rules[] | select(.xfib.run)] |
+		length == 1 and .[0].priority == 91 and .[0].xfib.run.rules >= 7' >/dev/null
+}
+wait_until 5 one_run || fail "the six from-rules and main are not one run: $(rctl rules)"
+expect_xdp 4 $A4 5000 "$SNK2"
+expect_xdp 6 $A6 5000 "$SNK2"
+lookup_names_rule $A4 "$GEN4" 100
+# From outside the rules' subnets: main.
 expect_xdp 4 $A4 5000 "$SNK" -I 198.18.98.2
 expect_xdp 6 $A6 5000 "$SNK" -I 2001:db8:98::2
+for i in 1 2 3 4 5; do
+	$RIP rule del pref $((90 + i))
+	$RIP -6 rule del pref $((90 + i))
+done
 # A route added to table 100 under the rule is followed.
 $RIP route add "$SNK4/32" via "$SNK2_4" table 100
 ip -n "$SNK2" addr add "$SNK4/32" dev lo
