@@ -37,19 +37,22 @@
 #            masquerading out of r-sink, and every entry source-NATed to
 #            the router's address there (ctfill --snat), as masquerade
 #            would have made them; xfib forwards them with the NAT in XDP.
-#   xfib_rmh, xfib_rwg  xfib under policy rules (every table at full
-#            scale, the 10-route table at small scale; RULES=0 leaves them
-#            out): rmh, source-based multi-homing, ten rules before main
-#            ("from 198.18.60+i.0/24 lookup 100+i", each table a default
-#            route), which the generator's source matches none of: every
-#            packet walks ten rules, then main answers; rwg, wg-quick's
+#   xfib_rmh, xfib_rmi, xfib_rwg  xfib under policy rules (every table
+#            at full scale, the 10-route table at small scale; RULES=0
+#            leaves them out): rmh, source-based multi-homing, ten rules
+#            before main ("from 198.18.60+i.0/24 lookup 100+i", each table
+#            a default route), which the generator's source matches none
+#            of: every packet passes ten rules, then main answers (the ten
+#            are one run on the source: one bisection skips them); rmi,
+#            the same ten with "iif r-gen" added, which no run holds: every
+#            packet reads the ten one by one (what a rule costs); rwg, wg-quick's
 #            two ("lookup main suppress_prefixlength 0", then "not fwmark
 #            0xca6c lookup 51820"), whose first answers every packet from
 #            main's prefix lengths (a copy of main in the rules' table
 #            pool: where main does not fit the pool, the rule is the
 #            kernel's and the path is not measured). Each against xfib
 #            without rules in the same repetitions: the rules' cost, and
-#            per rule walked for rmh.
+#            per rule read for rmi.
 #   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
 #            first algorithm of each family that holds the table): xfib's
 #            own build, xfib built without the per-port counters and
@@ -118,7 +121,8 @@
 # generator runs SECS seconds through fibfwd and through xfib with the
 # first algorithm that fits (the one the program cost is measured with),
 # and where the gate's paths are measured, through xfib_ct and xfib_nat
-# with that algorithm, per family, into
+# with that algorithm, and through xfib_rmh and xfib_rmi where the rules'
+# paths are measured, per family, into
 # build/bench/fwd-perf-TABLE-PATH-ipvF.txt. NDST (65536 full, 4096 small; a
 # power of two, at most 65536), GEN_CPU (0), FWD_CPU (unset), TIME_LOADS
 # (9; small: 1) and TIME_CPU (the CPU after GEN_CPU) for the program cost, TABLES ("10
@@ -415,24 +419,25 @@ rules_state() {
 	rctl rules -j | jq -r ".ipv$1.rules[] | .xfib.table.state // empty" | sort | uniq -c | xargs
 }
 
-# rules_on mh|wg: the rule set (see the paths above) in both families,
+# rules_on mh|mi|wg: the rule set (see the paths above) in both families,
 # published and its tables built. Returns 1 if a table it reaches is the
 # kernel's (too large for the pool): the path is then not measured.
 rules_on() {
-	local kind=$1 fam i deadline st
+	local kind=$1 fam i deadline st iif=()
 	[ "$RULES_NOW" != "$kind" ] || return 0
+	[ "$kind" != mi ] || iif=(iif "$R_GEN")
 	rules_off
 	# A table found too large stays so for this table size.
 	[ -z "${RULES_TOO_LARGE[$kind:$TABLE_NOW]:-}" ] || return 1
 	for fam in 4 6; do
-		if [ "$kind" = mh ]; then
+		if [ "$kind" = mh ] || [ "$kind" = mi ]; then
 			for ((i = 0; i < 10; i++)); do
 				if [ "$fam" = 4 ]; then
 					ip -n "$RTR" route add default via "$SNK4" table $((100 + i))
-					ip -n "$RTR" rule add pref $((1000 + i)) from "198.18.$((60 + i)).0/24" lookup $((100 + i))
+					ip -n "$RTR" rule add pref $((1000 + i)) from "198.18.$((60 + i)).0/24" "${iif[@]}" lookup $((100 + i))
 				else
 					ip -n "$RTR" -6 route add default via "$SNK6" table $((100 + i))
-					ip -n "$RTR" -6 rule add pref $((1000 + i)) from "2001:db8:$((60 + i))::/48" lookup $((100 + i))
+					ip -n "$RTR" -6 rule add pref $((1000 + i)) from "2001:db8:$((60 + i))::/48" "${iif[@]}" lookup $((100 + i))
 				fi
 			done
 		else
@@ -777,6 +782,16 @@ profile_table() {
 			done
 			gate_off
 		fi
+		# And the policy rules' (multi-homing, both kinds).
+		if rules_priced "$table"; then
+			for kind in mh mi; do
+				rules_on "$kind" || continue
+				use_xfib "$fam"
+				gen "$fam" --packets "$WARMUP" >/dev/null
+				perf_gen "$dir/fwd-perf-$table-xfib_r${kind}_$algo-ipv$fam.txt" "$fam"
+			done
+			rules_off
+		fi
 	done
 }
 
@@ -943,7 +958,7 @@ run_table() {
 			order=${order/xfib/xfib xfib_ct xfib_nat}
 			order=${order/kernel/kernel kernel_ct kernel_nat}
 		fi
-		! rules_priced "$table" || order=${order/xfib/xfib xfib_rmh xfib_rwg}
+		! rules_priced "$table" || order=${order/xfib/xfib xfib_rmh xfib_rmi xfib_rwg}
 		for path in $order; do
 			case $path in
 			kernel | kernel_ct | kernel_nat)
@@ -981,7 +996,7 @@ run_table() {
 					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
 				done
 				;;
-			xfib_rmh | xfib_rwg)
+			xfib_rmh | xfib_rmi | xfib_rwg)
 				gate_off
 				rules_on "${path#xfib_r}" || continue
 				for fa in "${fits[@]}"; do
@@ -1092,7 +1107,7 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		ratio_gate_off: (if $r.path == "xfib_ct" or $r.path == "xfib_nat" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
 			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
 		# Policy rules against xfib without them, same algorithm.
-		ratio_rules_off: (if $r.path == "xfib_rmh" or $r.path == "xfib_rwg" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
+		ratio_rules_off: (if $r.path == "xfib_rmh" or $r.path == "xfib_rmi" or $r.path == "xfib_rwg" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
 			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
 		verified: (if .path == "kernel" or .path == "kernel_ct" or .path == "kernel_nat" then .kpct >= 99 and .xpct == 0
 		           elif .path == "fibfwd" or .path == "nolookup" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
@@ -1127,6 +1142,7 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 			     elif $c.path == "xfib_ct" then $c.algorithm + "+ct_gate"
 			     elif $c.path == "xfib_nat" then $c.algorithm + "+ct_gate+nat"
 			     elif $c.path == "xfib_rmh" then $c.algorithm + "+rules_multihoming"
+			     elif $c.path == "xfib_rmi" then $c.algorithm + "+rules_multihoming_iif"
 			     elif $c.path == "xfib_rwg" then $c.algorithm + "+rules_wgquick"
 			     elif ($c.path | startswith("xfib-")) then $c.path + "/" + $c.algorithm else $c.path end),
 		 path: $c.path, table: $c.table, destinations: $ndst,
@@ -1146,6 +1162,7 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 			       elif $r.path == "xfib_ct" then $r.algorithm + "+ct_gate"
 			       elif $r.path == "xfib_nat" then $r.algorithm + "+ct_gate+nat"
 			       elif $r.path == "xfib_rmh" then $r.algorithm + "+rules_multihoming"
+			       elif $r.path == "xfib_rmi" then $r.algorithm + "+rules_multihoming_iif"
 			       elif $r.path == "xfib_rwg" then $r.algorithm + "+rules_wgquick" else $r.path end),
 		   path: $r.path, table: $r.table, routes: $r.routes, destinations: $ndst}
 		  + . + {repetitions: $r.n,
@@ -1165,6 +1182,7 @@ jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algori
 	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
 	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm
 	elif .path == "xfib_rmh" then "xfib+rmh/" + .algorithm
+	elif .path == "xfib_rmi" then "xfib+rmi/" + .algorithm
 	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm else .path end),
 	.rx, .rx_min, .rx_max, .tx, .loss, (.ratio_kernel // 0), (.ratio_fibfwd // 0), .kpct, .xpct, .verified] | @tsv' "$OUT" |
 	while IFS=$'\t' read -r t f p rx mn mx tx loss rk rf kp xp ok; do
@@ -1178,15 +1196,19 @@ jq -r '.summary[] | select(.path == "xfib_ct" or .path == "xfib_nat") |
 	"\(if .ratio_gate_off then (.rx / .ratio_gate_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
 	"\(if .ratio_gate_off then (.ratio_gate_off * 100 | round | tostring) + "%" else "?" end)"' "$OUT"
 # What the policy rules cost: against xfib without them in the same
-# repetitions, and per rule walked (multi-homing: ten per packet), from
-# the medians' time per packet.
-jq -r '.summary[] | select(.path == "xfib_rmh" or .path == "xfib_rwg") |
-	(if .path == "xfib_rmh" then "policy rules, multi-homing (10 walked before main)" else "policy rules, wg-quick (main by prefix length)" end) as $what |
+# repetitions, and per rule read (multi-homing with iif: ten per packet)
+# or for the run of ten, from the medians' time per packet.
+jq -r '.summary[] | select(.path == "xfib_rmh" or .path == "xfib_rmi" or .path == "xfib_rwg") |
+	(if .path == "xfib_rmh" then "policy rules, multi-homing (10 before main, one run on the source)"
+	 elif .path == "xfib_rmi" then "policy rules, multi-homing with iif (10 read before main)"
+	 else "policy rules, wg-quick (main by prefix length)" end) as $what |
 	"\($what), table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps, " +
 	"\(if .ratio_rules_off then (.rx / .ratio_rules_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without rules: " +
 	"\(if .ratio_rules_off then (.ratio_rules_off * 100 | round | tostring) + "%" else "?" end)" +
 	(if .path == "xfib_rmh" and .ratio_rules_off then
-		", \(((1000 / .rx - 1000 * .ratio_rules_off / .rx) / 10 * 10 | round) / 10) ns per rule walked" else "" end)' "$OUT"
+		", \(((1000 / .rx - 1000 * .ratio_rules_off / .rx) * 10 | round) / 10) ns for the ten"
+	 elif .path == "xfib_rmi" and .ratio_rules_off then
+		", \(((1000 / .rx - 1000 * .ratio_rules_off / .rx) / 10 * 10 | round) / 10) ns per rule read" else "" end)' "$OUT"
 # Where the gate's time goes: the profiles of its paths (PERF=1), by the
 # share of the core each of the forwarder's two functions took.
 if [ "${PERF:-0}" != 0 ]; then
@@ -1213,6 +1235,7 @@ jq -r '.router_cost[] | [.table, .family, (if .path == "xfib" then "xfib/" + .al
 	elif .path == "xfib_ct" then "xfib+ct/" + .algorithm
 	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm
 	elif .path == "xfib_rmh" then "xfib+rmh/" + .algorithm
+	elif .path == "xfib_rmi" then "xfib+rmi/" + .algorithm
 	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm
 	elif (.path | startswith("xfib-")) then .path + "/" + .algorithm else .path end),
 	.ns.median, .ns.min, .ns.max,
