@@ -183,6 +183,16 @@ $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/t
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
 
+# test_rib_dflt drives the whole RIB over arrays in memory.
+RIB_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,$(addprefix ctl/xfibd/rib/, \
+                  rib.c rib_link.c rib_nexthop.c rib_route.c rib_nhobj.c \
+                  rib_check.c rib_local4.c rib_prefix.c rib_expiry.c \
+                  rib_rule.c rib_table.c objpool.c))
+$(BUILD)/tests/unit_test_rib_dflt: $(BUILD)/san/tests/unit/test_rib_dflt.o \
+		$(UNIT_SAN_OBJS) $(RIB_SAN_OBJS) | $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
+
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
 $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests

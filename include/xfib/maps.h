@@ -35,10 +35,10 @@
  * tests/net/test_upgrade.sh; never for a router.
  */
 #ifdef XFIB_LAYOUT_TEST
-#define XFIB_LAYOUT_VERSION 5
+#define XFIB_LAYOUT_VERSION 6
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)
 #else
-#define XFIB_LAYOUT_VERSION 4
+#define XFIB_LAYOUT_VERSION 5
 #define XFIB_NEIGH_HOSTS_MAX XFIB_NEIGH_MAX
 #endif
 
@@ -174,7 +174,32 @@ enum xfib_nh_kind {
 /* Reserved nexthop indexes. */
 #define XFIB_NH_IDX_NONE 0
 #define XFIB_NH_IDX_LOCAL 1
-#define XFIB_NH_IDX_FIRST_FREE 2
+
+/*
+ * Indexes [XFIB_NH_DFLT_FIRST, XFIB_NH_DFLT_FIRST + XFIB_NH_DFLT_COUNT)
+ * are the answers of default routes (0.0.0.0/0, ::/0) of the mirrored
+ * table, main, and of nothing else: each such route of a kind the
+ * kernel's suppress_prefixlength can suppress (a gateway, on-link or
+ * multipath route; fib_rules_lookup() suppresses no lookup that failed,
+ * as a blackhole, unreachable or prohibit route's does) takes an entry
+ * here that no other route shares, a copy of what its nexthop would be
+ * (a multipath one names the same xfib_nh_groups entry), written before
+ * slot 0 may answer with it. So the rule walk knows from slot 0's answer
+ * alone whether it came from a /0, which "lookup main
+ * suppress_prefixlength 0" (wg-quick's rule) suppresses, at any size of
+ * main; slot 0's structures keep no prefix lengths (include/xfib/rule_walk.h).
+ * The range sits just above the fixed indexes rather than at the top of
+ * the array: dxr packs nexthop indexes in 16 bits (lookup_dxr.h). A
+ * default route that finds it full, a few dozen being more than a router
+ * has, goes to the kernel. Layout 5: a layout 4 program would take such
+ * an answer for main's own, and a layout 4 daemon gives these indexes to
+ * any route.
+ */
+#define XFIB_NH_DFLT_FIRST 2
+#define XFIB_NH_DFLT_COUNT 64
+#define XFIB_NH_IS_DFLT(idx) ((__u32)(idx) - XFIB_NH_DFLT_FIRST < XFIB_NH_DFLT_COUNT)
+/* The first index of the other nexthops. */
+#define XFIB_NH_IDX_FIRST_FREE (XFIB_NH_DFLT_FIRST + XFIB_NH_DFLT_COUNT)
 
 struct xfib_nexthop {
 	__u8 kind;    /* enum xfib_nh_kind */

@@ -7,8 +7,8 @@
 # (scripts/debian/postinst) and restarts the unit: SIGTERM to the old
 # xfibd, the new helper's post-stop, then its pre-start, run and
 # post-start. Here the unit's helper (scripts/service/xfib-service.in) is
-# made twice, for this tree's build (layout 3) and for the LAYOUT_TEST=1
-# build (layout 4), and the steps run in that order on a namespaced router
+# made twice, for this tree's build (layout L) and for the LAYOUT_TEST=1
+# build (layout L + 1), and the steps run in that order on a namespaced router
 # configured with XFIB_ON_STOP=detach, under ping streams in both
 # families:
 #
@@ -28,6 +28,10 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/layout_test.sh"
 xfib_init
 layout_test_build
+# This tree's layout, L, and the test build's, L + 1.
+L=$(sed -n 's/^#define XFIB_LAYOUT_VERSION \([0-9]*\)$/\1/p' "$XFIB_TOP/include/xfib/maps.h" | tail -n 1)
+[[ "$L" =~ ^[0-9]+$ ]] || fail "no layout version in include/xfib/maps.h"
+N=$((L + 1))
 OLDDIR=$(dirname "$XFIBD") NEWDIR=$(dirname "$NEWD")
 for d in "$OLDDIR" "$NEWDIR"; do
 	sed -e "s|@SBINDIR@|$d|g" -e "s|@SYSCONFDIR@|$XFIB_TMP/etc|g" \
@@ -84,7 +88,7 @@ log "the new unit's post-start returned $(($(now_ms) - t0)) ms after its start"
 rm "$RUNDIR/upgrade-restart"
 XFIBCTL=$NEWCTL
 
-grep -q "upgraded the dataplane from layout 3 to 4 on 2 ports" "$XFIBD_LOG" ||
+grep -q "upgraded the dataplane from layout $L to $N on 2 ports" "$XFIBD_LOG" ||
 	fail "the new xfibd did not upgrade: $(tail -n 5 "$XFIBD_LOG")"
 log "$(grep -o "upgraded the dataplane.*" "$XFIBD_LOG")"
 grep -q "restart for an upgrade: the ports stay attached" "$XFIBD_LOG" ||

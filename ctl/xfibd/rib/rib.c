@@ -98,8 +98,11 @@ int rib_adopt(struct rib *r)
 		htab_insert(&r->neighs, n);
 		neigh_n++;
 	}
-	for (i = XFIB_NH_IDX_FIRST_FREE; i < XFIB_NEXTHOP_MAX; i++) {
+	for (i = XFIB_NH_DFLT_FIRST; i < XFIB_NEXTHOP_MAX; i++) {
 		struct xfib_nexthop *e = &r->nh_map[i];
+		bool dflt = XFIB_NH_IS_DFLT(i);
+		__u32 *stack = dflt ? r->nh_dflt_free : r->nh_free;
+		__u32 *nfree = dflt ? &r->nh_dflt_nfree : &r->nh_nfree;
 		struct rib_nexthop *nh;
 
 		if (e->kind == XFIB_NH_NONE)
@@ -112,13 +115,26 @@ int rib_adopt(struct rib *r)
 		nh->key.mtu = e->mtu;
 		nh->key.ifindex = e->ifindex;
 		memcpy(nh->key.gw, e->gw, 16);
+		nh->key.dflt = dflt;
 		nh->idx = i;
-		if (e->kind == XFIB_NH_GROUP) {
+		if (e->kind == XFIB_NH_GROUP && dflt) {
+			/* A default route's alias of a group, which is its
+			 * own nexthop's (adopted below: the higher indexes)
+			 * to free; taken here all the same, so that no new
+			 * group takes it while this entry may name it. */
+			if (e->group >= XFIB_GROUP_MAX) {
+				free(nh);
+				idx_take(stack, nfree, i);
+				continue;
+			}
+			nh->key.ifindex = e->group;
+			idx_take(r->grp_free, &r->grp_nfree, e->group);
+		} else if (e->kind == XFIB_NH_GROUP) {
 			/* Its buckets keep serving until a route takes a new
 			 * group; freed with the nexthop at the sweep. */
 			if (e->group >= XFIB_GROUP_MAX) {
 				free(nh);
-				idx_take(r->nh_free, &r->nh_nfree, i);
+				idx_take(stack, nfree, i);
 				continue;
 			}
 			nh->key.ifindex = e->group;
@@ -135,12 +151,12 @@ int rib_adopt(struct rib *r)
 				/* Inconsistent leftovers: leave the index
 				 * alone, the next instance will not use it. */
 				free(nh);
-				idx_take(r->nh_free, &r->nh_nfree, i);
+				idx_take(stack, nfree, i);
 				continue;
 			}
 			nh->neigh->nh_refs++;
 		}
-		idx_take(r->nh_free, &r->nh_nfree, i);
+		idx_take(stack, nfree, i);
 		htab_insert(&r->nexthops, nh);
 		nh_n++;
 	}
@@ -179,8 +195,13 @@ int rib_reclaim(struct rib *r)
 	if (err)
 		return err;
 	for (i = 0; i < r->nh_nretired; i++) {
-		memset(&r->nh_map[r->nh_retired[i]], 0, sizeof(*r->nh_map));
-		r->nh_free[r->nh_nfree++] = r->nh_retired[i];
+		__u32 idx = r->nh_retired[i];
+
+		memset(&r->nh_map[idx], 0, sizeof(*r->nh_map));
+		if (XFIB_NH_IS_DFLT(idx))
+			r->nh_dflt_free[r->nh_dflt_nfree++] = idx;
+		else
+			r->nh_free[r->nh_nfree++] = idx;
 	}
 	for (i = 0; i < r->neigh_nretired; i++) {
 		memset(&r->neigh_map[r->neigh_retired[i]], 0,
@@ -283,13 +304,14 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 		return err;
 
 	r->nh_free = calloc(XFIB_NEXTHOP_MAX, sizeof(__u32));
+	r->nh_dflt_free = calloc(XFIB_NH_DFLT_COUNT, sizeof(__u32));
 	r->nh_retired = calloc(XFIB_NEXTHOP_MAX, sizeof(__u32));
 	r->neigh_free = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
 	r->neigh_retired = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
 	r->grp_free = calloc(XFIB_GROUP_MAX, sizeof(__u32));
 	r->grp_retired = calloc(XFIB_GROUP_MAX, sizeof(__u32));
 	r->ports = calloc(XFIB_PORT_MAX, sizeof(*r->ports));
-	if (!r->nh_free || !r->nh_retired || !r->neigh_free ||
+	if (!r->nh_free || !r->nh_dflt_free || !r->nh_retired || !r->neigh_free ||
 	    !r->neigh_retired || !r->grp_free || !r->grp_retired || !r->ports)
 		return -ENOMEM;
 	port_init(r);
@@ -299,6 +321,8 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	/* Stacks pop from the top: push high indexes first. */
 	for (i = XFIB_NEXTHOP_MAX - 1; i >= XFIB_NH_IDX_FIRST_FREE; i--)
 		r->nh_free[r->nh_nfree++] = i;
+	for (i = XFIB_NH_DFLT_FIRST + XFIB_NH_DFLT_COUNT; i-- > XFIB_NH_DFLT_FIRST;)
+		r->nh_dflt_free[r->nh_dflt_nfree++] = i;
 	for (i = XFIB_NEIGH_MAX - 1; i >= 1; i--)
 		r->neigh_free[r->neigh_nfree++] = i;
 	for (i = XFIB_GROUP_MAX; i-- > 0;)
@@ -355,6 +379,7 @@ void rib_fini(struct rib *r)
 	htab_free(&r->neighs);
 	htab_free(&r->links);
 	free(r->nh_free);
+	free(r->nh_dflt_free);
 	free(r->nh_retired);
 	free(r->neigh_free);
 	free(r->neigh_retired);

@@ -78,6 +78,12 @@ struct rib_nh_key {
 	__u16 mtu;
 	__u32 ifindex;
 	__u8 gw[16];
+	/* A default route's of the mirrored table: its own index, in the
+	 * range XFIB_NH_IS_DFLT tells (include/xfib/maps.h), which the
+	 * same nexthop of other routes does not share. Only for kinds
+	 * nh_key_dflt() takes. */
+	__u8 dflt;
+	__u8 pad[3];
 };
 
 struct rib_group;
@@ -85,7 +91,9 @@ struct rib_group;
 /*
  * A nexthop as the dataplane sees it: one xfib_nexthops index. Kind
  * XFIB_NH_GROUP stands for a multipath group; its key holds the group's
- * index in xfib_nh_groups (key.ifindex), which makes it unique.
+ * index in xfib_nh_groups (key.ifindex), which makes it unique, but for
+ * a default route's alias of it (key.dflt), which names the same group
+ * and keeps it alive by a reference to the group's own nexthop (base).
  */
 struct rib_nexthop {
 	struct htab_node node;
@@ -93,7 +101,10 @@ struct rib_nexthop {
 	__u32 idx;
 	__u32 refs;
 	struct rib_neigh *neigh; /* XFIB_NH_GATEWAY */
-	struct rib_group *group; /* XFIB_NH_GROUP (NULL when adopted) */
+	struct rib_group *group; /* XFIB_NH_GROUP (NULL when adopted, and
+				  * for an alias) */
+	struct rib_nexthop *base; /* XFIB_NH_GROUP alias: the group's
+				   * nexthop (NULL when adopted) */
 };
 
 /* One path of a multipath route or nexthop object. */
@@ -324,8 +335,8 @@ struct rib_family_state {
  * A table a policy rule's lookup reaches, besides main and local, in a
  * slot of include/xfib/tables.h (rib_table.c assigns them, fib_tables.c
  * builds them). Its routes are prefixes of class 1 + slot; a copy of
- * main (for suppress_prefixlength) has none of its own: it is built from
- * main's tree.
+ * main (for a suppress_prefixlength other than 0) has none of its own:
+ * it is built from main's tree.
  */
 struct rib_tslot {
 	__u32 table;      /* kernel table id; 0: free */
@@ -430,6 +441,8 @@ struct rib {
 	struct xfib_neigh *neigh_map;
 	struct xfib_nh_group *grp_map;
 	__u32 *nh_free, nh_nfree;     /* free index stacks */
+	__u32 *nh_dflt_free, nh_dflt_nfree; /* ... of default routes'
+					     * nexthops (XFIB_NH_IS_DFLT) */
 	__u32 *neigh_free, neigh_nfree;
 	__u32 *nh_retired, nh_nretired; /* freed after the next grace period */
 	__u32 *neigh_retired, neigh_nretired;

@@ -89,8 +89,25 @@ static bool check_nexthops(const struct rib *r, __u8 *seen, char *why, size_t le
 	htab_for_each(&r->nexthops, nh, t1, b) {
 		const struct xfib_nexthop *e;
 
-		if (nh->idx < XFIB_NH_IDX_FIRST_FREE || !take(seen, XFIB_NEXTHOP_MAX, nh->idx))
+		if (nh->idx < XFIB_NH_DFLT_FIRST || !take(seen, XFIB_NEXTHOP_MAX, nh->idx))
 			FAIL("nexthop index %u used twice or invalid", nh->idx);
+		if (XFIB_NH_IS_DFLT(nh->idx) != !!nh->key.dflt)
+			FAIL("nexthop %u: a default route's index for another's nexthop, or the reverse",
+			     nh->idx);
+		/* A group's alias has its base, but one adopted and not
+		 * taken back (rib_adopt). */
+		if (nh->key.dflt && (!nh_kind_dflt(nh->key.kind) ||
+				     (nh->key.kind == XFIB_NH_GROUP ?
+				      !nh->base && nh->refs : !!nh->base)))
+			FAIL("nexthop %u: a default route's of kind %u, base %s", nh->idx,
+			     nh->key.kind, nh->base ? "set" : "none");
+		if (!nh->key.dflt && nh->base)
+			FAIL("nexthop %u: a base, but no default route's", nh->idx);
+		if (nh->base && (nh->base->key.kind != XFIB_NH_GROUP || nh->base->key.dflt ||
+				 nh->base->key.ifindex != nh->key.ifindex ||
+				 htab_find(&r->nexthops, &nh->base->key) != nh->base ||
+				 !nh->base->refs))
+			FAIL("nexthop %u: its base is not the live nexthop of its group", nh->idx);
 		e = &r->nh_map[nh->idx];
 		if (e->kind != nh->key.kind)
 			FAIL("nexthop %u: kind %u in the array, %u in the RIB",
@@ -103,10 +120,50 @@ static bool check_nexthops(const struct rib *r, __u8 *seen, char *why, size_t le
 		if (nh->key.kind == XFIB_NH_GROUP && e->group >= XFIB_GROUP_MAX)
 			FAIL("nexthop %u: group %u out of range", nh->idx, e->group);
 	}
+	for (b = 0; b < r->nh_dflt_nfree; b++)
+		if (!XFIB_NH_IS_DFLT(r->nh_dflt_free[b]))
+			FAIL("nexthop %u free among the default routes'", r->nh_dflt_free[b]);
+	for (b = 0; b < r->nh_nfree; b++)
+		if (XFIB_NH_IS_DFLT(r->nh_free[b]))
+			FAIL("default route's nexthop %u free among the others", r->nh_free[b]);
 	if (!stack_take(seen, XFIB_NEXTHOP_MAX, r->nh_free, r->nh_nfree) ||
+	    !stack_take(seen, XFIB_NEXTHOP_MAX, r->nh_dflt_free, r->nh_dflt_nfree) ||
 	    !stack_take(seen, XFIB_NEXTHOP_MAX, r->nh_retired, r->nh_nretired) ||
-	    !all_seen(seen, XFIB_NH_IDX_FIRST_FREE, XFIB_NEXTHOP_MAX))
+	    !all_seen(seen, XFIB_NH_DFLT_FIRST, XFIB_NEXTHOP_MAX))
 		FAIL("nexthop indexes: lost, or both free and in use");
+	ok = true;
+out:
+	return ok;
+}
+
+/* A default route of the mirrored table, and only such a route, has a
+ * default route's nexthop, where its kind has one (nh_kind_dflt). */
+static bool check_variants(const struct rib *r, char *why, size_t len)
+{
+	const struct rib_variant *v;
+	const struct rib_route *rt;
+	struct rib_prefix *p;
+	bool ok = false;
+	size_t b;
+	int fam;
+
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		htab_for_each(&r->prefixes[fam], p, t1, b) {
+			for (rt = p->routes; rt; rt = rt->pfx_next) {
+				for (v = rt->vars; v; v = v->next) {
+					bool dflt = variant_dflt(v);
+
+					if (v->nh->key.dflt && !dflt)
+						FAIL("a route of /%u in table %u has a default route's nexthop %u",
+						     p->key.plen, rt->table, v->nh->idx);
+					if (dflt && !v->nh->key.dflt &&
+					    nh_kind_dflt(v->nh->key.kind))
+						FAIL("a default route of table %u has nexthop %u, not one of its own",
+						     rt->table, v->nh->idx);
+				}
+			}
+		}
+	}
 	ok = true;
 out:
 	return ok;
@@ -192,7 +249,8 @@ bool rib_check(const struct rib *r, char *why, size_t len)
 	__u8 *seen = malloc(XFIB_NEXTHOP_MAX > XFIB_NEIGH_MAX ? XFIB_NEXTHOP_MAX :
 							       XFIB_NEIGH_MAX);
 	bool ok = seen && check_neighbours(r, seen, why, len) &&
-		  check_nexthops(r, seen, why, len) && check_groups(r, why, len) &&
+		  check_nexthops(r, seen, why, len) && check_variants(r, why, len) &&
+		  check_groups(r, why, len) &&
 		  check_ports(r, why, len) && local4_check(r, why, len);
 
 	if (!seen)

@@ -205,8 +205,12 @@ struct rib_nexthop *nexthop_get(struct rib *r, const struct rib_nh_key *k)
 		}
 		nh->neigh->nh_refs++;
 	}
-	if (idx_alloc(r->nh_free, &r->nh_nfree, &nh->idx)) {
-		rib_no_room(r, "nexthop", XFIB_NEXTHOP_MAX);
+	if (k->dflt ? idx_alloc(r->nh_dflt_free, &r->nh_dflt_nfree, &nh->idx) :
+		      idx_alloc(r->nh_free, &r->nh_nfree, &nh->idx)) {
+		if (k->dflt)
+			rib_no_room(r, "default route nexthop", XFIB_NH_DFLT_COUNT);
+		else
+			rib_no_room(r, "nexthop", XFIB_NEXTHOP_MAX);
 		if (nh->neigh) {
 			nh->neigh->nh_refs--;
 			neigh_put(r, nh->neigh);
@@ -224,9 +228,13 @@ static void group_destroy(struct rib *r, struct rib_group *g);
 
 void nexthop_free(struct rib *r, struct rib_nexthop *nh)
 {
+	struct rib_nexthop *base = nh->base;
+
 	r->nh_retired[r->nh_nretired++] = nh->idx;
 	htab_remove(&r->nexthops, nh);
-	if (nh->key.kind == XFIB_NH_GROUP) {
+	/* A default route's alias of a group leaves the group to its own
+	 * nexthop, base. */
+	if (nh->key.kind == XFIB_NH_GROUP && !nh->key.dflt) {
 		if (nh->group)
 			group_destroy(r, nh->group);
 		r->grp_retired[r->grp_nretired++] = nh->key.ifindex;
@@ -237,6 +245,7 @@ void nexthop_free(struct rib *r, struct rib_nexthop *nh)
 		neigh_put(r, nh->neigh);
 	}
 	free(nh);
+	nexthop_put(r, base);
 }
 
 void nexthop_put(struct rib *r, struct rib_nexthop *nh)
@@ -444,19 +453,57 @@ static void group_destroy(struct rib *r, struct rib_group *g)
 }
 
 /*
+ * A default route's nexthop for a group is an alias, an entry of its own
+ * naming the same xfib_nh_groups entry (include/xfib/maps.h): the
+ * group's buckets, rewritten in place when a nexthop object changes,
+ * serve both. The group is the base's to free; the alias holds a
+ * reference to it.
+ */
+struct rib_nexthop *group_nh_dflt(struct rib *r, struct rib_nexthop *gnh)
+{
+	struct rib_nh_key k = gnh->key;
+	struct rib_nexthop *a;
+
+	k.dflt = 1;
+	a = htab_find(&r->nexthops, &k);
+	if (a) {
+		a->refs++;
+		/* One adopted from a previous xfibd has no base yet: the
+		 * group its entry names is gnh's (the key says so). */
+		if (a->base)
+			nexthop_put(r, gnh);
+		else
+			a->base = gnh;
+		return a;
+	}
+	a = nexthop_get(r, &k);
+	if (!a) {
+		nexthop_put(r, gnh);
+		return NULL;
+	}
+	a->base = gnh;
+	return a;
+}
+
+/*
  * The nexthop for a set of paths, with a reference: the path's own for
- * one, else a group shared with every route of the same paths.
+ * one, else a group shared with every route of the same paths; a default
+ * route's (dflt) of either.
  */
 struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
-				  __u16 n)
+				  __u16 n, bool dflt)
 {
 	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
 	struct rib_group_key *k;
+	struct rib_nh_key one;
 	struct rib_group *g;
 	__u32 i;
 
-	if (n == 1)
-		return nexthop_get(r, &p[0].key);
+	if (n == 1) {
+		one = p[0].key;
+		nh_key_dflt(&one, dflt);
+		return nexthop_get(r, &one);
+	}
 	k = malloc(sizeof(*k));
 	if (!k || group_members(r, p, n, k, member)) {
 		free(k);
@@ -471,7 +518,9 @@ struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
 		g = group_new(r, k, member, true);
 	}
 	free(k);
-	return g ? g->nh : NULL;
+	if (!g)
+		return NULL;
+	return dflt ? group_nh_dflt(r, g->nh) : g->nh;
 }
 
 /* The paths of a group's members, for rebuilding it without some. */

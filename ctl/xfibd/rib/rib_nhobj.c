@@ -146,10 +146,10 @@ static __u16 nhobj_paths(struct rib *r, const struct rib_nhobj *o,
 
 /* ---- what routes by an object use ------------------------------------ */
 
-/* The nexthop a route by o (with route MTU mtu) uses, with a reference,
- * or NULL when there is no room for it. */
+/* The nexthop a route by o (with route MTU mtu; a default route's if
+ * dflt) uses, with a reference, or NULL when there is no room for it. */
 static struct rib_nexthop *nhobj_nexthop(struct rib *r, struct rib_nhobj *o,
-					 __u32 mtu)
+					 __u32 mtu, bool dflt)
 {
 	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
 	struct rib_path p[XFIB_GROUP_MEMBERS];
@@ -162,26 +162,27 @@ static struct rib_nexthop *nhobj_nexthop(struct rib *r, struct rib_nhobj *o,
 		nk = o->path.key;
 		if (nk.kind == XFIB_NH_GATEWAY || nk.kind == XFIB_NH_CONNECTED)
 			nk.mtu = mtu > 0xffff ? 0xffff : mtu;
+		nh_key_dflt(&nk, dflt);
 		return nexthop_get(r, &nk);
 	}
 	if (o->group) {
 		o->group->nh->refs++;
-		return o->group->nh;
+	} else {
+		if (group_members(r, p, nhobj_paths(r, o, p), &k, member))
+			return NULL;
+		o->group = group_new(r, &k, member, false);
+		if (!o->group)
+			return NULL;
+		/* The reference group_new() took is the caller's. */
+		o->group->obj = o;
 	}
-	if (group_members(r, p, nhobj_paths(r, o, p), &k, member))
-		return NULL;
-	o->group = group_new(r, &k, member, false);
-	if (!o->group)
-		return NULL;
-	/* The reference group_new() took is the caller's. */
-	o->group->obj = o;
-	return o->group->nh;
+	return dflt ? group_nh_dflt(r, o->group->nh) : o->group->nh;
 }
 
 static struct rib_nexthop *variant_nexthop(struct rib *r, struct rib_nhobj *o,
 					   struct rib_variant *v)
 {
-	struct rib_nexthop *nh = nhobj_nexthop(r, o, v->mtu);
+	struct rib_nexthop *nh = nhobj_nexthop(r, o, v->mtu, variant_dflt(v));
 
 	variant_no_room(r, v, !nh);
 	return nh ?: nexthop_unsupported(r);

@@ -95,6 +95,34 @@ static inline void idx_take(__u32 *stack, __u32 *n, __u32 idx)
 
 /* ---- rib_nexthop.c ---------------------------------------------------- */
 
+/*
+ * The nexthops of the default routes of the mirrored table take indexes
+ * of their own (include/xfib/maps.h): those of the kinds whose route
+ * the kernel's suppress_prefixlength suppresses (a lookup that found a
+ * route, not a blackhole, unreachable or prohibit one's error:
+ * fib_rules_lookup) and that XDP itself acts on (a local or unsupported
+ * answer goes to the kernel, which suppresses it itself).
+ */
+static inline bool nh_kind_dflt(__u8 kind)
+{
+	return kind == XFIB_NH_GATEWAY || kind == XFIB_NH_CONNECTED ||
+	       kind == XFIB_NH_GROUP;
+}
+
+/* The group of a group nexthop, or of a default route's alias of one;
+ * NULL for an adopted one. */
+static inline struct rib_group *nexthop_group(const struct rib_nexthop *nh)
+{
+	return nh->base ? nh->base->group : nh->group;
+}
+
+/* Makes k a default route's (dflt) or another route's key. A group's
+ * takes group_nh_dflt(). */
+static inline void nh_key_dflt(struct rib_nh_key *k, bool dflt)
+{
+	k->dflt = dflt && nh_kind_dflt(k->kind) && k->kind != XFIB_NH_GROUP;
+}
+
 /* Writes n's MAC, state and source MAC to its entry. */
 void neigh_write_words(struct rib *r, struct rib_neigh *n);
 /* Frees n if nothing needs it any more. */
@@ -120,9 +148,14 @@ void group_set(struct rib *r, struct rib_group *g, const struct rib_path *p,
 	       __u16 n);
 __u16 group_paths(const struct rib_group *g, struct rib_path *p);
 /* The nexthop of a set of paths, with a reference (a shared group for
- * more than one); NULL when there is no room. */
+ * more than one), a default route's if dflt; NULL when there is no
+ * room. */
 struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
-				  __u16 n);
+				  __u16 n, bool dflt);
+/* The default routes' alias of group nexthop gnh, with a reference;
+ * takes over the caller's reference on gnh (which keeps the group alive
+ * while the alias lives). NULL, gnh let go, when there is no room. */
+struct rib_nexthop *group_nh_dflt(struct rib *r, struct rib_nexthop *gnh);
 /* Something had to go to the kernel for want of an index: logged once,
  * then counted and reported at most every few seconds
  * (rib_report_no_room). */
@@ -157,6 +190,14 @@ void variant_remove(struct rib *r, struct rib_variant *v);
 void variant_no_room(struct rib *r, struct rib_variant *v, bool no_room);
 /* Points v at nh (whose reference it takes). */
 void variant_set_nh(struct rib *r, struct rib_variant *v, struct rib_nexthop *nh);
+/* Whether v is a default route (a /0) of the mirrored table, whose
+ * nexthop is of the default routes' own (include/xfib/maps.h). */
+static inline bool variant_dflt(const struct rib_variant *v)
+{
+	const struct rib_prefix *p = v->rt->pfx;
+
+	return p->key.tclass == RIB_TCLASS_MAIN && p->key.plen == 0;
+}
 /* The kernel flushes routes through a device that goes down (gone
  * false), away, or loses its last IPv4 address (gone true); family 0:
  * both. */

@@ -249,9 +249,10 @@ static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_m
 	if (v->nhid)
 		return nhobj_attach(r, v);
 	if (m->type == RTN_UNICAST && !m->unsupported && m->paths > 1) {
-		nh = paths_nexthop(r, m->path, m->npath);
+		nh = paths_nexthop(r, m->path, m->npath, variant_dflt(v));
 	} else {
 		route_nh_key(m, &k);
+		nh_key_dflt(&k, variant_dflt(v));
 		nh = nexthop_get(r, &k);
 	}
 	variant_no_room(r, v, !nh);
@@ -424,7 +425,7 @@ void rib_route_set(struct rib *r, const struct rib_route_msg *m,
 static bool variant_is_multipath(const struct rib_variant *v)
 {
 	return v->paths > 1 && !v->nhid && v->nh->key.kind == XFIB_NH_GROUP &&
-	       v->nh->group;
+	       nexthop_group(v->nh);
 }
 
 /*
@@ -441,7 +442,7 @@ static int variant_drop_paths(struct rib *r, struct rib_variant *v,
 	struct rib_nexthop *nh;
 	__u16 n, j, kept = 0;
 
-	n = group_paths(v->nh->group, p);
+	n = group_paths(nexthop_group(v->nh), p);
 	for (j = 0; j < n; j++)
 		if (!drop(&p[j].key, arg))
 			p[kept++] = p[j];
@@ -451,7 +452,7 @@ static int variant_drop_paths(struct rib *r, struct rib_variant *v,
 		variant_remove(r, v);
 		return n;
 	}
-	nh = paths_nexthop(r, p, kept);
+	nh = paths_nexthop(r, p, kept, variant_dflt(v));
 	if (!nh) {
 		/* Keep the variant; the kernel handles packets to the dead
 		 * path (its egress is down). A resync retries. */
