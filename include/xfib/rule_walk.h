@@ -26,7 +26,10 @@
  *  - lookup: in main, slot 0's answer; in another table, its ranges
  *    (include/xfib/tables.h). No route, or a throw route, goes on to the
  *    next rule; so does an answer suppress_prefixlength rules out (the
- *    prefix that answered is no longer than it);
+ *    prefix that answered is no longer than it: a range keeps its
+ *    prefix's length; slot 0 keeps none, but its answers from main's
+ *    default routes have nexthop indexes of their own, XFIB_NH_IS_DFLT,
+ *    which is all suppress_prefixlength 0 needs);
  *  - goto: on at the target's index (always a later rule: the kernel
  *    refuses a goto backwards), or, unresolved, at the next;
  *  - nop: on at the next rule;
@@ -300,10 +303,20 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 		if (x->tslot == XFIB_TSLOT_LOCAL)
 			return 0;
 		if (x->tslot == XFIB_TSLOT_MAIN) {
-			/* slot 0 keeps no prefix lengths: xfibd gives a rule
-			 * that suppresses a slot of its own */
 			if (w->main_nh == XFIB_NH_IDX_NONE)
 				return 0;
+			/* Slot 0 keeps no prefix lengths, only which answers
+			 * are a /0's (include/xfib/maps.h): xfibd gives it
+			 * suppress_prefixlength 0 and no other (those get a
+			 * copy of main in a slot of their own). */
+			if (x->suppress_prefixlen != 0xffffffffu) {
+				if (x->suppress_prefixlen)
+					goto kernel;
+				if (XFIB_NH_IS_DFLT(w->main_nh)) {
+					w->suppressed = 1;
+					return 0;
+				}
+			}
 			w->nh = w->main_nh;
 			break;
 		}

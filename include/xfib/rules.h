@@ -49,7 +49,10 @@
  *    inverts the whole match, so a rule with a selector that never
  *    matches, inverted, matches every forwarded packet.
  * suppress_prefixlength and suppress_ifgroup judge the route found (its
- * prefix length, its device's group), which xfib can do too.
+ * prefix length, its device's group) when the lookup found one
+ * (fib_rules_lookup: not a blackhole, unreachable or prohibit route,
+ * whose error is the answer); xfib judges the length (in main, only
+ * whether the route is a /0: include/xfib/maps.h), not the group.
  */
 #ifndef XFIB_RULES_H
 #define XFIB_RULES_H
@@ -184,13 +187,15 @@ enum xfib_rules_fallback {
  * What xfibd sets in each rule for the walk: tslot for FR_ACT_TO_TBL only
  * (XFIB_TSLOT_NONE for other actions; XFIB_TSLOT_LOCAL for every "lookup
  * local", the first included; XFIB_TSLOT_MAIN for "lookup <mirrored
- * table>" without suppress_prefixlength; a slot, with main_copy set in
- * its xfib_table_info, with it); tos_mask on every rule (0x1c for IPv4,
- * 0xfc for IPv6 on 5.18 and later, 0xff before); XFIB_RULE_F_MATCH_NONE
- * also for an fwmark that fails for mark 0 while netfilter cannot mark
- * before routing (the class is then EXACT, reason NONE, or ALWAYS with
- * not). A rule whose table's slot is in state KERNEL stays EXACT: the
- * walk reads the descriptor and passes.
+ * table>" without suppress_prefixlength, or with suppress_prefixlength 0
+ * and no suppress_ifgroup (wg-quick's: slot 0's answers say which came
+ * from a default route, at any size of main); a slot, with main_copy set
+ * in its xfib_table_info, with another length); tos_mask on every rule
+ * (0x1c for IPv4, 0xfc for IPv6 on 5.18 and later, 0xff before);
+ * XFIB_RULE_F_MATCH_NONE also for an fwmark that fails for mark 0 while
+ * netfilter cannot mark before routing (the class is then EXACT, reason
+ * NONE, or ALWAYS with not). A rule whose table's slot is in state
+ * KERNEL stays EXACT: the walk reads the descriptor and passes.
  */
 struct xfib_rules_hdr {
 	__u32 generation; /* equals xfib_rules_active's when published */
@@ -265,7 +270,8 @@ struct xfib_rflow {
 
 /* The walk's answer. */
 struct xfib_rwalk {
-	__u32 main_nh;     /* in: slot 0's answer for the destination */
+	__u32 main_nh;     /* in: slot 0's answer for the destination
+			    * (XFIB_NH_IS_DFLT: a default route of main's) */
 	__u32 nh;          /* out: the nexthop index the rules chose;
 			    * XFIB_NH_IDX_NONE: no route */
 	__u32 reason;      /* out: XFIB_NEXT (nh), or why the kernel's */

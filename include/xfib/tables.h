@@ -8,9 +8,11 @@
  * local table: the family's xfib_active instance, chosen by scale like
  * always. Slots 1 .. XFIB_TABLE_SLOTS - 1 hold the other tables a rule's
  * lookup reaches (include/xfib/rules.h, xfib_rule.tslot), and a copy of
- * main without local when a rule looks main up with suppress_prefixlength
- * (which needs the length of the prefix that matched, which slot 0's
- * structures do not keep). Such tables are small next to main on the
+ * main without local when a rule looks main up with a
+ * suppress_prefixlength other than 0 (which needs the length of the
+ * prefix that matched, which slot 0's structures do not keep; whether it
+ * is a /0, all that suppress_prefixlength 0 asks, its nexthop index
+ * says: include/xfib/maps.h). Such tables are small next to main on the
  * routers that use rules (a default route per uplink, a VPN's prefixes,
  * a tailnet's hosts), so each is a sorted range array searched by
  * bisection (as bsearch4/bsearch6), in one pool per family: a table of n
@@ -100,7 +102,7 @@ struct xfib_table_info {
 	__u32 table;   /* kernel table id; 0: slot free */
 	__u32 routes;  /* prefixes */
 	__u32 ranges;  /* ranges built */
-	__u8 main_copy; /* a copy of main for suppress_prefixlength */
+	__u8 main_copy; /* a copy of main for suppress_prefixlength 1.. */
 	__u8 state;    /* as the descriptor */
 	__u8 reason;   /* KERNEL: enum xfib_table_reason */
 	__u8 pad;

@@ -109,6 +109,8 @@ static const __u8 mac_gw6b[ETH_ALEN] = { 0x02, 0, 0, 0, 0x10, 0x15 };
 #define SRC6 "2001:db8:ffff::7"
 #define DST6 "2001:db8:1::1"		/* via the gateway */
 #define HOST6 "2001:db8:0:1::10"	/* on-link, resolved */
+#define DFLT4 "198.21.0.5"		/* by main's default route only */
+#define DFLT6 "2001:db8:3::5"
 
 /* Nexthop indexes (1 is XFIB_NH_IDX_LOCAL). */
 enum {
@@ -133,6 +135,17 @@ enum {
 	NH_GROUP_RPF,	/* group 5: NH_GW4 (xt1) | NH_HAIRPIN (xt0) */
 	NH_GROUP_BH,	/* group 6: NH_GW4 | NH_BLACKHOLE */
 };
+
+/* Nexthops of main's default routes, which the walk tells by their
+ * index (include/xfib/maps.h): copies of NH_GW4 and NH_GW6. */
+enum {
+	NH_DFLT4 = XFIB_NH_DFLT_FIRST,
+	NH_DFLT6,
+};
+_Static_assert(NH_DFLT6 < XFIB_NH_IDX_FIRST_FREE && XFIB_NH_IS_DFLT(NH_DFLT4) &&
+	       XFIB_NH_IS_DFLT(NH_DFLT6) && !XFIB_NH_IS_DFLT(NH_GW4) &&
+	       !XFIB_NH_IS_DFLT(XFIB_NH_IDX_LOCAL),
+	       "the default routes' nexthops are in their range, the others not");
 
 /* Multipath groups (xfib_nh_groups indexes). */
 enum {
@@ -743,6 +756,8 @@ static void fill_maps(void)
 		{ H4(198, 18, 19, 0), XFIB_NH_IDX_NONE },
 		{ H4(198, 19, 0, 0), NH_GW4 },
 		{ H4(198, 20, 0, 0), XFIB_NH_IDX_NONE },
+		{ H4(198, 21, 0, 0), NH_DFLT4 },	/* main's default route */
+		{ H4(198, 22, 0, 0), XFIB_NH_IDX_NONE },
 	};
 	static const struct xfib_bs6_range r6[] = {
 		{ 0, 0, XFIB_NH_IDX_NONE, 0 },
@@ -757,6 +772,8 @@ static void fill_maps(void)
 		{ H6(0, 10), 0, XFIB_NH_IDX_NONE, 0 },
 		{ H6(1, 0), 0, NH_GW6, 0 },
 		{ H6(2, 0), 0, XFIB_NH_IDX_NONE, 0 },
+		{ H6(3, 0), 0, NH_DFLT6, 0 },	/* main's default route */
+		{ H6(4, 0), 0, XFIB_NH_IDX_NONE, 0 },
 	};
 	struct xfib_bs4_range trap4[sizeof(r4) / sizeof(r4[0])];
 	struct xfib_bs6_range trap6[sizeof(r6) / sizeof(r6[0])];
@@ -803,6 +820,8 @@ static void fill_maps(void)
 	put_nexthop(NH_GW4_WRONG_IF, XFIB_NH_GATEWAY, if_out, NB_WRONG_IF, 0);
 	put_nexthop(NH_BOGUS, 200, if_out, NB_GW4, 0);
 	put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_out, NB_GW6, 0);
+	put_nexthop(NH_DFLT4, XFIB_NH_GATEWAY, if_out, NB_GW4, 0);
+	put_nexthop(NH_DFLT6, XFIB_NH_GATEWAY, if_out, NB_GW6, 0);
 	put_nexthop(NH_GW4_B, XFIB_NH_GATEWAY, if_out, NB_GW4_B, 0);
 	put_nexthop(NH_GW6_B, XFIB_NH_GATEWAY, if_out, NB_GW6_B, 0);
 	put_group(NH_GROUP4, GRP4, 128, NH_GW4, NH_GW4_B);
@@ -2853,6 +2872,27 @@ static void cases_rules4(void)
 	x.suppress_prefixlen = 16;
 	rule_case("rules v4: table 100's /16 suppressed at 16: main", XFIB_V4,
 		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* wg-quick's "lookup main suppress_prefixlength 0" on slot 0: an
+	 * answer of main's default route (its index says so) gives way, any
+	 * other is main's */
+	x = MAIN4;
+	x.suppress_prefixlen = 0;
+	rule_case("rules v4: main's default suppressed: table 300", XFIB_V4,
+		  RULES(x, lookup(32767, 300, T300)), SRC4, DFLT4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4: main's /16 not suppressed at 0: main", XFIB_V4,
+		  RULES(x, lookup(32767, 300, T300)), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4: main's default suppressed, no rule after: no route",
+		  XFIB_V4, RULES(x), SRC4, DFLT4, XDP_PASS, XFIB_PASS_NO_ROUTE,
+		  NULL);
+	rule_case("rules v4: main's default, not suppressed: main", XFIB_V4,
+		  RULES(MAIN4, lookup(32767, 300, T300)), SRC4, DFLT4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x.suppress_prefixlen = 8; /* xfibd gives it a copy: never on slot 0 */
+	rule_case("rules v4: main on slot 0 suppressing at 8: kernel", XFIB_V4,
+		  RULES(x, lookup(32767, 300, T300)), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
 	/* tables and rules the kernel keeps */
 	rule_case("rules v4: a table the kernel keeps: kernel", XFIB_V4,
 		  RULES(lookup(100, 200, TKERNEL), MAIN4), SRC4, DST4, XDP_PASS,
@@ -2949,6 +2989,17 @@ static void cases_rules6(void)
 	x.suppress_prefixlen = 0;
 	rule_case("rules v6: table 300's default suppressed: main", XFIB_V6,
 		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
+	x = MAIN6;
+	x.suppress_prefixlen = 0;
+	rule_case("rules v6: main's default suppressed: table 300", XFIB_V6,
+		  RULES(x, lookup(32767, 300, T300)), SRC6, DFLT6, XDP_REDIRECT,
+		  XFIB_FWD_V6, mac_gw6b);
+	rule_case("rules v6: main's /48 not suppressed at 0: main", XFIB_V6,
+		  RULES(x, lookup(32767, 300, T300)), SRC6, DST6, XDP_REDIRECT,
+		  XFIB_FWD_V6, mac_gw6);
+	rule_case("rules v6: main's default, not suppressed: main", XFIB_V6,
+		  RULES(MAIN6, lookup(32767, 300, T300)), SRC6, DFLT6,
+		  XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
 	rule_case("rules v6: no route in table 100: main", XFIB_V6,
 		  RULES(lookup(100, 100, T100), MAIN6), SRC6, "2001:db8:2::1",
 		  XDP_PASS, XFIB_PASS_NO_ROUTE, NULL);

@@ -12,14 +12,30 @@
  * published, so a rule never reads a slot that holds another table than
  * the one it was published for. Rules wait for the descriptors
  * (tables_pending) for the same reason. A "lookup main
- * suppress_prefixlength" takes a slot of its own: a copy of main without
- * local, built from main's tree, with no routes of its own.
+ * suppress_prefixlength" of another length than 0 takes a slot of its
+ * own: a copy of main without local, built from main's tree, with no
+ * routes of its own.
  */
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
 
 #include "log.h"
 #include "rib_priv.h"
+
+/*
+ * Whether a lookup of main (the mirrored table) is slot 0's: without
+ * suppress_prefixlength, or with 0, wg-quick's, which slot 0's answers
+ * can follow at any size of main: an answer from a default route has an
+ * index of its own (include/xfib/maps.h, rib_nexthop.c). Another length
+ * needs the length of every prefix, kept by a copy in a slot; so does
+ * suppress_ifgroup with it, to keep the rule as it was (the kernel's
+ * either way).
+ */
+static bool rule_main_slot0(const struct xfib_rule *x)
+{
+	return x->suppress_prefixlen == 0xffffffff ||
+	       (x->suppress_prefixlen == 0 && x->suppress_ifgroup == 0xffffffff);
+}
 
 /* What slot x's lookup needs: false for none (main, local, no lookup). */
 static bool rule_table(const struct rib *r, const struct xfib_rule *x,
@@ -28,7 +44,7 @@ static bool rule_table(const struct rib *r, const struct xfib_rule *x,
 	if (x->action != FR_ACT_TO_TBL || x->table == RT_TABLE_LOCAL)
 		return false;
 	*copy = x->table == r->table;
-	if (*copy && x->suppress_prefixlen == 0xffffffff)
+	if (*copy && rule_main_slot0(x))
 		return false;
 	*table = x->table;
 	return true;
