@@ -199,6 +199,8 @@ static void nh_text(const struct nh_row *w)
 	}
 	if (e->mtu)
 		printf(" mtu %u", e->mtu);
+	if (XFIB_NH_IS_DFLT(w->idx))
+		printf(" default_route");
 	printf("\n");
 }
 
@@ -232,6 +234,7 @@ static json_object *nh_json(const struct nh_row *w)
 	js_set(o, "ifindex", js_u64(w->out ? e->ifindex : 0));
 	js_set(o, "dev", w->out ? js_str(w->dev) : NULL);
 	js_set(o, "mtu", js_u64(e->mtu));
+	js_set(o, "default_route", js_bool(XFIB_NH_IS_DFLT(w->idx)));
 	if (w->gw) {
 		ne = json_object_new_object();
 		js_set(ne, "index", js_u64(e->neigh));

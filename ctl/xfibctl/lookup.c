@@ -256,7 +256,8 @@ static void rules_text(const char *label, const struct dpl_rules_answer *a)
 		printf(", lookup %u", a->rule.table);
 	if (a->w.rule < a->count)
 		printf("): ");
-	printf("%s\n", rules_verdict(a));
+	printf("%s%s\n", rules_verdict(a), a->w.suppressed ?
+	       ", after an earlier rule's answer was suppressed (suppress_prefixlength)" : "");
 }
 
 static json_object *rules_json(const struct dpl_rules_answer *a)
@@ -276,6 +277,7 @@ static json_object *rules_json(const struct dpl_rules_answer *a)
 	}
 	js_set(o, "reason", js_str(a->reason == XFIB_NEXT ? "route" :
 				   reason_name(a->reason)));
+	js_set(o, "suppressed", js_bool(a->w.suppressed));
 	return o;
 }
 

@@ -55,29 +55,51 @@ static const char *const table_reason_text[] = {
 };
 
 /* The slots' tables (xfib_table_info) of both families, zeroed if the
- * map cannot be read. */
+ * map cannot be read; and slot 0's, the family's instance, as one of
+ * them (from xfib_fib_info: its prefixes, whether it is in XDP). */
 struct tables_view {
 	struct xfib_table_info in[XFIB_FAMILIES * XFIB_TABLE_SLOTS];
+	struct xfib_table_info main[XFIB_FAMILIES];
 };
 
 static void tables_read(struct xfib_fwd_bpf *skel, struct tables_view *tv)
 {
 	int fd = bpf_map__fd(skel->maps.xfib_table_info);
+	int ffd = bpf_map__fd(skel->maps.xfib_fib_info);
+	struct xfib_fib_info fi;
 	__u32 k;
 
 	memset(tv, 0, sizeof(*tv));
 	for (k = 0; k < XFIB_FAMILIES * XFIB_TABLE_SLOTS; k++)
 		if (bpf_map_lookup_elem(fd, &k, &tv->in[k]))
 			memset(&tv->in[k], 0, sizeof(tv->in[k]));
+	for (k = 0; k < XFIB_FAMILIES; k++) {
+		if (bpf_map_lookup_elem(ffd, &k, &fi))
+			memset(&fi, 0, sizeof(fi));
+		tv->main[k].routes = fi.routes;
+		tv->main[k].state = fi.algo ? XFIB_TABLE_READY : XFIB_TABLE_KERNEL;
+	}
 }
 
-/* The table of slot tslot of fam, NULL for main, local and none. */
-static const struct xfib_table_info *rule_table_info(const struct tables_view *tv,
-						     __u32 fam, __u8 tslot)
+/* A lookup of main on slot 0 that suppresses the answers of default
+ * routes, which slot 0's nexthop indexes mark (include/xfib/maps.h). */
+static bool rule_main_mark(const struct xfib_rule *x)
 {
-	if (tslot == XFIB_TSLOT_MAIN || tslot >= XFIB_TABLE_SLOTS)
+	return x->action == FR_ACT_TO_TBL && x->tslot == XFIB_TSLOT_MAIN &&
+	       x->suppress_prefixlen != 0xffffffff;
+}
+
+/* The table of rule x of fam, NULL for main (but a lookup with the
+ * mark), local and none. */
+static const struct xfib_table_info *rule_table_info(const struct tables_view *tv,
+						     __u32 fam,
+						     const struct xfib_rule *x)
+{
+	if (rule_main_mark(x))
+		return &tv->main[fam];
+	if (x->tslot == XFIB_TSLOT_MAIN || x->tslot >= XFIB_TABLE_SLOTS)
 		return NULL;
-	return &tv->in[fam * XFIB_TABLE_SLOTS + tslot];
+	return &tv->in[fam * XFIB_TABLE_SLOTS + x->tslot];
 }
 /*
  * The family's published rules, as one generation: the half named by
@@ -406,7 +428,7 @@ static const char *class_text(const struct xfib_rule *x, char *buf, size_t len)
 }
 
 /* "table 100: 3 routes, 7 ranges in XDP", "table 100: not mirrored: too
- * large", ... */
+ * large", "table main: the XDP instance, ...", ... */
 static void table_text(const struct xfib_rule *x,
 		       const struct xfib_table_info *in, char *buf, size_t len)
 {
@@ -414,7 +436,12 @@ static void table_text(const struct xfib_rule *x,
 	const char *t = table_str(x->table, tb, sizeof(tb));
 	const char *copy = in && in->main_copy ? " (copy)" : "";
 
-	if (x->tslot == XFIB_TSLOT_NONE)
+	if (rule_main_mark(x) && in && in->state == XFIB_TABLE_READY)
+		snprintf(buf, len, "table %s: the XDP instance, %u prefixes with local; its default routes' answers marked",
+			 t, in->routes);
+	else if (rule_main_mark(x))
+		snprintf(buf, len, "table %s: no XDP instance (xfibctl status)", t);
+	else if (x->tslot == XFIB_TSLOT_NONE)
 		snprintf(buf, len, "table %s: not mirrored: no slot left", t);
 	else if (!in || in->state == XFIB_TABLE_EMPTY)
 		snprintf(buf, len, "table %s%s: no routes", t, copy);
@@ -430,10 +457,11 @@ static json_object *table_json(const struct xfib_rule *x,
 			       const struct xfib_table_info *in)
 {
 	json_object *o = json_object_new_object();
-	char text[96];
+	char text[160];
 
 	js_set(o, "slot", x->tslot == XFIB_TSLOT_NONE ? NULL : js_u64(x->tslot));
 	js_set(o, "main_copy", js_bool(in && in->main_copy));
+	js_set(o, "default_mark", js_bool(rule_main_mark(x)));
 	js_set(o, "state", js_str(x->tslot == XFIB_TSLOT_NONE ? "none" :
 				  !in ? "empty" : in->state < 3 ?
 				  table_state_name[in->state] : "?"));
@@ -486,9 +514,10 @@ static json_object *rule_json(int af, const struct xfib_rule_set *set,
 		js_set(r, "ranges", js_u64(1u << x->run_log2n));
 		js_set(xf, "run", r);
 	}
-	/* Main and local are the family's instance (status). */
-	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_MAIN &&
-	    x->tslot != XFIB_TSLOT_LOCAL)
+	/* Main and local are the family's instance (status), shown only
+	 * where a rule's suppression reads its marks. */
+	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_LOCAL &&
+	    (x->tslot != XFIB_TSLOT_MAIN || rule_main_mark(x)))
 		js_set(xf, "table", table_json(x, in));
 	js_set(o, "xfib", xf);
 	return o;
@@ -497,14 +526,14 @@ static json_object *rule_json(int af, const struct xfib_rule_set *set,
 static void rule_text(int af, const struct xfib_rule_set *set,
 		      const struct xfib_rule *x, const struct xfib_table_info *in)
 {
-	char line[512], cls[160], tbl[96] = "", run[96] = "";
+	char line[512], cls[160], tbl[160] = "", run[96] = "";
 	struct rule_out w = { .buf = line, .len = sizeof(line) };
 
 	*line = '\0';
 	rule_selectors(&w, af, x);
 	rule_action(&w, x);
-	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_MAIN &&
-	    x->tslot != XFIB_TSLOT_LOCAL) {
+	if (x->action == FR_ACT_TO_TBL && x->tslot != XFIB_TSLOT_LOCAL &&
+	    (x->tslot != XFIB_TSLOT_MAIN || rule_main_mark(x))) {
 		memcpy(tbl, "; ", 3);
 		table_text(x, in, tbl + 2, sizeof(tbl) - 2);
 	}
@@ -572,7 +601,7 @@ static json_object *family_json(__u32 fam, const struct xfib_rule_set *set,
 	js_set(o, "why", js_str(family_verdict(set, table, why, sizeof(why))));
 	for (i = 0; i < set->hdr.count && i < XFIB_RULES_MAX; i++)
 		json_object_array_add(l, rule_json(af, set, &set->rule[i],
-			rule_table_info(tv, fam, set->rule[i].tslot)));
+			rule_table_info(tv, fam, &set->rule[i])));
 	js_set(o, "rules", l);
 	return o;
 }
@@ -589,7 +618,7 @@ static void family_text(__u32 fam, const struct xfib_rule_set *set, __u32 table,
 	       family_verdict(set, table, why, sizeof(why)));
 	for (i = 0; i < set->hdr.count && i < XFIB_RULES_MAX; i++)
 		rule_text(af, set, &set->rule[i],
-			  rule_table_info(tv, fam, set->rule[i].tslot));
+			  rule_table_info(tv, fam, &set->rule[i]));
 }
 
 int cmd_rules(struct ctl *c, int argc, char **argv)
