@@ -4,7 +4,9 @@
 # The tables policy rules reach, mirrored for the XDP rule walk
 # (include/xfib/tables.h), in both families: each table a rule looks up
 # (100, 52, 51820, and a copy of main for "lookup main
-# suppress_prefixlength 0") gets a slot whose published ranges equal
+# suppress_prefixlength 8"; "lookup main suppress_prefixlength 0" takes
+# no slot: main's own instance, with its default route's answer marked)
+# gets a slot whose published ranges equal
 # what longest-prefix match over `ip route show table N` gives
 # (tests/lib/tables_ref.py computes them on its own): the same prefix
 # count, the same number of ranges, and, read back from the pinned pool,
@@ -165,13 +167,23 @@ for fam in 4 6; do
 	$RIP -$fam rule add pref 101 ipproto udp table 52
 	$RIP -$fam rule add pref 102 not fwmark 0xca6c table 51820
 	$RIP -$fam rule add pref 103 table main suppress_prefixlength 0
+	$RIP -$fam rule add pref 107 table main suppress_prefixlength 8
 done
+# Main's default routes, whose nexthops the walk tells by their index.
+$RIP route add default via "$G4"
+$RIP -6 route add default via "$G6"
 
 for fam in 4 6; do
 	wait_table $fam 100 100
 	wait_table $fam 101 52
-	wait_table $fam 103 main
-	[ "$(tbl_field $fam 103 main_copy)" = true ] || fail "ipv$fam: suppress_prefixlength's table is no copy of main: $(tbl $fam 103)"
+	wait_table $fam 107 main
+	[ "$(tbl_field $fam 107 main_copy)" = true ] || fail "ipv$fam: suppress_prefixlength 8's table is no copy of main: $(tbl $fam 107)"
+	[ "$(tbl $fam 103 | jq -c '[.slot, .main_copy, .default_mark, .state]')" = '[0,false,true,"xdp"]' ] ||
+		fail "ipv$fam: suppress_prefixlength 0 is not on main's own instance with the mark: $(tbl $fam 103)"
+	# Main's default route answers by a nexthop of its own, marked.
+	d=$(rctl -j lookup "$([ $fam = 4 ] && echo 198.18.222.1 || echo 2001:db8:222::1)" | jq .nexthop.index)
+	[ "$(rctl nexthops -j | jq --argjson i "$d" '.[] | select(.index == $i) | .default_route')" = true ] ||
+		fail "ipv$fam: the default route's nexthop $d is not marked: $(rctl nexthops -j | jq -c --argjson i "$d" '.[] | select(.index == $i)')"
 	[ "$(tbl_field $fam 102 state)" = empty ] || fail "ipv$fam: table 51820 without routes: $(tbl $fam 102)"
 	pool_check $fam 100 100
 	pool_check $fam 101 52
@@ -184,7 +196,9 @@ for fam in 4 6; do
 done
 rctl rules -4 | grep -q "table 100: 4 routes, $(kernel_ref 4 100 | wc -l) ranges in XDP" ||
 	fail "rules text does not show table 100: $(rctl rules -4)"
-log "tables 100, 52 and a copy of main mirrored with their ranges"
+rctl rules -4 | grep -q "suppress_prefixlength 0.*table main: the XDP instance, .*default routes' answers marked" ||
+	fail "rules text does not show main's instance for suppress_prefixlength 0: $(rctl rules -4)"
+log "tables 100, 52 and a copy of main mirrored with their ranges; suppress_prefixlength 0 on main's instance"
 
 # ---- changes --------------------------------------------------------------------
 
