@@ -48,9 +48,10 @@
 #            packet reads the ten one by one (what a rule costs); rwg, wg-quick's
 #            two ("lookup main suppress_prefixlength 0", then "not fwmark
 #            0xca6c lookup 51820"), whose first answers every packet from
-#            main's prefix lengths (a copy of main in the rules' table
-#            pool: where main does not fit the pool, the rule is the
-#            kernel's and the path is not measured). Each against xfib
+#            main's own instance at any table size (main's default
+#            routes' answers have nexthop indexes of their own, which the
+#            walk suppresses: no copy of main in the rules' table pool),
+#            so it is measured at full table too. Each against xfib
 #            without rules in the same repetitions: the rules' cost, and
 #            per rule read for rmi.
 #   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
@@ -421,7 +422,9 @@ rules_state() {
 
 # rules_on mh|mi|wg: the rule set (see the paths above) in both families,
 # published and its tables built. Returns 1 if a table it reaches is the
-# kernel's (too large for the pool): the path is then not measured.
+# kernel's (too large for the pool; none of either set's is, at any
+# scale: their tables hold a default route each, and wg's lookup of main
+# is main's own instance): the path is then not measured.
 rules_on() {
 	local kind=$1 fam i deadline st iif=()
 	[ "$RULES_NOW" != "$kind" ] || return 0
