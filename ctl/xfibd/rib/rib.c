@@ -72,9 +72,66 @@ void rib_sweep_stale(struct rib *r)
 
 /* ---- adoption ------------------------------------------------------ */
 
+/*
+ * Takes over entry i of the nexthop array as a previous xfibd left it: 1
+ * if adopted, 0 if there is none or it is left alone (inconsistent
+ * leftovers: the next instance will not use it), -ENOMEM. Its index is
+ * out of use either way: a published instance may name it.
+ */
+static int nexthop_adopt(struct rib *r, __u32 i)
+{
+	const struct xfib_nexthop *e = &r->nh_map[i];
+	bool dflt = XFIB_NH_IS_DFLT(i);
+	struct rib_nexthop *nh;
+
+	if (e->kind == XFIB_NH_NONE)
+		return 0;
+	if (dflt)
+		idx_take(r->nh_dflt_free, &r->nh_dflt_nfree, i);
+	else
+		idx_take(r->nh_free, &r->nh_nfree, i);
+	if (e->kind == XFIB_NH_GROUP && e->group >= XFIB_GROUP_MAX)
+		return 0;
+	nh = calloc(1, sizeof(*nh));
+	if (!nh)
+		return -ENOMEM;
+	nh->key.kind = e->kind;
+	nh->key.family = e->family;
+	nh->key.mtu = e->mtu;
+	nh->key.ifindex = e->ifindex;
+	memcpy(nh->key.gw, e->gw, 16);
+	nh->key.dflt = dflt;
+	nh->idx = i;
+	if (e->kind == XFIB_NH_GROUP) {
+		/* Its buckets keep serving until a route takes a new group;
+		 * freed with the nexthop at the sweep. A default route's
+		 * alias of a group takes the group too, so that no new group
+		 * does while the entry may name it, but leaves it to the
+		 * group's own nexthop (of the higher indexes) to free. */
+		nh->key.ifindex = e->group;
+		idx_take(r->grp_free, &r->grp_nfree, e->group);
+		r->ngroups += !dflt;
+	}
+	if (e->kind == XFIB_NH_GATEWAY) {
+		struct rib_neigh_key k = { .ifindex = e->ifindex,
+					   .family = e->family };
+
+		memcpy(k.addr, e->gw, 16);
+		nh->neigh = htab_find(&r->neighs, &k);
+		if (!nh->neigh || nh->neigh->idx != e->neigh) {
+			free(nh);
+			return 0;
+		}
+		nh->neigh->nh_refs++;
+	}
+	htab_insert(&r->nexthops, nh);
+	return 1;
+}
+
 int rib_adopt(struct rib *r)
 {
 	__u32 i, nh_n = 0, neigh_n = 0;
+	int err;
 
 	for (i = 1; i < XFIB_NEIGH_MAX; i++) {
 		struct xfib_neigh *e = &r->neigh_map[i];
@@ -99,66 +156,10 @@ int rib_adopt(struct rib *r)
 		neigh_n++;
 	}
 	for (i = XFIB_NH_DFLT_FIRST; i < XFIB_NEXTHOP_MAX; i++) {
-		struct xfib_nexthop *e = &r->nh_map[i];
-		bool dflt = XFIB_NH_IS_DFLT(i);
-		__u32 *stack = dflt ? r->nh_dflt_free : r->nh_free;
-		__u32 *nfree = dflt ? &r->nh_dflt_nfree : &r->nh_nfree;
-		struct rib_nexthop *nh;
-
-		if (e->kind == XFIB_NH_NONE)
-			continue;
-		nh = calloc(1, sizeof(*nh));
-		if (!nh)
-			return -ENOMEM;
-		nh->key.kind = e->kind;
-		nh->key.family = e->family;
-		nh->key.mtu = e->mtu;
-		nh->key.ifindex = e->ifindex;
-		memcpy(nh->key.gw, e->gw, 16);
-		nh->key.dflt = dflt;
-		nh->idx = i;
-		if (e->kind == XFIB_NH_GROUP && dflt) {
-			/* A default route's alias of a group, which is its
-			 * own nexthop's (adopted below: the higher indexes)
-			 * to free; taken here all the same, so that no new
-			 * group takes it while this entry may name it. */
-			if (e->group >= XFIB_GROUP_MAX) {
-				free(nh);
-				idx_take(stack, nfree, i);
-				continue;
-			}
-			nh->key.ifindex = e->group;
-			idx_take(r->grp_free, &r->grp_nfree, e->group);
-		} else if (e->kind == XFIB_NH_GROUP) {
-			/* Its buckets keep serving until a route takes a new
-			 * group; freed with the nexthop at the sweep. */
-			if (e->group >= XFIB_GROUP_MAX) {
-				free(nh);
-				idx_take(stack, nfree, i);
-				continue;
-			}
-			nh->key.ifindex = e->group;
-			idx_take(r->grp_free, &r->grp_nfree, e->group);
-			r->ngroups++;
-		}
-		if (e->kind == XFIB_NH_GATEWAY) {
-			struct rib_neigh_key k = { .ifindex = e->ifindex,
-						   .family = e->family };
-
-			memcpy(k.addr, e->gw, 16);
-			nh->neigh = htab_find(&r->neighs, &k);
-			if (!nh->neigh || nh->neigh->idx != e->neigh) {
-				/* Inconsistent leftovers: leave the index
-				 * alone, the next instance will not use it. */
-				free(nh);
-				idx_take(stack, nfree, i);
-				continue;
-			}
-			nh->neigh->nh_refs++;
-		}
-		idx_take(stack, nfree, i);
-		htab_insert(&r->nexthops, nh);
-		nh_n++;
+		err = nexthop_adopt(r, i);
+		if (err < 0)
+			return err;
+		nh_n += err;
 	}
 	if (nh_n || neigh_n)
 		pr_info("adopted %u nexthops and %u neighbours from the pinned maps",
