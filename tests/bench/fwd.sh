@@ -422,7 +422,7 @@ rules_state() {
 
 # rules_on mh|mi|wg: the rule set (see the paths above) in both families,
 # published and its tables built. Returns 1 if a table it reaches is the
-# kernel's (too large for the pool; none of either set's is, at any
+# kernel's (too large for the pool; none of these sets' is, at any
 # scale: their tables hold a default route each, and wg's lookup of main
 # is main's own instance): the path is then not measured.
 rules_on() {
