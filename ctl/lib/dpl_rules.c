@@ -46,6 +46,12 @@ static const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx)
 	return idx < XFIB_TPOOL6_SIZE ? &env->d->tpool6[idx] : NULL;
 }
 
+static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
+						   __u32 idx)
+{
+	return idx < XFIB_NEXTHOP_MAX ? &env->d->nh[idx] : NULL;
+}
+
 struct xfib_rflow;
 struct xfib_rule;
 struct xfib_rule_set;

@@ -29,7 +29,9 @@
  *    prefix that answered is no longer than it: a range keeps its
  *    prefix's length; slot 0 keeps none, but its answers from main's
  *    default routes have nexthop indexes of their own, XFIB_NH_IS_DFLT,
- *    which is all suppress_prefixlength 0 needs);
+ *    which is all suppress_prefixlength 0 needs), unless it is an error
+ *    route's (blackhole, unreachable, prohibit): the kernel suppresses
+ *    only a lookup that succeeded;
  *  - goto: on at the target's index (always a later rule: the kernel
  *    refuses a goto backwards), or, unresolved, at the next;
  *  - nop: on at the next rule;
@@ -71,6 +73,9 @@ XFIB_INLINE __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot);
 XFIB_INLINE __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 					__u32 slot, const struct xfib_rflow *f,
 					__u32 *ans);
+/* Nexthop entry idx, or NULL (as for include/xfib/decide.h). */
+XFIB_INLINE const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
+							 __u32 idx);
 /* xfib_rule_run_next() below for run x's ranges in set and the flow's
  * source, which the program too runs as a function of its own (the
  * verifier then checks the bisection's paths once, not each with the
@@ -267,6 +272,7 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 			       const struct xfib_rule_set *set,
 			       const struct xfib_rflow *f, struct xfib_rwalk *w)
 {
+	const struct xfib_nexthop *nh;
 	const struct xfib_rule *x;
 	__u32 i = w->rule, ans, r;
 	int m;
@@ -329,8 +335,18 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 			return 0;
 		if (x->suppress_prefixlen != 0xffffffffu &&
 		    XFIB_TR4_PLEN(ans) <= x->suppress_prefixlen) {
-			w->suppressed = 1;
-			return 0;
+			/* fib_rules_lookup() suppresses only a lookup that
+			 * succeeded: a blackhole, unreachable or prohibit
+			 * route's error stands (and a route xfib does not
+			 * mirror may be one). */
+			nh = xfib_env_nexthop(env, XFIB_TR4_NH(ans));
+			if (!nh || nh->kind == XFIB_NH_UNSUPPORTED)
+				goto kernel;
+			if (nh->kind != XFIB_NH_BLACKHOLE &&
+			    nh->kind != XFIB_NH_UNREACHABLE) {
+				w->suppressed = 1;
+				return 0;
+			}
 		}
 		w->nh = XFIB_TR4_NH(ans);
 		break;

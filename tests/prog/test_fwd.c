@@ -2585,7 +2585,8 @@ static void cases_lease(void)
  *  4: "table 400": only a default route, on-link on the ingress port
  *     (a route back that passes strict rp_filter).
  */
-enum { T100 = 1, TKERNEL = 2, T300 = 3, T400 = 4 };
+enum { T100 = 1, TKERNEL = 2, T300 = 3, T400 = 4, TBH = 5, TUNR = 6,
+       TUNSUPP = 7 };
 
 static void put_table(__u32 fam, __u32 slot, __u8 state, __u32 off,
 		      __u8 log2n)
@@ -2647,6 +2648,19 @@ static void put_rule_tables(void)
 	static const struct xfib_tr6 t300_6[] = {
 		{ 0, 0, NH_GW6_B, 0, { 0 } },
 	};
+	/* default routes of error kinds, and one xfib does not mirror */
+	static const struct xfib_tr4 tbh[] = {
+		{ 0, XFIB_TR4_PACK(NH_BLACKHOLE, 0) },
+	};
+	static const struct xfib_tr4 tunr[] = {
+		{ 0, XFIB_TR4_PACK(NH_UNREACH, 0) },
+	};
+	static const struct xfib_tr4 tunsupp[] = {
+		{ 0, XFIB_TR4_PACK(NH_UNSUPP, 0) },
+	};
+	static const struct xfib_tr6 tbh_6[] = {
+		{ 0, 0, NH_BLACKHOLE, 0, { 0 } },
+	};
 
 	/* Odd offsets: a table starts anywhere in its pool. */
 	put_table(XFIB_V4, T100, XFIB_TABLE_READY, 64, put_tr4(64, t100, 5));
@@ -2656,6 +2670,10 @@ static void put_rule_tables(void)
 	put_table(XFIB_V6, T100, XFIB_TABLE_READY, 32, put_tr6(32, t100_6, 3));
 	put_table(XFIB_V6, TKERNEL, XFIB_TABLE_KERNEL, 0, 0);
 	put_table(XFIB_V6, T300, XFIB_TABLE_READY, 4, put_tr6(4, t300_6, 1));
+	put_table(XFIB_V4, TBH, XFIB_TABLE_READY, 16, put_tr4(16, tbh, 1));
+	put_table(XFIB_V4, TUNR, XFIB_TABLE_READY, 17, put_tr4(17, tunr, 1));
+	put_table(XFIB_V4, TUNSUPP, XFIB_TABLE_READY, 18, put_tr4(18, tunsupp, 1));
+	put_table(XFIB_V6, TBH, XFIB_TABLE_READY, 5, put_tr6(5, tbh_6, 1));
 }
 
 /* A rule as xfibd publishes it: no selector, no suppression. */
@@ -2872,6 +2890,22 @@ static void cases_rules4(void)
 	x.suppress_prefixlen = 16;
 	rule_case("rules v4: table 100's /16 suppressed at 16: main", XFIB_V4,
 		  RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	/* the kernel suppresses no error: an error route's answer stands */
+	x = lookup(100, 500, TBH);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v4: a blackhole default not suppressed at 0: dropped",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_DROP,
+		  XFIB_DROP_BLACKHOLE, NULL);
+	x = lookup(100, 600, TUNR);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v4: an unreachable default not suppressed at 0: kernel",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_UNREACHABLE, NULL);
+	x = lookup(100, 700, TUNSUPP);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v4: a route xfib does not mirror under suppression: kernel",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
 	/* wg-quick's "lookup main suppress_prefixlength 0" on slot 0: an
 	 * answer of main's default route (its index says so) gives way, any
 	 * other is main's */
@@ -2989,6 +3023,11 @@ static void cases_rules6(void)
 	x.suppress_prefixlen = 0;
 	rule_case("rules v6: table 300's default suppressed: main", XFIB_V6,
 		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
+	x = lookup(100, 500, TBH);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v6: a blackhole default not suppressed at 0: dropped",
+		  XFIB_V6, RULES(x, MAIN6), SRC6, DST6, XDP_DROP,
+		  XFIB_DROP_BLACKHOLE, NULL);
 	x = MAIN6;
 	x.suppress_prefixlen = 0;
 	rule_case("rules v6: main's default suppressed: table 300", XFIB_V6,

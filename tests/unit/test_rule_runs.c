@@ -31,6 +31,13 @@ static __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot)
 	return 0;
 }
 
+/* No table answers: no nexthop is read. */
+static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
+						   __u32 idx)
+{
+	return NULL;
+}
+
 static const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx)
 {
 	return NULL;
