@@ -22,6 +22,7 @@
 #    the loopback of both sinks, and the sink's kernel gets none of its
 #    echoes (no packet ever leaves by main's default port), sink2 every
 #    one, all XDP-forwarded, the router kernel forwarding none.
+# run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
