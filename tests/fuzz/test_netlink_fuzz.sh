@@ -4,7 +4,7 @@
 # The netlink fuzzer (build/fuzz/fuzz_netlink, from tests/fuzz/
 # fuzz_netlink.c): first every input of the seed corpus (tests/fuzz/corpus,
 # real rtnetlink traffic recorded by make-corpus.sh) as a regression run
-# in which no message may be malformed, then FUZZ_SECONDS (default 60) of
+# in which no message may be malformed, then FUZZ_SECONDS (default 30) of
 # fuzzing from it, into a scratch copy.
 # Any crash, sanitizer report, leak or broken RIB invariant fails the test;
 # the input that caused it is kept in build/fuzz/ to reproduce with
@@ -13,7 +13,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
 fuzzer=$build/fuzz/fuzz_netlink
-secs=${FUZZ_SECONDS:-60}
+secs=${FUZZ_SECONDS:-30}
 [ -x "$fuzzer" ] || { echo "FAIL: $fuzzer not built (make $fuzzer)"; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/xfib-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -4,8 +4,8 @@
 # wg-quick's rules ("lookup main suppress_prefixlength 0", then "not
 # fwmark 0xca6c lookup 51820") over a main table too large for a copy of
 # it in the rules' range pool, forwarded in XDP in both families. Main
-# holds XFIB_WG_ROUTES4 (default 300,000) IPv4 and XFIB_WG_ROUTES6
-# (70,000) IPv6 /32s and /128s, every other address, so a copy would
+# holds XFIB_WG_ROUTES4 (default 270,000) IPv4 and XFIB_WG_ROUTES6
+# (67,000) IPv6 /32s and /128s, every other address, so a copy would
 # take 2n + 1 ranges: more than half of xfib_tpool4's 2^20 and
 # xfib_tpool6's 2^18, a block of the whole pool, which no rebuild and no
 # table 51820 beside it leaves free (fib_tables.c); a rule that needs the
@@ -28,8 +28,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
 
-N4=${XFIB_WG_ROUTES4:-300000}
-N6=${XFIB_WG_ROUTES6:-70000}
+N4=${XFIB_WG_ROUTES4:-270000}
+N6=${XFIB_WG_ROUTES6:-67000}
 ((2 * N4 + 1 > (1 << 19) && 2 * N6 + 1 > (1 << 17))) ||
 	skip "XFIB_WG_ROUTES4=$N4 XFIB_WG_ROUTES6=$N6: a copy of main would fit"
 
