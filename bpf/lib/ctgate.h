@@ -47,10 +47,12 @@
  * holds the addresses and ports the packet leaves with (lib/nat.h writes
  * them). Like the kernel, which runs conntrack and destination NAT in
  * prerouting, the gate looks the flow up before the route lookup
- * (xfib_ct_gate_pre), and the route is the translated destination's. It
- * only records what it found: the packet's reason stays the route's (a local
- * destination stays pass_local), and xfibd hears of a flow only when the
- * packet would have been forwarded (ct_gate).
+ * (xfib_ct_gate_pre), and the route is the translated destination's
+ * (also while the flow is still to learn, so that a reply to a
+ * masqueraded address is counted and learned as the other direction is).
+ * It only records what it found: the packet's reason stays the route's (a
+ * local destination stays pass_local), and xfibd hears of a flow only
+ * when the packet would have been forwarded (ct_gate).
  *
  * The kfuncs are the kernel's (net/netfilter/nf_conntrack_bpf.c); the
  * lookup runs in the ingress device's namespace (BPF_F_CURRENT_NETNS) and
@@ -836,7 +838,14 @@ static __always_inline __u32 ct_lookup(struct xdp_md *ctx, struct ct_flow *f,
 	if (!ct)
 		return XFIB_PASS_CT_NEW;
 	r = ct_entry_check(ct, f->ev.proto, conf);
-	if (r == XFIB_NEXT && (ct->status & IPS_NAT_MASK)) {
+	/* A flow still to learn is translated too: its route is then the
+	 * translated destination's, so that a reply to a masqueraded
+	 * address reaches ct_gate(), which counts it pass_ct_learn and
+	 * asks xfibd to learn the flow, rather than stopping at the route
+	 * as pass_local (the kernel forwards it either way: the verdict
+	 * is not XFIB_NEXT, so nothing is rewritten). */
+	if ((r == XFIB_NEXT || r == XFIB_PASS_CT_LEARN) &&
+	    (ct->status & IPS_NAT_MASK)) {
 		ct_nat_read(ct, opts.dir, cs);
 		cs->nat = ct_nat_changes(cs, f);
 		cs->proto = f->ev.proto;
