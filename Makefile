@@ -187,7 +187,7 @@ $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/t
 RIB_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,$(addprefix ctl/xfibd/rib/, \
                   rib.c rib_link.c rib_nexthop.c rib_route.c rib_nhobj.c \
                   rib_check.c rib_local4.c rib_prefix.c rib_expiry.c \
-                  rib_rule.c rib_table.c objpool.c))
+                  rib_rule.c rib_table.c rib_fdb.c objpool.c))
 $(BUILD)/tests/unit_test_rib_dflt: $(BUILD)/san/tests/unit/test_rib_dflt.o \
 		$(UNIT_SAN_OBJS) $(RIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
@@ -222,7 +222,7 @@ FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
              $(addprefix ctl/xfibd/rib/,rib.c rib_link.c rib_nexthop.c \
                rib_port.c rib_route.c rib_nhobj.c rib_check.c rib_local4.c \
                rib_prefix.c rib_expiry.c rib_rule.c rib_rule_class.c rib_rule_runs.c \
-               rib_table.c htab.c objpool.c ptree.c) \
+               rib_table.c rib_fdb.c htab.c objpool.c ptree.c) \
              ctl/lib/log.c
 FUZZ_BINS := $(BUILD)/fuzz/fuzz_netlink $(BUILD)/fuzz/nlcapture
 

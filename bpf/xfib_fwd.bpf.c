@@ -306,6 +306,12 @@ static __always_inline int xfib_env_tx_port(struct xfib_env *env,
 	return bpf_map_lookup_elem(&xfib_tx_ports, &ifindex) != NULL;
 }
 
+static __always_inline const struct xfib_fdb *
+xfib_env_fdb(struct xfib_env *env, const struct xfib_fdb_key *key)
+{
+	return bpf_map_lookup_elem(&xfib_fdb, key);
+}
+
 static __always_inline const struct xfib_xfrm_info *
 xfib_env_xfrm(struct xfib_env *env, __u32 fam)
 {
@@ -601,15 +607,64 @@ static __always_inline __u32 parse_eth(struct xfib_pkt *pkt)
 	return XFIB_NEXT;
 }
 
+/*
+ * A frame received on a bridge member: the bridge passes it up to be
+ * routed (br_handle_frame: a member forwarding, the frame for the bridge's
+ * MAC), and the kernel routes it as a packet of the bridge device. So
+ * from here on the ingress port is the bridge (q->in_ifindex, *in): its
+ * sysctls, addresses, rules and netfilter's iifname. The bridge learns
+ * the source's MAC on the member from every frame it sees (br_fdb_update),
+ * and sees none of those forwarded here: a source the FDB does not hold
+ * on this member (new, or moved from another member) goes to the kernel,
+ * and the bridge learns it from that frame; one it holds is marked seen,
+ * for xfibd to keep the entry from ageing out. A moved one is marked so
+ * until xfibd writes where the bridge now has it: frames to it must not
+ * go to the old member meanwhile (xfib_bridge_egress).
+ */
+static __always_inline __u32 check_bridge_ingress(const struct xfib_pkt *pkt,
+						  struct xfib_fwd_query *q,
+						  const struct xfib_iface **in)
+{
+	struct xfib_fdb_key key = { .bridge = (*in)->master };
+	const struct xfib_iface *br;
+	struct xfib_fdb *fdb;
+
+	if (!((*in)->bridge & XFIB_BR_PORT_FWD))
+		return XFIB_PASS_BRIDGE;
+	br = xfib_env_iface(NULL, key.bridge);
+	if (!br || !(br->bridge & XFIB_BR_ROUTED))
+		return XFIB_PASS_BRIDGE;
+	if (!mac_equal(pkt->eth->h_dest, br->mac))
+		return XFIB_PASS_NOT_FOR_US;
+	__builtin_memcpy(key.mac, pkt->eth->h_source, ETH_ALEN);
+	fdb = bpf_map_lookup_elem(&xfib_fdb, &key);
+	if (!fdb || (fdb->flags & XFIB_FDB_LOCAL))
+		return XFIB_PASS_BRIDGE_LEARN;
+	if (fdb->port != q->in_ifindex) {
+		if (!fdb->moved)
+			fdb->moved = 1;
+		return XFIB_PASS_BRIDGE_LEARN;
+	}
+	/* Written only when it changes: the line stays shared between
+	 * CPUs while the host is busy. */
+	if (!fdb->seen)
+		fdb->seen = 1;
+	q->in_ifindex = key.bridge;
+	*in = br;
+	return XFIB_NEXT;
+}
+
 /* The ingress port is known to xfibd (so below XFIB_PORT_MAX), and the
- * frame is addressed to it. */
+ * frame is addressed to it, or to its bridge. */
 static __always_inline __u32 check_ingress(const struct xfib_pkt *pkt,
-					   __u32 ifindex,
+					   struct xfib_fwd_query *q,
 					   const struct xfib_iface **in)
 {
-	*in = xfib_env_iface(NULL, ifindex);
+	*in = xfib_env_iface(NULL, q->in_ifindex);
 	if (!*in)
 		return XFIB_PASS_NO_IFACE;
+	if ((*in)->master)
+		return check_bridge_ingress(pkt, q, in);
 	/* The kernel forwards only frames addressed to the port (PACKET_HOST). */
 	if (!mac_equal(pkt->eth->h_dest, (*in)->mac))
 		return XFIB_PASS_NOT_FOR_US;
@@ -1120,11 +1175,11 @@ static __always_inline int forward(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	 * detached since, drop: the frame is already rewritten, and the
 	 * kernel would forward it a second time. Forwarded counts only what
 	 * the redirect took. */
-	if (bpf_redirect_map(&xfib_tx_ports, path->ifindex, XDP_DROP) !=
+	if (bpf_redirect_map(&xfib_tx_ports, path->tx_ifindex, XDP_DROP) !=
 	    XDP_REDIRECT)
 		return stop(XFIB_DROP_REDIRECT, pkt, in_ifindex);
 	count_port_in(in_ifindex, fwd, pkt->len);
-	out = port_counters(path->ifindex);
+	out = port_counters(path->tx_ifindex);
 	if (out) {
 		out->tx.packets++;
 		out->tx.bytes += pkt->data_end - pkt->data;
@@ -1155,7 +1210,7 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	r = parse_eth(pkt);
 	if (r != XFIB_NEXT)
 		return r;
-	r = check_ingress(pkt, q->in_ifindex, &in);
+	r = check_ingress(pkt, q, &in);
 	if (r != XFIB_NEXT)
 		return r;
 	r = xfib_xfrm_check(env, pkt->proto == ETH_P_IP ? XFIB_V4 : XFIB_V6);
@@ -1170,7 +1225,8 @@ static __always_inline __u32 decide(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	r = xfib_after_lookup(env, q, nh_idx, path);
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
 		return r;
-	nf = ct_gate(cs, q->in_ifindex, path->ifindex);
+	nf = ct_gate(cs, q->in_ifindex, path->ifindex, ctx->ingress_ifindex,
+		     path->tx_ifindex);
 	if (nf != XFIB_NEXT)
 		return nf;
 	if (r == XFIB_FWD_V4 ? l4_csum_partial4(pkt) : l4_csum_partial6(pkt))
@@ -1193,9 +1249,10 @@ int xfib_fwd(struct xdp_md *ctx)
 	/* Tracing reads the frame as received: before forward() rewrites it.
 	 * XFIB_BENCH_WITHOUT_TRACE (make bench-fwd only) measures this. */
 	if (trace_wanted())
-		xfib_trace(ctx, q.in_ifindex, r, &path);
+		xfib_trace(ctx, ctx->ingress_ifindex, r, &path);
 #endif
+	/* Counted on the port the frame came in by: a bridge member's own. */
 	if (r != XFIB_FWD_V4 && r != XFIB_FWD_V6)
-		return stop(r, &pkt, q.in_ifindex);
-	return forward(ctx, &pkt, &path, r, q.in_ifindex, &cs);
+		return stop(r, &pkt, ctx->ingress_ifindex);
+	return forward(ctx, &pkt, &path, r, ctx->ingress_ifindex, &cs);
 }

@@ -1065,12 +1065,19 @@ __noinline int xfib_ct_gate_pre(struct xdp_md *ctx, __u32 l3off, __u32 l3len,
 /*
  * The netfilter step for a packet the forwarder is about to forward from
  * port in to port out, with what xfib_ct_gate_pre() found: XFIB_NEXT to
- * forward it, else the reason it goes to the kernel.
+ * forward it, else the reason it goes to the kernel. in_port and
+ * out_port are the ports the frame comes and goes by: in and out, or a
+ * bridge's member, whose netdev ingress and egress chains see it too.
  */
-static __always_inline __u32 ct_gate(struct ct_state *cs, __u32 in, __u32 out)
+static __always_inline __u32 ct_gate(struct ct_state *cs, __u32 in, __u32 out,
+				     __u32 in_port, __u32 out_port)
 {
 	if (cs->ports && (ct_port_rules(in, XFIB_NF_PORT_IN) ||
-			  ct_port_rules(out, XFIB_NF_PORT_OUT)))
+			  ct_port_rules(out, XFIB_NF_PORT_OUT) ||
+			  (in_port != in &&
+			   ct_port_rules(in_port, XFIB_NF_PORT_IN)) ||
+			  (out_port != out &&
+			   ct_port_rules(out_port, XFIB_NF_PORT_OUT))))
 		return XFIB_PASS_NETFILTER;
 	if (cs->mode == XFIB_NF_OFF)
 		return XFIB_NEXT;

@@ -271,6 +271,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_neigh_hosts SEC(".maps");
 
+/* The bridges' forwarding databases (struct xfib_fdb_key): which member
+ * a MAC is behind. A replaced entry is RCU-freed, so a reader sees the
+ * old value or the new one, whole. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XFIB_FDB_MAX);
+	__type(key, struct xfib_fdb_key);
+	__type(value, struct xfib_fdb);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_fdb SEC(".maps");
+
 /* ifindex -> interface state, written by xfibd. An array, so that the
  * verifier inlines the two lookups per packet; double-buffered against
  * torn reads (struct xfib_port). mmap()ed by xfibd and xfibctl. */

@@ -93,6 +93,7 @@ struct xfib_env {
 	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
 	struct xfib_iface iface; /* copied from xfib_ifaces (dpl_port) */
 	struct xfib_xfrm_info xfrm; /* copied from xfib_xfrm */
+	struct xfib_fdb fdb;	/* copied from xfib_fdb */
 };
 
 static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
@@ -170,6 +171,14 @@ static int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex)
 	return !bpf_map_lookup_elem(fd, &ifindex, &v);
 }
 
+static const struct xfib_fdb *xfib_env_fdb(struct xfib_env *env,
+					   const struct xfib_fdb_key *key)
+{
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_fdb);
+
+	return bpf_map_lookup_elem(fd, key, &env->fdb) ? NULL : &env->fdb;
+}
+
 static const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
 						  __u32 fam)
 {
@@ -209,7 +218,7 @@ static void egress_state(struct xfib_env *env, struct dpl_result *r, __u8 af)
 		r->have_iface = true;
 		r->iface = env->iface;
 	}
-	r->attached = xfib_env_tx_port(env, ifindex);
+	r->attached = xfib_env_tx_port(env, r->tx_ifindex ?: ifindex);
 	nb = xfib_nh_neigh(env, &r->nh, ifindex, af, r->addr, &r->neigh_idx);
 	if (nb) {
 		r->have_neigh = true;
@@ -217,13 +226,34 @@ static void egress_state(struct xfib_env *env, struct dpl_result *r, __u8 af)
 	}
 }
 
-/* The ingress port is known (check_ingress in the program); its flags
- * into r->in. */
+/* A packet received on a bridge member is routed as its bridge's
+ * (check_bridge_ingress in the program): the bridge becomes r->iif, for
+ * the rules and the checks, the member r->in_port. */
+static void bridge_ingress(const struct dpl *d, struct dpl_result *r)
+{
+	struct xfib_iface in;
+
+	if (r->iif == XFIB_IFINDEX_NONE || !dpl_port(d, r->iif, &in) ||
+	    !in.master)
+		return;
+	r->in_port = r->iif;
+	r->iif = in.master;
+}
+
+/* The ingress port is known (check_ingress in the program), and for a
+ * bridge member, it forwards and xfib routes through its bridge; the
+ * flags into r->in. */
 static enum xfib_reason ingress_known(struct xfib_env *env,
 				      struct dpl_result *r)
 {
+	if (r->in_port &&
+	    (!xfib_env_iface(env, r->in_port) ||
+	     !(env->iface.bridge & XFIB_BR_PORT_FWD)))
+		return XFIB_PASS_BRIDGE;
 	if (!xfib_env_iface(env, r->iif))
 		return XFIB_PASS_NO_IFACE;
+	if (r->in_port && !(env->iface.bridge & XFIB_BR_ROUTED))
+		return XFIB_PASS_BRIDGE;
 	r->have_in = true;
 	r->in = env->iface;
 	return XFIB_NEXT;
@@ -246,7 +276,6 @@ static void follow_route(struct dpl *d, struct dpl_result *r,
 	};
 	struct xfib_fwd_query q = {
 		.daddr = r->addr,
-		.in_ifindex = r->iif,
 		.af = r->fam == XFIB_V4 ? XFIB_AF_INET : XFIB_AF_INET6,
 	};
 	struct xfib_fwd_path path;
@@ -254,6 +283,7 @@ static void follow_route(struct dpl *d, struct dpl_result *r,
 
 	if (r->iif != XFIB_IFINDEX_NONE)
 		first = ingress_known(&env, r);
+	q.in_ifindex = r->iif;
 	if (first == XFIB_NEXT)
 		first = xfib_before_lookup(r->have_in ? &r->in : NULL, q.af,
 					   dpl_special(r->fam, r->addr) ||
@@ -297,7 +327,9 @@ static void follow_route(struct dpl *d, struct dpl_result *r,
 		r->group_nh = r->nh;
 		r->members = dpl_group_members(d->grp, &r->nh, m, NULL);
 	}
+	path.tx_ifindex = 0;
 	r->action = xfib_after_lookup(&env, &q, r->nh_idx, &path);
+	r->tx_ifindex = path.tx_ifindex;
 	if (first != XFIB_NEXT)
 		r->action = first;
 	/* For a multipath route, the member the flow takes. */
@@ -403,6 +435,7 @@ static int resolve(struct dpl *d, const __u8 *addr, const __u8 *src,
 		r->fam = d->fam;
 		memcpy(r->addr, addr, alen);
 		r->iif = iif;
+		bridge_ingress(d, r);
 		r->act = d->act;
 		r->ready = d->ready;
 		r->nh_idx = dpl_lookup(d, addr);

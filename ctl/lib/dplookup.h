@@ -151,6 +151,9 @@ struct dpl_result {
 	bool have_iface;          /* egress port known to xfibd */
 	struct xfib_iface iface;
 	bool attached;            /* egress port in xfib_tx_ports */
+	/* The port the frame is sent by: a bridge's member (by its FDB),
+	 * else nh.ifindex; 0 if the chain stopped before. */
+	__u32 tx_ifindex;
 	bool have_neigh;
 	__u32 neigh_idx;
 	struct xfib_neigh neigh;
@@ -159,7 +162,9 @@ struct dpl_result {
 	__u8 src[16];
 	__u32 src_nh_idx;         /* the route back to the source (IPv4) */
 	struct xfib_nexthop src_nh;
-	__u32 iif;                /* XFIB_IFINDEX_NONE: not given */
+	__u32 iif;                /* XFIB_IFINDEX_NONE: not given; a
+				   * bridge member's bridge */
+	__u32 in_port;            /* the member iif was given as, or 0 */
 	bool have_in;             /* the ingress port is known to xfibd */
 	struct xfib_iface in;
 	/* The policy rules' choice for the destination, and (IPv4 with a

@@ -193,6 +193,9 @@ static void lookup_egress_text(const struct dpl_result *r)
 	       !r->have_iface ? "unknown to xfibd" :
 	       (r->iface.flags & XFIB_IF_UP) ? "up" : "down",
 	       r->attached ? "attached" : "not attached");
+	if (r->tx_ifindex && r->tx_ifindex != r->nh.ifindex)
+		printf("bridge:     by member %s (ifindex %u), from its FDB\n",
+		       dev_str(r->tx_ifindex, dev), r->tx_ifindex);
 	if (r->nh.kind == XFIB_NH_GATEWAY)
 		printf("gateway:    %s\n", addr_str(r->nh.family, r->nh.gw, a, sizeof(a)));
 	if (r->have_neigh)
@@ -332,6 +335,10 @@ static void lookup_egress_json(json_object *o, const struct dpl_result *r)
 		js_set(e, "known", js_bool(r->have_iface));
 		js_set(e, "up", js_bool(r->have_iface && (r->iface.flags & XFIB_IF_UP)));
 		js_set(e, "attached", js_bool(r->attached));
+		/* A bridge: the member its FDB names. */
+		if (r->tx_ifindex && r->tx_ifindex != r->nh.ifindex)
+			js_set(e, "bridge_port",
+			       js_str(dev_str(r->tx_ifindex, dev)));
 	}
 	js_set(o, "egress", e);
 	js_set(o, "gateway", r->nh.kind == XFIB_NH_GATEWAY ?

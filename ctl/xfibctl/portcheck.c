@@ -2,10 +2,12 @@
 /*
  * Whether a device can be a routed port: xfib forwards IP between
  * Ethernet ports the kernel routes on, with an ifindex below
- * XFIB_PORT_MAX. A bridge or bond member hands its
- * frames to its master (the kernel routes on the bridge or bond, if at
- * all), and a device without an Ethernet address (tun, ipip, sit,
- * wireguard) has no header for the dataplane to parse or rewrite.
+ * XFIB_PORT_MAX. A bridge is routed on by attaching its members: frames
+ * arrive on them and leave by them (the bridge itself takes no XDP
+ * program's redirected frames). A bond member hands its frames to its
+ * master, which xfib does not route through, and a device without an
+ * Ethernet address (tun, ipip, sit, wireguard) has no header for the
+ * dataplane to parse or rewrite.
  */
 #include <errno.h>
 #include <string.h>
@@ -129,13 +131,17 @@ static int port_check_one(struct mnl_socket *nl, const char *name, int ifindex)
 				strerror(-err));
 			return err;
 		}
-		if (!strcmp(m.kind, "bridge") || !strcmp(m.kind, "bond") ||
-		    !strcmp(m.kind, "team")) {
+		if (!strcmp(m.kind, "bond") || !strcmp(m.kind, "team")) {
 			err_cmd("%s: a port of %s %s, not a routed port "
 				"(its frames go to the %s)",
 				name, m.kind, m.name, m.kind);
 			return -EINVAL;
 		}
+	}
+	if (!strcmp(li.kind, "bridge")) {
+		err_cmd("%s: a bridge: attach its member ports instead "
+			"(xfib routes through the bridge on them)", name);
+		return -EINVAL;
 	}
 	if (li.flags & IFF_SLAVE) {
 		err_cmd("%s: a bond member (IFF_SLAVE), not a routed port", name);

@@ -58,6 +58,7 @@ struct daemon {
 	__u32 eval_changes, eval_ms;
 	__u64 started, last_sync, resyncs;
 	__u64 last_resync_ms;
+	__u64 fdb_renewed; /* CLOCK_MONOTONIC ms of the last fdb_renew */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -203,7 +204,8 @@ static int full_sync(struct daemon *d, const char *why)
 
 /* How long the loop may sleep in poll(): until the batch is due, the
  * fib's next timed work, an expiry, the netfilter or XFRM watchers,
- * or the next allowed resync; a second at most. */
+ * the bridge FDB's renewal, or the next allowed resync; a second at
+ * most. */
 static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 {
 	int timeout = 1000, t;
@@ -238,6 +240,13 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 	t = xfrm_watch_timeout(&d->xfrm, now);
 	if (t < timeout)
 		timeout = t;
+	if (d->rib.fdb.count) {
+		__u64 due = d->fdb_renewed + rib_fdb_renew_ms(&d->rib);
+
+		t = due > now ? (int)(due - now) : 0;
+		if (t < timeout)
+			timeout = t;
+	}
 	if (rib_resync_wanted(&d->rib)) {
 		/* Resyncs are at least RESYNC_MIN_INTERVAL_MS apart,
 		 * failed ones too: wait for the next, do not spin. */
@@ -251,13 +260,26 @@ static int poll_timeout(struct daemon *d, __u64 now, __u64 *first_change)
 }
 
 /* Whether netfilter may mark packets before routing, which fwmark rules
- * depend on: from the netfilter room to the RIB. */
+ * depend on, and whether bridge-family chains act on frames: from the
+ * netfilter room to the RIB. */
 static void marks_sync(struct daemon *d)
 {
 	int fam;
 
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
 		rib_rules_marks(&d->rib, fam, d->nf.marks[fam]);
+	rib_bridge_nf(&d->rib, d->nf.bridge_chains);
+}
+
+/* Renews the bridge FDB entries of the hosts whose frames the dataplane
+ * routed (rib_fdb.c), a few times per ageing time (which may change at
+ * any time: the period is asked each time). */
+static void fdb_renew(struct daemon *d, __u64 now)
+{
+	if (now - d->fdb_renewed < rib_fdb_renew_ms(&d->rib))
+		return;
+	rib_fdb_renew(&d->rib, nl_fdb_use, &d->nl);
+	d->fdb_renewed = now;
 }
 
 /* Reads the policy rules again if the kernel announced a change, and
@@ -325,6 +347,7 @@ static int run(struct daemon *d)
 			nl_neigh_use(&d->nl, port_attached, d);
 		if (d->nl.nrefresh)
 			nl_link_refresh(&d->nl);
+		fdb_renew(d, mono_ms());
 		rib_expire(&d->rib, mono_ms());
 		rules_sync(d);
 		fib_poll_control(&d->fib);

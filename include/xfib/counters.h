@@ -79,7 +79,13 @@
 	X(FWD_NAT_V6, "forwarded_nat_v6",                                      \
 	  "forwarded by XDP with conntrack's NAT, IPv6")                       \
 	X(PASS_RULE, "pass_rule",                                              \
-	  "to kernel: a policy rule or table xfib leaves to the kernel, or a rule's blackhole/unreachable/prohibit")
+	  "to kernel: a policy rule or table xfib leaves to the kernel, or a rule's blackhole/unreachable/prohibit") \
+	X(PASS_BRIDGE, "pass_bridge",                                          \
+	  "to kernel: bridge member not forwarding (STP), or a bridge xfib does not route through (VLAN filtering, bridge netfilter chains)") \
+	X(PASS_BRIDGE_LEARN, "pass_bridge_learn",                              \
+	  "to kernel: source MAC not in the bridge's FDB on this member: the bridge learns it") \
+	X(PASS_FDB, "pass_fdb",                                                \
+	  "to kernel: destination MAC not in the bridge's FDB (flooded), or its member down, blocked or not attached")
 
 enum xfib_reason {
 #define XFIB_REASON_ENUM(name, str, help) XFIB_##name,

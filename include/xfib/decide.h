@@ -16,9 +16,10 @@
  *    and rp_filter (xfib_source_check4);
  *  - after it, the chain from the nexthop index to a verdict
  *    (xfib_after_lookup): multipath member, nexthop kind, egress port
- *    (up, IPv6 enabled, takes redirected frames, MTU), neighbour,
- *    attached port, in this order, the first that stops the packet
- *    giving its reason.
+ *    (up, IPv6 enabled, takes redirected frames, MTU), neighbour, the
+ *    bridge member behind the neighbour's MAC for a bridge, attached
+ *    port, in this order, the first that stops the packet giving its
+ *    reason.
  *
  * Like the lookup headers, this compiles with clang -target bpf and with
  * gcc over the same memory (include/xfib/maps.h). The maps are read
@@ -72,6 +73,9 @@ XFIB_INLINE const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
 						     __u32 idx);
 /* Non-zero if ifindex is in xfib_tx_ports (attached to xfib). */
 XFIB_INLINE int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex);
+/* xfib_fdb: the member of a bridge a MAC is behind. */
+XFIB_INLINE const struct xfib_fdb *xfib_env_fdb(struct xfib_env *env,
+						 const struct xfib_fdb_key *key);
 /* xfib_xfrm: the family's (XFIB_V4, XFIB_V6) IPsec state. */
 XFIB_INLINE const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
 							__u32 fam);
@@ -92,7 +96,9 @@ struct xfib_fwd_query {
 struct xfib_fwd_path {
 	__u32 nh_idx;	/* the nexthop taken: the lookup's, or for a
 			 * multipath route the member the flow hashes to */
-	__u32 ifindex;	/* egress port */
+	__u32 ifindex;	/* egress port: the device the route names */
+	__u32 tx_ifindex; /* the port the frame is sent by: ifindex, or
+			   * for a bridge the member its FDB names */
 	__u64 neigh_w0;	/* the neighbour's first two words, each read once: */
 	__u64 neigh_w1;	/* dmac and state, smac (struct xfib_neigh) */
 };
@@ -397,7 +403,9 @@ XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 		return XFIB_PASS_EGRESS_DOWN;
 	if (xfib_port_no_ipv6(out, q->af))
 		return XFIB_PASS_IPV6_DISABLED;
-	if (out->flags & XFIB_IF_NO_XMIT)
+	/* A bridge takes no redirected frames: its member does
+	 * (xfib_bridge_egress). */
+	if ((out->flags & XFIB_IF_NO_XMIT) && !(out->bridge & XFIB_BR_ROUTED))
 		return XFIB_PASS_EGRESS_NO_XMIT;
 	/* A route MTU can only lower the device's: frames above the device
 	 * MTU would be dropped by the egress driver. */
@@ -464,6 +472,43 @@ XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
 	return XFIB_NEXT;
 }
 
+/*
+ * A route out of a bridge: the frame leaves by the member the bridge's
+ * forwarding database names for the neighbour's MAC, as br_dev_xmit()
+ * sends it. That member must be up, forwarding (STP), able to take
+ * redirected frames, and its MTU must hold the packet (the bridge's may
+ * be larger: the kernel drops what the member cannot carry). A MAC the
+ * bridge does not know is flooded, and its own is delivered up: both the
+ * kernel's to do. path->tx_ifindex is the port the frame is sent by.
+ */
+XFIB_INLINE __u32 xfib_bridge_egress(struct xfib_env *env,
+				     const struct xfib_fwd_query *q,
+				     struct xfib_fwd_path *path)
+{
+	const struct xfib_iface *out = xfib_env_iface(env, path->ifindex);
+	struct xfib_fdb_key key = { .bridge = path->ifindex };
+	const struct xfib_fdb *fdb;
+	const struct xfib_iface *m;
+	__u32 port;
+
+	path->tx_ifindex = path->ifindex;
+	if (!out || !(out->bridge & XFIB_BR_ROUTED))
+		return XFIB_NEXT;
+	__builtin_memcpy(key.mac, &path->neigh_w0, 6);
+	fdb = xfib_env_fdb(env, &key);
+	if (!fdb || (fdb->flags & XFIB_FDB_LOCAL) || fdb->moved)
+		return XFIB_PASS_FDB;
+	port = fdb->port;
+	m = xfib_env_iface(env, port);
+	if (!m || m->master != path->ifindex || !(m->flags & XFIB_IF_UP) ||
+	    !(m->bridge & XFIB_BR_PORT_FWD) || (m->flags & XFIB_IF_NO_XMIT))
+		return XFIB_PASS_FDB;
+	if (q->l3len > m->mtu)
+		return XFIB_PASS_MTU;
+	path->tx_ifindex = port;
+	return XFIB_NEXT;
+}
+
 /* ---- after the lookup: the chain ---------------------------------------- */
 
 /*
@@ -496,7 +541,10 @@ XFIB_INLINE __u32 xfib_after_lookup(struct xfib_env *env,
 	r = xfib_neigh_check(env, q, nh, path);
 	if (r != XFIB_NEXT)
 		return r;
-	if (!xfib_env_tx_port(env, path->ifindex))
+	r = xfib_bridge_egress(env, q, path);
+	if (r != XFIB_NEXT)
+		return r;
+	if (!xfib_env_tx_port(env, path->tx_ifindex))
 		return XFIB_PASS_EGRESS_NOT_ATTACHED;
 	return q->af == XFIB_AF_INET ? XFIB_FWD_V4 : XFIB_FWD_V6;
 }

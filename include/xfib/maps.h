@@ -35,10 +35,10 @@
  * tests/net/test_upgrade.sh; never for a router.
  */
 #ifdef XFIB_LAYOUT_TEST
-#define XFIB_LAYOUT_VERSION 6
+#define XFIB_LAYOUT_VERSION 7
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)
 #else
-#define XFIB_LAYOUT_VERSION 5
+#define XFIB_LAYOUT_VERSION 6
 #define XFIB_NEIGH_HOSTS_MAX XFIB_NEIGH_MAX
 #endif
 
@@ -57,8 +57,8 @@
  * are numbered per network namespace from 1, so a router's ports come
  * well below 1024 unless devices are created and deleted thousands of
  * times; a port above it is left to the kernel (xfibctl attach refuses
- * it, the program passes its packets, xfibd says so). The cost is 40
- * bytes per port for xfib_ifaces (40 KiB) and, per CPU, one struct
+ * it, the program passes its packets, xfibd says so). The cost is 48
+ * bytes per port for xfib_ifaces (48 KiB) and, per CPU, one struct
  * xfib_port_counters per port for xfib_port_stats.
  */
 #define XFIB_PORT_MAX 1024
@@ -264,15 +264,76 @@ enum xfib_iface_flags {
 	XFIB_IF_NO_XMIT = 1 << 6,
 };
 
+/*
+ * A Linux bridge and its member ports (struct xfib_iface.bridge). A frame
+ * a member receives for the bridge's MAC is routed as the kernel routes
+ * it: as a packet that arrived on the bridge device. A route out of the
+ * bridge leaves by the member its forwarding database names for the
+ * neighbour's MAC (xfib_fdb). Layout 6.
+ */
+enum xfib_bridge_flags {
+	/* On a bridge: xfib routes through it. Not while it filters VLANs
+	 * (its ports' VLAN membership and PVIDs are not mirrored), nor while
+	 * bridge-family netfilter chains see the frames it passes up or
+	 * sends (xfibd tells, from nf/). */
+	XFIB_BR_ROUTED = 1 << 0,
+	/* On a member port: in STP forwarding state (BR_STATE_FORWARDING);
+	 * in any other the bridge drops, or only learns from, its frames. */
+	XFIB_BR_PORT_FWD = 1 << 1,
+};
+
 /* One interface of the namespace, as the kernel sees it. */
 struct xfib_iface {
 	__u8 mac[6];
-	__u8 flags; /* enum xfib_iface_flags */
-	__u8 pad;
+	__u8 flags;  /* enum xfib_iface_flags */
+	__u8 bridge; /* enum xfib_bridge_flags */
 	__u32 mtu;
 	__u32 ifindex;
+	__u32 master; /* a bridge member's bridge (ifindex), else 0 */
 };
-_Static_assert(sizeof(struct xfib_iface) == 16, "xfib_iface size");
+_Static_assert(sizeof(struct xfib_iface) == 20, "xfib_iface size");
+
+/*
+ * xfib_fdb: the bridges' forwarding databases as the kernel holds them
+ * (AF_BRIDGE neighbours that name a bridge, NDA_MASTER): which member a
+ * MAC is behind. Only bridges without VLAN filtering are routed through,
+ * so vlan is 0 in every entry the dataplane asks for; entries of other
+ * VLANs are not mirrored.
+ */
+struct xfib_fdb_key {
+	__u32 bridge; /* ifindex */
+	__u8 mac[6];
+	__u16 vlan;
+};
+_Static_assert(sizeof(struct xfib_fdb_key) == 12, "xfib_fdb_key size");
+
+enum xfib_fdb_flags {
+	/* The bridge's own address (or a port's): delivered up, never out
+	 * of a member. */
+	XFIB_FDB_LOCAL = 1 << 0,
+	/* Learned from traffic, so aged by the bridge: the dataplane marks
+	 * seen when it routes a frame from this MAC, and xfibd renews such
+	 * entries (NTF_USE), as the frames the bridge no longer sees would
+	 * have. */
+	XFIB_FDB_DYNAMIC = 1 << 1,
+};
+
+struct xfib_fdb {
+	__u32 port;  /* the member's ifindex (the bridge's own for LOCAL) */
+	__u8 flags;  /* enum xfib_fdb_flags */
+	__u8 seen;   /* set by the dataplane, cleared by xfibd */
+	/* Set by the dataplane when this MAC came in by another member than
+	 * port: the bridge is about to learn that it moved, and until xfibd
+	 * has written the new port, frames to it are the kernel's (not sent
+	 * to the old member). Cleared by xfibd's write of the new port, or
+	 * a renewal period later if the bridge did not move it. */
+	__u8 moved;
+	__u8 pad;
+};
+_Static_assert(sizeof(struct xfib_fdb) == 8, "xfib_fdb size");
+
+/* Entries of xfib_fdb: the hosts of every routed bridge's LANs. */
+#define XFIB_FDB_MAX 65536
 
 /*
  * An xfib_ifaces entry: the port's struct xfib_iface, in two copies.
@@ -295,7 +356,7 @@ struct xfib_port {
 	__u32 pad;
 	struct xfib_iface copy[2];
 };
-_Static_assert(sizeof(struct xfib_port) == 40, "xfib_port size");
+_Static_assert(sizeof(struct xfib_port) == 48, "xfib_port size");
 
 /* The port's state as of one load of live, or NULL if it is absent. */
 static inline __attribute__((always_inline)) const struct xfib_iface *

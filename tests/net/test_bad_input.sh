@@ -88,23 +88,23 @@ no_xdp "$R_SNK"
 expect_error 1 "^xfibctl: detach $R_SNK: " rctl detach "$R_SNK"
 xdp_prog_on "$RTR" "$R_GEN" || fail "failed detach of $R_SNK removed $R_GEN's program"
 
-# 3b. Devices that cannot be routed ports: a bridge member, a bond member
-# (this kernel has no bonding module, so only the bridge is tried), and a
-# device without an Ethernet address (tun; no ipip, sit or wireguard
-# here). Refused with the reason named, alone and next to a good port in
-# either order, and nothing attached.
+# 3b. Devices that cannot be routed ports: a bridge (its members are
+# attached instead; a bond member would be refused too, but this kernel
+# has no bonding module), and a device without an Ethernet address (tun;
+# no ipip, sit or wireguard here). Refused with the reason named, alone
+# and next to a good port in either order, and nothing attached.
 ip -n "$RTR" link add br-x type bridge
 ip -n "$RTR" link add bp-x type veth peer name bp-y
 ip -n "$RTR" link set bp-x master br-x
 ip -n "$RTR" link set bp-x up
 ip -n "$RTR" tuntap add mode tun dev tun-x
-expect_error 1 "^xfibctl: attach bp-x: a port of bridge br-x, not a routed port" \
-	rctl attach bp-x
-expect_error 1 "^xfibctl: attach bp-x: a port of bridge br-x" rctl attach "$R_SNK" bp-x
-expect_error 1 "^xfibctl: attach bp-x: a port of bridge br-x" rctl attach bp-x "$R_SNK"
+expect_error 1 "^xfibctl: attach br-x: a bridge: attach its member ports instead" \
+	rctl attach br-x
+expect_error 1 "^xfibctl: attach br-x: a bridge" rctl attach "$R_SNK" br-x
+expect_error 1 "^xfibctl: attach br-x: a bridge" rctl attach br-x "$R_SNK"
 expect_error 1 "^xfibctl: attach tun-x: no Ethernet \\(MAC\\) address" rctl attach tun-x
 expect_error 1 "^xfibctl: attach tun-x: no Ethernet" rctl attach "$R_SNK" tun-x
-no_xdp bp-x tun-x "$R_SNK"
+no_xdp br-x tun-x "$R_SNK"
 [ "$(attached_ports)" = "$R_GEN" ] || fail "after refused ports, status lists: $(attached_ports)"
 # A device whose ifindex is beyond the ports the dataplane holds
 # (XFIB_PORT_MAX, 1024): refused alone and next to a good port. xfibd

@@ -73,6 +73,11 @@ static const enum reason_class reason_class[XFIB_REASON_COUNT] = {
 	[XFIB_FWD_NAT_V4] = RC_CTGATE,
 	[XFIB_FWD_NAT_V6] = RC_CTGATE,
 	[XFIB_PASS_RULE] = RC_LOOKUP,
+	/* A bridge member's state and its bridge's are in the maps; the
+	 * FDB entry of the frame's source MAC only in the frame. */
+	[XFIB_PASS_BRIDGE] = RC_LOOKUP,
+	[XFIB_PASS_BRIDGE_LEARN] = RC_FRAME,
+	[XFIB_PASS_FDB] = RC_LOOKUP,
 };
 
 #define RC_BIT(cls) (1u << (cls))

@@ -181,6 +181,9 @@ static int fd_seed;
 static __u32 cur_seed;	/* the flow hash seed in xfib_hash_seed */
 static int ncpus;
 static __u32 if_in, if_out, if_peer;
+/* A bridge (no device: only its xfib_ifaces entry) whose members xt0 or
+ * xt1 become in the bridge states. */
+static __u32 if_br;
 /* xt2, the last ifindex xfib_ifaces holds, and xt3, the first beyond. */
 static __u32 if_last, if_high;
 static __u8 log2n4, log2n6;
@@ -539,10 +542,11 @@ static void get_port(__u32 ifindex, struct xfib_port *p)
  * down, forwards nothing and has another MAC, so that a program reading
  * the wrong copy fails every case.
  */
-static void put_iface(__u32 ifindex, const __u8 *mac, __u8 flags)
+static void put_bridge_iface(__u32 ifindex, const __u8 *mac, __u8 flags,
+			     __u8 bridge, __u32 master, __u32 mtu)
 {
-	struct xfib_iface v = { .flags = flags, .mtu = 1500,
-				.ifindex = ifindex };
+	struct xfib_iface v = { .flags = flags, .mtu = mtu, .ifindex = ifindex,
+				.bridge = bridge, .master = master };
 	struct xfib_iface poison = { .mac = { 0x02, 0xee, 0xee, 0xee, 0xee, 0xee },
 				     .mtu = 68, .ifindex = ifindex };
 	struct xfib_port p;
@@ -553,6 +557,29 @@ static void put_iface(__u32 ifindex, const __u8 *mac, __u8 flags)
 	p.copy[p.live & 1] = v;
 	p.copy[(p.live + 1) & 1] = poison;
 	update(fd_ifaces, &ifindex, &p, "xfib_ifaces");
+}
+
+static void put_iface(__u32 ifindex, const __u8 *mac, __u8 flags)
+{
+	put_bridge_iface(ifindex, mac, flags, 0, 0, 1500);
+}
+
+/* The bridge's (if_br) forwarding database: mac is behind port. */
+static void put_fdb(const __u8 *mac, __u32 port, __u8 flags, __u8 moved)
+{
+	struct xfib_fdb_key k = { .bridge = if_br };
+	struct xfib_fdb v = { .port = port, .flags = flags, .moved = moved };
+
+	memcpy(k.mac, mac, ETH_ALEN);
+	update(bpf_map__fd(skel->maps.xfib_fdb), &k, &v, "xfib_fdb");
+}
+
+static void del_fdb(const __u8 *mac)
+{
+	struct xfib_fdb_key k = { .bridge = if_br };
+
+	memcpy(k.mac, mac, ETH_ALEN);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xfib_fdb), &k);
 }
 
 /* The port is gone (live 0); its copies stay as they were, valid. */
@@ -1284,6 +1311,7 @@ static void setup_netns(void)
 	if_out = ifindex_of("xt1");
 	if_peer = ifindex_of("xt0p");
 	if_last = ifindex_of("xt2");
+	if_br = if_last - 1;
 	if_high = ifindex_of("xt3");
 	if (if_last != XFIB_PORT_MAX - 1 || if_high != XFIB_PORT_MAX)
 		die("xt2, xt3 have ifindex %u, %u, asked for %u, %u", if_last,
@@ -2222,7 +2250,50 @@ enum port_state {
 	ST_V6_BSEARCH4,
 	ST_V4_XFRM,	  /* IPv4 has IPsec policies: mode pass */
 	ST_V6_XFRM,
+	/* xt0 a member of bridge if_br, whose MAC is xt0's (mac_in), the
+	 * member's own mac_other; the sender's MAC in the FDB on xt0 */
+	ST_BR_IN,
+	ST_BR_IN_UNKNOWN,  /* the sender's MAC not in the FDB */
+	ST_BR_IN_MOVED,	   /* ... in it, behind xt1 */
+	ST_BR_IN_LOCAL,	   /* ... one of the bridge's own */
+	ST_BR_IN_NOT_FWD,  /* the member not in STP forwarding state */
+	ST_BR_IN_VLAN,	   /* the bridge not routed through (VLAN filtering) */
+	/* The gateways on bridge if_br (MAC mac_out), xt1 its member, the
+	 * gateways' MACs in its FDB on xt1 */
+	ST_BR_OUT,
+	ST_BR_OUT_UNKNOWN, /* the gateways' MACs not in the FDB */
+	ST_BR_OUT_LOCAL,   /* ... the bridge's own */
+	ST_BR_OUT_MOVED,   /* ... marked moved by the dataplane */
+	ST_BR_OUT_NOT_FWD, /* xt1 not forwarding */
+	ST_BR_OUT_DOWN,	   /* xt1 down */
+	ST_BR_OUT_NO_XMIT, /* xt1 takes no redirected frames */
+	ST_BR_OUT_OTHER,   /* xt1 a member of another bridge */
+	ST_BR_OUT_MTU,	   /* xt1's MTU 1000, the bridge's 1500 */
+	ST_BR_OUT_DETACHED, /* xt1 not attached */
+	ST_BR_OUT_VLAN,	   /* the bridge not routed through */
 };
+
+/* The bridge states' maps (set_port_state). */
+static void bridge_in(__u8 member, __u8 bridge)
+{
+	put_bridge_iface(if_br, mac_in, IF_ALL | XFIB_IF_NO_XMIT, bridge, 0, 1500);
+	put_bridge_iface(if_in, mac_other, IF_ALL, member, if_br, 1500);
+	put_fdb(mac_host, if_in, XFIB_FDB_DYNAMIC, 0);
+}
+
+static void bridge_out(__u8 member, __u8 mflags, __u32 master, __u32 mtu,
+		       __u8 bridge, __u8 fdb_flags, __u8 moved)
+{
+	put_nexthop(NH_GW4, XFIB_NH_GATEWAY, if_br, NB_GW4, 0);
+	put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_br, NB_GW6, 0);
+	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_gw4, XFIB_NEIGH_VALID, if_br);
+	put_neigh(NB_GW6, AF_INET6, "2001:db8:0:1::1", mac_gw6,
+		  XFIB_NEIGH_VALID, if_br);
+	put_bridge_iface(if_br, mac_out, IF_ALL | XFIB_IF_NO_XMIT, bridge, 0, 1500);
+	put_bridge_iface(if_out, mac_other, mflags, member, master, mtu);
+	put_fdb(mac_gw4, if_out, fdb_flags, moved);
+	put_fdb(mac_gw6, if_out, fdb_flags, moved);
+}
 
 /* The family's entry of xfib_xfrm, mode as given. */
 static void put_xfrm(__u32 fam, __u8 mode)
@@ -2236,6 +2307,13 @@ static void set_port_state(enum port_state s)
 {
 	put_nexthop(NH_GW4, XFIB_NH_GATEWAY, if_out, NB_GW4, 0);
 	put_nexthop(NH_GW6, XFIB_NH_GATEWAY, if_out, NB_GW6, 0);
+	put_neigh(NB_GW4, AF_INET, "198.18.0.1", mac_gw4, XFIB_NEIGH_VALID, if_out);
+	put_neigh(NB_GW6, AF_INET6, "2001:db8:0:1::1", mac_gw6,
+		  XFIB_NEIGH_VALID, if_out);
+	del_iface(if_br);
+	del_fdb(mac_host);
+	del_fdb(mac_gw4);
+	del_fdb(mac_gw6);
 	bpf_map_delete_elem(fd_tx, &if_high);
 	del_iface(if_last);
 	put_tx_port(if_out);
@@ -2321,6 +2399,74 @@ static void set_port_state(enum port_state s)
 		break;
 	case ST_V6_XFRM:
 		put_xfrm(XFIB_V6, XFIB_XFRM_PASS);
+		break;
+	case ST_BR_IN:
+		bridge_in(XFIB_BR_PORT_FWD, XFIB_BR_ROUTED);
+		break;
+	case ST_BR_IN_UNKNOWN:
+		bridge_in(XFIB_BR_PORT_FWD, XFIB_BR_ROUTED);
+		del_fdb(mac_host);
+		break;
+	case ST_BR_IN_MOVED:
+		bridge_in(XFIB_BR_PORT_FWD, XFIB_BR_ROUTED);
+		put_fdb(mac_host, if_out, XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_IN_LOCAL:
+		bridge_in(XFIB_BR_PORT_FWD, XFIB_BR_ROUTED);
+		put_fdb(mac_host, if_br, XFIB_FDB_LOCAL, 0);
+		break;
+	case ST_BR_IN_NOT_FWD:
+		bridge_in(0, XFIB_BR_ROUTED);
+		break;
+	case ST_BR_IN_VLAN:
+		bridge_in(XFIB_BR_PORT_FWD, 0);
+		break;
+	case ST_BR_OUT:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1500, XFIB_BR_ROUTED,
+			   XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_OUT_UNKNOWN:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1500, XFIB_BR_ROUTED,
+			   XFIB_FDB_DYNAMIC, 0);
+		del_fdb(mac_gw4);
+		del_fdb(mac_gw6);
+		break;
+	case ST_BR_OUT_LOCAL:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1500, XFIB_BR_ROUTED,
+			   XFIB_FDB_LOCAL, 0);
+		break;
+	case ST_BR_OUT_MOVED:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1500, XFIB_BR_ROUTED,
+			   XFIB_FDB_DYNAMIC, 1);
+		break;
+	case ST_BR_OUT_NOT_FWD:
+		bridge_out(0, IF_ALL, if_br, 1500, XFIB_BR_ROUTED,
+			   XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_OUT_DOWN:
+		bridge_out(XFIB_BR_PORT_FWD, XFIB_IF_FWD4 | XFIB_IF_FWD6, if_br,
+			   1500, XFIB_BR_ROUTED, XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_OUT_NO_XMIT:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL | XFIB_IF_NO_XMIT, if_br,
+			   1500, XFIB_BR_ROUTED, XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_OUT_OTHER:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br - 1, 1500,
+			   XFIB_BR_ROUTED, XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_OUT_MTU:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1000, XFIB_BR_ROUTED,
+			   XFIB_FDB_DYNAMIC, 0);
+		break;
+	case ST_BR_OUT_DETACHED:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1500, XFIB_BR_ROUTED,
+			   XFIB_FDB_DYNAMIC, 0);
+		delete(fd_tx, &if_out, "xfib_tx_ports");
+		break;
+	case ST_BR_OUT_VLAN:
+		bridge_out(XFIB_BR_PORT_FWD, IF_ALL, if_br, 1500, 0,
+			   XFIB_FDB_DYNAMIC, 0);
 		break;
 	}
 }
@@ -2410,6 +2556,52 @@ static const struct port_case {
 	{ ST_V6_XFRM, { "v4 with IPv6 XFRM mode pass", V4(DST4), FWD4(mac_gw4) } },
 	{ ST_V4_XFRM, { "v4 from an unknown port, IPv4 XFRM mode pass", V4(DST4),
 			PASS(XFIB_PASS_NO_IFACE), .from_peer = true } },
+	{ ST_BR_IN, { "v4 from a bridge member", V4(DST4), FWD4(mac_gw4) } },
+	{ ST_BR_IN, { "v6 from a bridge member", V6(DST6), FWD6(mac_gw6) } },
+	{ ST_BR_IN, { "v4 from a bridge member to its own MAC, not the bridge's",
+		      V4(DST4), PASS(XFIB_PASS_NOT_FOR_US), .dmac = mac_other } },
+	{ ST_BR_IN_UNKNOWN, { "v4 from a bridge member, sender not in its FDB",
+			      V4(DST4), PASS(XFIB_PASS_BRIDGE_LEARN) } },
+	{ ST_BR_IN_UNKNOWN, { "v6 from a bridge member, sender not in its FDB",
+			      V6(DST6), PASS(XFIB_PASS_BRIDGE_LEARN) } },
+	{ ST_BR_IN_MOVED, { "v4 from a bridge member, sender behind another",
+			    V4(DST4), PASS(XFIB_PASS_BRIDGE_LEARN) } },
+	{ ST_BR_IN_LOCAL, { "v4 from a bridge member, sender the bridge's own MAC",
+			    V4(DST4), PASS(XFIB_PASS_BRIDGE_LEARN) } },
+	{ ST_BR_IN_NOT_FWD, { "v4 from a bridge member not forwarding",
+			      V4(DST4), PASS(XFIB_PASS_BRIDGE) } },
+	{ ST_BR_IN_NOT_FWD, { "v6 from a bridge member not forwarding",
+			      V6(DST6), PASS(XFIB_PASS_BRIDGE) } },
+	{ ST_BR_IN_VLAN, { "v4 from a member of a bridge not routed through",
+			   V4(DST4), PASS(XFIB_PASS_BRIDGE) } },
+	{ ST_BR_OUT, { "v4 out of a bridge, by its member", V4(DST4),
+		       FWD4(mac_gw4) } },
+	{ ST_BR_OUT, { "v6 out of a bridge, by its member", V6(DST6),
+		       FWD6(mac_gw6) } },
+	{ ST_BR_OUT_UNKNOWN, { "v4 out of a bridge, MAC not in its FDB",
+			       V4(DST4), PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_UNKNOWN, { "v6 out of a bridge, MAC not in its FDB",
+			       V6(DST6), PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_LOCAL, { "v4 out of a bridge, to its own MAC", V4(DST4),
+			     PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_MOVED, { "v4 out of a bridge, MAC moving", V4(DST4),
+			     PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_NOT_FWD, { "v4 out of a bridge, member not forwarding",
+			       V4(DST4), PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_DOWN, { "v4 out of a bridge, member down", V4(DST4),
+			    PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_NO_XMIT, { "v4 out of a bridge, member taking no redirected frames",
+			       V4(DST4), PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_OTHER, { "v4 out of a bridge, FDB names another bridge's member",
+			     V4(DST4), PASS(XFIB_PASS_FDB) } },
+	{ ST_BR_OUT_MTU, { "v4 out of a bridge, over the member's MTU (1000)",
+			   F4(-1, SRC4, DST4, 64, 1000), PASS(XFIB_PASS_MTU) } },
+	{ ST_BR_OUT_MTU, { "v4 out of a bridge, at the member's MTU (1000)",
+			   F4(-1, SRC4, DST4, 64, 972), FWD4(mac_gw4) } },
+	{ ST_BR_OUT_DETACHED, { "v4 out of a bridge, member not attached",
+				V4(DST4), PASS(XFIB_PASS_EGRESS_NOT_ATTACHED) } },
+	{ ST_BR_OUT_VLAN, { "v4 out of a bridge not routed through", V4(DST4),
+			    PASS(XFIB_PASS_EGRESS_NO_XMIT) } },
 	{ ST_DEFAULT, { "v4 after restoring the tables", V4(DST4),
 			FWD4(mac_gw4) } },
 	{ ST_DEFAULT, { "v6 after restoring the tables", V6(DST6),

@@ -215,6 +215,60 @@ static void test_nexthops(void)
 	EXPECT_BAD(nlh, NHA_BLACKHOLE, -1);
 }
 
+/* A bridge's and a bridge port's settings in IFLA_LINKINFO are checked
+ * where xfibd reads them; another kind's are not. */
+static void test_bridge_links(void)
+{
+	const struct nlattr *tb[NL_TB_SIZE];
+	struct nl_parse_err err;
+	struct nlattr *li, *data;
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh;
+	int bad;
+
+	for (bad = 0; bad < 2; bad++) {
+		nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
+		li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+		mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "bridge");
+		data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+		if (bad)
+			mnl_attr_put_u32(nlh, IFLA_BR_VLAN_FILTERING, 1);
+		else
+			mnl_attr_put_u8(nlh, IFLA_BR_VLAN_FILTERING, 1);
+		mnl_attr_put_u32(nlh, IFLA_BR_AGEING_TIME, 30000);
+		mnl_attr_nest_end(nlh, data);
+		mnl_attr_put_strz(nlh, IFLA_INFO_SLAVE_KIND, "bridge");
+		data = mnl_attr_nest_start(nlh, IFLA_INFO_SLAVE_DATA);
+		mnl_attr_put_u8(nlh, IFLA_BRPORT_STATE, 3);
+		mnl_attr_nest_end(nlh, data);
+		mnl_attr_nest_end(nlh, li);
+		mnl_attr_put_u32(nlh, IFLA_MASTER, 5);
+		if (bad)
+			EXPECT_BAD(nlh, IFLA_LINKINFO, IFLA_BR_VLAN_FILTERING);
+		else
+			CHECK(parse(nlh, tb, &err) == 1 && tb[IFLA_LINKINFO] &&
+			      tb[IFLA_MASTER], "bridge link refused");
+	}
+	/* Another kind's data is not read: not checked either. */
+	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
+	li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "vxlan");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	mnl_attr_put_u32(nlh, IFLA_BR_VLAN_FILTERING, 1);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, li);
+	CHECK(parse(nlh, tb, &err) == 1, "another kind's link data checked");
+	/* A bridge port's STP state of the wrong size. */
+	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
+	li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_SLAVE_KIND, "bridge");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_SLAVE_DATA);
+	mnl_attr_put_u16(nlh, IFLA_BRPORT_STATE, 3);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, li);
+	EXPECT_BAD(nlh, IFLA_LINKINFO, IFLA_BRPORT_STATE);
+}
+
 static void test_others(void)
 {
 	const struct nlattr *tb[NL_TB_SIZE];
@@ -238,17 +292,34 @@ static void test_others(void)
 	ndm->ndm_flags = NTF_PROXY;
 	CHECK(parse(nlh, tb, &err) == 0, "proxy neighbour not skipped");
 	ndm->ndm_flags = 0;
+
+	/* A bridge's forwarding database entry: a 6-byte MAC, its bridge. */
+	nlh = msg(RTM_NEWNEIGH, sizeof(*ndm), (void **)&ndm);
 	ndm->ndm_family = AF_BRIDGE;
-	CHECK(parse(nlh, tb, &err) == 0, "bridge entry not skipped");
+	EXPECT_BAD(nlh, NDA_LLADDR, -1); /* required */
+	mnl_attr_put(nlh, NDA_LLADDR, 4, "abcd");
+	EXPECT_BAD(nlh, NDA_LLADDR, -1);
+	nlh = msg(RTM_NEWNEIGH, sizeof(*ndm), (void **)&ndm);
+	ndm->ndm_family = AF_BRIDGE;
+	mnl_attr_put(nlh, NDA_LLADDR, 6, "abcdef");
+	mnl_attr_put_u32(nlh, NDA_MASTER, 7);
+	mnl_attr_put_u16(nlh, NDA_VLAN, 0);
+	CHECK(parse(nlh, tb, &err) == 1 && tb[NDA_LLADDR] && tb[NDA_MASTER] &&
+	      tb[NDA_VLAN], "bridge entry refused");
+	ndm->ndm_flags = NTF_SELF; /* a device's own address list */
+	CHECK(parse(nlh, tb, &err) == 0, "device address list entry not skipped");
+	ndm->ndm_flags = 0;
+	mnl_attr_put(nlh, NDA_VLAN, 1, "a");
+	EXPECT_BAD(nlh, NDA_VLAN, -1);
 
 	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, "r-sink");
 	mnl_attr_put_u32(nlh, IFLA_MTU, 1500);
 	CHECK(parse(nlh, tb, &err) == 1 && tb[IFLA_IFNAME], "link refused");
 	ifi->ifi_family = AF_BRIDGE; /* a bridge's view of its port */
-	CHECK(parse(nlh, tb, &err) == 0, "bridge port message not skipped");
+	CHECK(parse(nlh, tb, &err) == 1, "bridge port message refused");
 	nlh->nlmsg_type = RTM_DELLINK;
-	CHECK(parse(nlh, tb, &err) == 0, "bridge port removal not skipped");
+	CHECK(parse(nlh, tb, &err) == 1, "bridge port removal refused");
 	ifi->ifi_family = AF_INET6; /* IPv6's per-device state */
 	CHECK(parse(nlh, tb, &err) == 1, "IPv6 link state refused");
 	ifi->ifi_family = AF_UNSPEC;
@@ -258,6 +329,7 @@ static void test_others(void)
 	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
 	mnl_attr_put(nlh, IFLA_IFNAME, 3, "abc");
 	EXPECT_BAD(nlh, IFLA_IFNAME, -1);
+	test_bridge_links();
 	CHECK(!nl_policy_of(RTM_NEWQDISC), "a policy for qdiscs");
 }
 

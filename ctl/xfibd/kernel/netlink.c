@@ -339,6 +339,9 @@ int nl_dump_all(struct nl *nl)
 		err = err ?: nl_dump(nl, RTM_GETNETCONF, AF_INET6, sizeof(struct netconfmsg));
 		err = err ?: nl_dump(nl, RTM_GETADDR, AF_UNSPEC, sizeof(struct ifaddrmsg));
 		err = err ?: nl_dump(nl, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg));
+		/* The bridges' forwarding databases: asked for apart, as
+		 * AF_UNSPEC dumps the neighbour tables only. */
+		err = err ?: nl_dump(nl, RTM_GETNEIGH, AF_BRIDGE, sizeof(struct ndmsg));
 		/* Nexthop objects before the routes that use them; rules
 		 * before the routes too: they say which tables are
 		 * mirrored (a table a rule newly reaches loads with them). */
@@ -424,6 +427,33 @@ void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx
 				 nl->stale[i].ifindex, strerror(-err));
 	}
 	nl->nstale = 0;
+}
+
+void nl_fdb_use(void *ctx, const struct xfib_fdb_key *k, __u32 port)
+{
+	struct nl *nl = ctx;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	unsigned int seq = ++nl->seq;
+	struct ndmsg *ndm;
+	ssize_t n;
+
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = AF_BRIDGE;
+	ndm->ndm_ifindex = port;
+	ndm->ndm_flags = NTF_USE | NTF_MASTER;
+	ndm->ndm_state = NUD_REACHABLE; /* br_fdb_add() wants a state */
+	mnl_attr_put(nlh, NDA_LLADDR, 6, k->mac);
+	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
+		return;
+	n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
+	/* EPERM: the port stopped learning (STP); ENODEV, EINVAL: it left
+	 * the bridge or went. Their notifications are on their way. */
+	if (n > 0 && mnl_cb_run(nl->buf, n, seq, nl->req_portid, NULL, NULL) < 0)
+		pr_debug("bridge FDB entry on ifindex %u: NTF_USE: %s", port,
+			 strerror(errno));
 }
 
 static int nl_link_refresh_one(struct nl *nl, int ifindex)

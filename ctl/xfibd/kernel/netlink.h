@@ -75,5 +75,9 @@ void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx
 /* Reads the devices whose IPv6 addresses changed again: whether IPv6 is
  * disabled on them is announced no other way. */
 void nl_link_refresh(struct nl *nl);
+struct xfib_fdb_key;
+/* Renews bridge FDB entry k, behind member port, as a frame from it
+ * would (RTM_NEWNEIGH AF_BRIDGE with NTF_USE): for rib_fdb_renew(). */
+void nl_fdb_use(void *nl, const struct xfib_fdb_key *k, __u32 port);
 
 #endif /* XFIB_NETLINK_H */

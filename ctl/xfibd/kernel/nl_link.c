@@ -62,9 +62,60 @@ static int af_spec_ipv6_disabled(const struct nlattr *af_spec)
 	return -1;
 }
 
+/* A bridge port's STP state from its settings (IFLA_BRPORT_*, checked by
+ * the policy); -1 if not there. */
+static int brport_state(const struct nlattr *nest)
+{
+	const struct nlattr *tb[NL_TB_SIZE];
+	struct nl_parse_err e;
+
+	if (nl_attrs_parse(mnl_attr_get_payload(nest),
+			   mnl_attr_get_payload_len(nest), &nl_brport_attrs,
+			   AF_UNSPEC, tb, &e) || !tb[IFLA_BRPORT_STATE])
+		return -1;
+	return mnl_attr_get_u8(tb[IFLA_BRPORT_STATE]);
+}
+
+/* What IFLA_LINKINFO says of a bridge, or of a bridge's port (the policy
+ * checked both). */
+static void link_bridge_info(const struct nlattr *linkinfo, __u32 master,
+			     struct rib_link_msg *m)
+{
+	const struct nlattr *tb[NL_TB_SIZE], *br[NL_TB_SIZE];
+	struct nl_parse_err e;
+
+	if (nl_attrs_parse(mnl_attr_get_payload(linkinfo),
+			   mnl_attr_get_payload_len(linkinfo),
+			   &nl_linkinfo_attrs, AF_UNSPEC, tb, &e))
+		return;
+	if (tb[IFLA_INFO_KIND] &&
+	    !strcmp(mnl_attr_get_str(tb[IFLA_INFO_KIND]), "bridge")) {
+		m->is_bridge = true;
+		if (tb[IFLA_INFO_DATA] &&
+		    !nl_attrs_parse(mnl_attr_get_payload(tb[IFLA_INFO_DATA]),
+				    mnl_attr_get_payload_len(tb[IFLA_INFO_DATA]),
+				    &nl_br_attrs, AF_UNSPEC, br, &e)) {
+			if (br[IFLA_BR_VLAN_FILTERING])
+				m->br_vlan_filtering =
+					mnl_attr_get_u8(br[IFLA_BR_VLAN_FILTERING]);
+			/* clock_t: USER_HZ, 100 per second */
+			if (br[IFLA_BR_AGEING_TIME])
+				m->br_ageing_ms = mnl_attr_get_u32(
+					br[IFLA_BR_AGEING_TIME]) * 10;
+		}
+	}
+	if (master && tb[IFLA_INFO_SLAVE_KIND] &&
+	    !strcmp(mnl_attr_get_str(tb[IFLA_INFO_SLAVE_KIND]), "bridge")) {
+		m->br_master = master;
+		if (tb[IFLA_INFO_SLAVE_DATA])
+			m->br_state = brport_state(tb[IFLA_INFO_SLAVE_DATA]);
+	}
+}
+
 /*
  * Link messages of the device itself are AF_UNSPEC. A bridge announces
- * its ports' bridge state as AF_BRIDGE link messages, and a port leaving
+ * its ports' bridge state (the STP state, which changes without a message
+ * of the device's own) as AF_BRIDGE link messages, and a port leaving
  * the bridge as an AF_BRIDGE RTM_DELLINK of the port, which stays; IPv6
  * announces its per-device state (RTNLGRP_IPV6_IFINFO) as AF_INET6
  * RTM_NEWLINK. Only the latter's devconf is read: whether IPv6 is
@@ -75,10 +126,21 @@ void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
 		const struct nlattr **tb)
 {
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
-	struct rib_link_msg m = { .ifindex = ifi->ifi_index };
-	__u32 mtu;
+	struct rib_link_msg m = { .ifindex = ifi->ifi_index, .br_state = -1 };
+	__u32 mtu, master = 0;
 	int off;
 
+	if (ifi->ifi_family == AF_BRIDGE) {
+		/* The bridge's own (no IFLA_MASTER, no port state) say
+		 * nothing of a port. */
+		if (nlh->nlmsg_type == RTM_DELLINK)
+			rib_link_brport(nl->rib, ifi->ifi_index, 0, -1);
+		else if (!attr_u32(tb[IFLA_MASTER], &master) &&
+			 master != (__u32)ifi->ifi_index && tb[IFLA_PROTINFO])
+			rib_link_brport(nl->rib, ifi->ifi_index, master,
+					brport_state(tb[IFLA_PROTINFO]));
+		return;
+	}
 	if (ifi->ifi_family == AF_INET6) {
 		off = tb[IFLA_PROTINFO] ? inet6_disabled(tb[IFLA_PROTINFO]) : -1;
 		if (nlh->nlmsg_type == RTM_NEWLINK && off >= 0)
@@ -100,6 +162,9 @@ void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
 	 * 1280 removes it), and the kernel drops IPv6 there too. */
 	off = tb[IFLA_AF_SPEC] ? af_spec_ipv6_disabled(tb[IFLA_AF_SPEC]) : -1;
 	m.no_ipv6 = off != 0;
+	attr_u32(tb[IFLA_MASTER], &master);
+	if (tb[IFLA_LINKINFO])
+		link_bridge_info(tb[IFLA_LINKINFO], master, &m);
 	rib_link_set(nl->rib, &m);
 }
 
@@ -209,12 +274,49 @@ static void neigh_stale_seen(struct nl *nl, int family, int ifindex,
 	memcpy(r->addr, addr, alen);
 }
 
+/*
+ * A bridge's forwarding database entry: MAC NDA_LLADDR of bridge
+ * NDA_MASTER is behind port ndm_ifindex (the bridge itself for its own
+ * addresses). Permanent entries are local (delivered up), NOARP ones
+ * static; the bridge ages the others, but those an external learner
+ * (switchdev, a VXLAN controller) added.
+ */
+static void parse_fdb(struct nl *nl, const struct nlmsghdr *nlh,
+		      const struct nlattr **tb)
+{
+	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	struct xfib_fdb_key k = { 0 };
+	__u8 flags = 0;
+
+	if (attr_u32(tb[NDA_MASTER], &k.bridge))
+		return;
+	memcpy(k.mac, mnl_attr_get_payload(tb[NDA_LLADDR]), 6);
+	if (tb[NDA_VLAN])
+		k.vlan = mnl_attr_get_u16(tb[NDA_VLAN]);
+	if (nlh->nlmsg_type == RTM_DELNEIGH) {
+		rib_fdb_del(nl->rib, &k);
+		return;
+	}
+	if ((ndm->ndm_state & NUD_PERMANENT) || ndm->ndm_ifindex == (int)k.bridge)
+		flags |= XFIB_FDB_LOCAL;
+	else if (!(ndm->ndm_state & NUD_NOARP) &&
+		 !(ndm->ndm_flags & NTF_EXT_LEARNED))
+		flags |= XFIB_FDB_DYNAMIC;
+	rib_fdb_set(nl->rib, &k, ndm->ndm_ifindex, flags);
+}
+
 void parse_neigh(struct nl *nl, const struct nlmsghdr *nlh,
 		 const struct nlattr **tb)
 {
 	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
 	size_t alen = ndm->ndm_family == AF_INET ? 4 : 16;
-	const __u8 *mac = NULL, *dst = mnl_attr_get_payload(tb[NDA_DST]);
+	const __u8 *mac = NULL, *dst;
+
+	if (ndm->ndm_family == AF_BRIDGE) {
+		parse_fdb(nl, nlh, tb);
+		return;
+	}
+	dst = mnl_attr_get_payload(tb[NDA_DST]);
 
 	/* Multicast entries (NOARP, created without a notification) are
 	 * never a unicast next hop: the dataplane passes multicast. */

@@ -157,14 +157,71 @@ static int group_check(const struct nlattr *a, int family,
 	return 0;
 }
 
+/*
+ * IFLA_LINKINFO: the device's kind and its settings (IFLA_INFO_DATA: a
+ * bridge's), and as a port of another device, that one's kind and the
+ * port's settings (IFLA_INFO_SLAVE_DATA: a bridge port's). What xfibd
+ * reads of them: a bridge's VLAN filtering and ageing time, a bridge
+ * port's STP state.
+ */
+static const struct nl_attr_policy br_policy[IFLA_BR_MAX + 1] = {
+	[IFLA_BR_AGEING_TIME] = U32,
+	[IFLA_BR_VLAN_FILTERING] = { .type = MNL_TYPE_U8 },
+};
+
+static const struct nl_attr_policy brport_policy[IFLA_BRPORT_MAX + 1] = {
+	[IFLA_BRPORT_STATE] = { .type = MNL_TYPE_U8 },
+};
+
+const struct nl_attr_set nl_br_attrs = SET(br_policy);
+const struct nl_attr_set nl_brport_attrs = SET(brport_policy);
+
+static const struct nl_attr_policy linkinfo_policy[IFLA_INFO_MAX + 1] = {
+	[IFLA_INFO_KIND] = STRING,
+	[IFLA_INFO_DATA] = NESTED,
+	[IFLA_INFO_SLAVE_KIND] = STRING,
+	[IFLA_INFO_SLAVE_DATA] = NESTED,
+};
+
+const struct nl_attr_set nl_linkinfo_attrs = SET(linkinfo_policy);
+
+_Static_assert(IFLA_BR_MAX < NL_TB_SIZE && IFLA_BRPORT_MAX < NL_TB_SIZE &&
+	       IFLA_INFO_MAX < NL_TB_SIZE,
+	       "bridge attribute tables fit NL_TB_SIZE");
+
+/* A bridge's data and a bridge port's are checked; other kinds' are not
+ * read. */
+static int linkinfo_check(const struct nlattr *a, int family,
+			  struct nl_parse_err *err)
+{
+	const struct nlattr *tb[NL_TB_SIZE];
+	struct nl_parse_err e;
+
+	if (nl_attrs_parse(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a),
+			   &nl_linkinfo_attrs, family, tb, &e))
+		return fail(err, e.attr, e.why);
+	if (tb[IFLA_INFO_KIND] && tb[IFLA_INFO_DATA] &&
+	    !strcmp(mnl_attr_get_str(tb[IFLA_INFO_KIND]), "bridge") &&
+	    nested_check(tb[IFLA_INFO_DATA], family, &nl_br_attrs, err))
+		return -EINVAL;
+	if (tb[IFLA_INFO_SLAVE_KIND] && tb[IFLA_INFO_SLAVE_DATA] &&
+	    !strcmp(mnl_attr_get_str(tb[IFLA_INFO_SLAVE_KIND]), "bridge") &&
+	    nested_check(tb[IFLA_INFO_SLAVE_DATA], family, &nl_brport_attrs, err))
+		return -EINVAL;
+	return 0;
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const struct nl_attr_policy link_policy[IFLA_MAX + 1] = {
 	[IFLA_IFNAME] = STRING,
 	[IFLA_ADDRESS] = BYTES, /* 6 on Ethernet, other sizes elsewhere */
 	[IFLA_MTU] = U32,
-	[IFLA_PROTINFO] = NESTED, /* AF_INET6: IFLA_INET6_* */
+	[IFLA_MASTER] = U32,
+	/* AF_INET6: IFLA_INET6_*; AF_BRIDGE: IFLA_BRPORT_* */
+	[IFLA_PROTINFO] = NESTED,
 	[IFLA_AF_SPEC] = NESTED,  /* a nest per address family */
+	[IFLA_LINKINFO] = { .type = MNL_TYPE_NESTED, .check = linkinfo_check },
 };
 
 static const struct nl_attr_policy addr_policy[IFA_MAX + 1] = {
@@ -181,6 +238,15 @@ static const struct nl_attr_policy netconf_policy[NETCONFA_MAX + 1] = {
 static const struct nl_attr_policy neigh_policy[NDA_MAX + 1] = {
 	[NDA_DST] = { .type = MNL_TYPE_BINARY, .len = NL_ALEN, .need = true },
 	[NDA_LLADDR] = BYTES, /* the device's address length, maybe 0 */
+};
+
+/* A bridge's forwarding database entry (AF_BRIDGE): a MAC, the bridge
+ * it belongs to, its VLAN. Entries of a device's own address lists
+ * (NTF_SELF) have no NDA_MASTER. */
+static const struct nl_attr_policy fdb_policy[NDA_MAX + 1] = {
+	[NDA_LLADDR] = { .type = MNL_TYPE_BINARY, .len = 6, .need = true },
+	[NDA_MASTER] = U32,
+	[NDA_VLAN] = U16,
 };
 
 /* Attributes only hashed into a route's identity (RTA_NEWDST) or only
@@ -248,19 +314,21 @@ static const struct nl_attr_set link_attrs = SET(link_policy);
 static const struct nl_attr_set addr_attrs = SET(addr_policy);
 static const struct nl_attr_set netconf_attrs = SET(netconf_policy);
 static const struct nl_attr_set neigh_attrs = SET(neigh_policy);
+static const struct nl_attr_set fdb_attrs = SET(fdb_policy);
 static const struct nl_attr_set route_attrs = SET(route_policy);
 static const struct nl_attr_set nexthop_attrs = SET(nexthop_policy);
 static const struct nl_attr_set rule_attrs = SET(rule_policy);
 
 /* ---- which messages are xfib's --------------------------------------------- */
 
-/* The device's own (AF_UNSPEC), and IPv6's state of it (AF_INET6); not a
- * bridge's view of its ports (AF_BRIDGE). */
+/* The device's own (AF_UNSPEC), IPv6's state of it (AF_INET6), and a
+ * bridge's view of its ports (AF_BRIDGE: their STP state). */
 static int link_family(const void *hdr)
 {
 	const struct ifinfomsg *ifi = hdr;
 
-	if (ifi->ifi_family != AF_UNSPEC && ifi->ifi_family != AF_INET6)
+	if (ifi->ifi_family != AF_UNSPEC && ifi->ifi_family != AF_INET6 &&
+	    ifi->ifi_family != AF_BRIDGE)
 		return NL_SKIP;
 	return ifi->ifi_family;
 }
@@ -284,6 +352,17 @@ static int neigh_family(const void *hdr)
 	if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
 		return NL_SKIP;
 	return ndm->ndm_flags & NTF_PROXY ? NL_SKIP : ndm->ndm_family;
+}
+
+/* A bridge's own entries (NTF_MASTER's view, NDA_MASTER set); not a
+ * device's address lists (NTF_SELF). */
+static int fdb_family(const void *hdr)
+{
+	const struct ndmsg *ndm = hdr;
+
+	if (ndm->ndm_family != AF_BRIDGE || (ndm->ndm_flags & NTF_SELF))
+		return NL_SKIP;
+	return AF_BRIDGE;
 }
 
 /* Cached clones (PMTU exceptions, redirects) are not routes of a table. */
@@ -322,19 +401,22 @@ static int rule_family(const void *hdr)
 }
 
 static const struct nl_msg_policy link_msg = {
-	"link", sizeof(struct ifinfomsg), &link_attrs, link_family };
+	"link", sizeof(struct ifinfomsg), &link_attrs, link_family, NULL };
 static const struct nl_msg_policy addr_msg = {
-	"address", sizeof(struct ifaddrmsg), &addr_attrs, addr_family };
+	"address", sizeof(struct ifaddrmsg), &addr_attrs, addr_family, NULL };
 static const struct nl_msg_policy netconf_msg = {
-	"netconf", sizeof(struct netconfmsg), &netconf_attrs, NULL };
+	"netconf", sizeof(struct netconfmsg), &netconf_attrs, NULL, NULL };
+static const struct nl_msg_policy fdb_msg = {
+	"bridge fdb entry", sizeof(struct ndmsg), &fdb_attrs, fdb_family, NULL };
 static const struct nl_msg_policy neigh_msg = {
-	"neighbour", sizeof(struct ndmsg), &neigh_attrs, neigh_family };
+	"neighbour", sizeof(struct ndmsg), &neigh_attrs, neigh_family,
+	&fdb_msg };
 static const struct nl_msg_policy route_msg = {
-	"route", sizeof(struct rtmsg), &route_attrs, route_family };
+	"route", sizeof(struct rtmsg), &route_attrs, route_family, NULL };
 static const struct nl_msg_policy nexthop_msg = {
-	"nexthop", sizeof(struct nhmsg), &nexthop_attrs, nexthop_family };
+	"nexthop", sizeof(struct nhmsg), &nexthop_attrs, nexthop_family, NULL };
 static const struct nl_msg_policy rule_msg = {
-	"rule", sizeof(struct fib_rule_hdr), &rule_attrs, rule_family };
+	"rule", sizeof(struct fib_rule_hdr), &rule_attrs, rule_family, NULL };
 
 static const struct nl_msg_policy *const msg_policy[] = {
 	[RTM_NEWLINK] = &link_msg,       [RTM_DELLINK] = &link_msg,
@@ -438,6 +520,9 @@ int nl_msg_parse(const struct nlmsghdr *nlh, const struct nl_msg_policy *p,
 		err->why = "shorter than its family header";
 		return -EINVAL;
 	}
+	/* The first byte of every family header is its family. */
+	if (p->bridge && plen && *(const __u8 *)hdr == AF_BRIDGE)
+		p = p->bridge;
 	family = p->family ? p->family(hdr) : AF_UNSPEC;
 	if (family == NL_SKIP)
 		return 0;

@@ -39,6 +39,11 @@ struct nl_attr_set;
 /* The metrics of a route (RTA_METRICS) and a path of RTA_MULTIPATH. */
 extern const struct nl_attr_set nl_metrics_attrs;
 extern const struct nl_attr_set nl_path_attrs;
+/* IFLA_LINKINFO, a bridge's IFLA_INFO_DATA, a bridge port's
+ * IFLA_INFO_SLAVE_DATA (and the AF_BRIDGE IFLA_PROTINFO of a port). */
+extern const struct nl_attr_set nl_linkinfo_attrs;
+extern const struct nl_attr_set nl_br_attrs;
+extern const struct nl_attr_set nl_brport_attrs;
 
 struct nl_msg_policy {
 	const char *name;
@@ -48,6 +53,9 @@ struct nl_msg_policy {
 	 * NL_SKIP for one xfib does not mirror, NL_BAD for a malformed
 	 * header; NULL: no addresses, AF_UNSPEC. */
 	int (*family)(const void *hdr);
+	/* The policy of the type's AF_BRIDGE messages, if they differ
+	 * (a bridge's forwarding database as neighbour messages). */
+	const struct nl_msg_policy *bridge;
 };
 
 #define NL_SKIP (-1)

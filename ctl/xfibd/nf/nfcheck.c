@@ -8,6 +8,7 @@
 #include <string.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter_bridge.h>
 
 #include "xfib/maps.h"
 #include "nfrules.h"
@@ -529,5 +530,32 @@ bool nfx_marks_before_routing(const struct nfx_ruleset *rs, unsigned int fam)
 		    table_before_routing(&rs->tables[i]) &&
 		    table_sets_mark(&rs->tables[i]))
 			return true;
+	return false;
+}
+
+/*
+ * Does a bridge-family base chain act on frames? The bridge's hooks see
+ * a routed frame too: the prerouting and input chains as a member passes
+ * it up, the output and postrouting chains as the bridge sends one out
+ * (br_pass_frame_up, br_dev_xmit). The forward hook sees only frames
+ * bridged between members, which xfib leaves alone; an empty chain that
+ * accepts is nothing.
+ */
+bool nfx_bridge_chains(const struct nfx_ruleset *rs)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct nfx_table *t = &rs->tables[i];
+
+		if (t->family != NFPROTO_BRIDGE)
+			continue;
+		for (j = 0; j < t->nchains; j++)
+			if (t->chains[j].base &&
+			    t->chains[j].hook != NF_BR_FORWARD &&
+			    (t->chains[j].nrules ||
+			     t->chains[j].policy != NF_ACCEPT))
+				return true;
+	}
 	return false;
 }

@@ -209,6 +209,8 @@ static void decide(struct nfgate *g, unsigned int fam, struct xfib_nf_info *in)
 	g->marks[fam] = g->nft_err || g->ipt_err ||
 			nfx_marks_before_routing(&g->nft, fam) ||
 			nfx_marks_before_routing(&g->ipt, fam);
+	g->bridge_chains = g->option != XFIB_NF_OPT_IGNORE &&
+			   (g->nft_err || nfx_bridge_chains(&g->nft));
 	in->sources = (r.rules ? XFIB_NF_SRC_NFT : 0) | (l.rules ? XFIB_NF_SRC_LEGACY : 0);
 	merge(&r, &l);
 	in->chains = r.chains;

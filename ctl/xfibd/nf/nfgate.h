@@ -45,6 +45,9 @@ struct nfgate {
 	/* Per family: a rule may set a packet's mark before routing (or
 	 * the rules could not be read). */
 	bool marks[2];
+	/* Bridge-family chains act on frames (or nftables could not be
+	 * read): no bridge is routed through. */
+	bool bridge_chains;
 	bool published;
 	/* Ports with ingress/egress rules, as the last check found them. */
 	unsigned int nports;

@@ -166,6 +166,8 @@ void nfx_check(const struct nfx_ruleset *rs, unsigned int fam,
  * it (rib_rule_class.c).
  */
 bool nfx_marks_before_routing(const struct nfx_ruleset *rs, unsigned int fam);
+/* A bridge-family base chain acts on what bridges pass up or send. */
+bool nfx_bridge_chains(const struct nfx_ruleset *rs);
 
 /* ---- building (nft.c, ipt.c) ---------------------------------------------- */
 

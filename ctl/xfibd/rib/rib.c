@@ -30,6 +30,7 @@ void rib_mark_stale(struct rib *r)
 	}
 	htab_for_each(&r->neighs, n, t2, i)
 		n->stale = true;
+	fdb_mark_stale(r);
 	routes_mark_stale(r);
 	nhobjs_mark_stale(r);
 }
@@ -64,6 +65,7 @@ void rib_sweep_stale(struct rib *r)
 			iface_write(r, l);
 	}
 	port_sweep(r);
+	fdb_sweep_stale(r);
 	/* Adopted nexthops that no route took back. */
 	htab_for_each(&r->nexthops, nh, t4, i)
 		if (nh->refs == 0)
@@ -133,6 +135,7 @@ int rib_adopt(struct rib *r)
 	__u32 i, nh_n = 0, neigh_n = 0;
 	int err;
 
+	fdb_adopt(r);
 	for (i = 1; i < XFIB_NEIGH_MAX; i++) {
 		struct xfib_neigh *e = &r->neigh_map[i];
 		struct rib_neigh *n;
@@ -301,6 +304,7 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	err = err ?: ptree_init(&r->tree[XFIB_V6][0], 128);
 	err = err ?: ptree_init(&r->tree[XFIB_V6][1], 128);
 	err = err ?: tables_init(r);
+	err = err ?: fdb_init(r);
 	if (err)
 		return err;
 
@@ -359,6 +363,7 @@ void rib_fini(struct rib *r)
 		free(l);
 	}
 	tables_fini(r);
+	fdb_fini(r);
 	objpool_fini(&r->route_pool);
 	objpool_fini(&r->route_src_pool);
 	objpool_fini(&r->variant_pool);

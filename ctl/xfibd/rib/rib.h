@@ -47,6 +47,15 @@ struct rib_link {
 	bool no_ipv6;    /* net.ipv6.conf.<dev>.disable_ipv6, or no IPv6 */
 	bool no_xmit;    /* takes no XDP-redirected frames (XFIB_IF_NO_XMIT) */
 	bool xmit_known; /* no_xmit came from the kernel */
+	/* A bridge (xfib routes through it unless it filters VLANs), and
+	 * how long it keeps a learned MAC (rib_fdb.c renews them). */
+	bool is_bridge;
+	bool br_vlan_filtering;
+	__u32 br_ageing_ms;
+	/* A member port of bridge br_master (0: none), and its STP state
+	 * (BR_STATE_*; -1 not known yet). */
+	int br_master;
+	int br_state;
 	struct rib_addr4 *addr4; /* its IPv4 addresses */
 	__u32 naddr4, addr4_cap;
 	bool stale;
@@ -314,6 +323,20 @@ struct rib_link_msg {
 	__u32 mtu;
 	__u32 ifflags;
 	bool no_ipv6; /* IPv6 disabled on the device, or not there */
+	bool is_bridge;        /* IFLA_INFO_KIND "bridge": */
+	bool br_vlan_filtering;
+	__u32 br_ageing_ms;    /* 0: not said */
+	int br_master;         /* a bridge's port: the bridge, else 0 */
+	int br_state;          /* its STP state; -1: not said */
+};
+
+/* A bridge's forwarding database entry, mirrored (rib_fdb.c). */
+struct rib_fdb {
+	struct htab_node node;
+	struct xfib_fdb_key key;
+	struct xfib_fdb val; /* as published (no marks) */
+	bool stale;
+	bool moved_seen; /* the last renewal found it marked moved */
 };
 
 struct rib_family_state {
@@ -374,6 +397,18 @@ struct rib_dp_ops {
 	/* Returns once no packet can still see what was unpublished. */
 	int (*grace_period)(void *ctx);
 	void (*daemon_info)(void *ctx, const struct xfib_daemon *info);
+	/* xfib_fdb; NULL: not mirrored (the fuzzer). set: 0 or -errno. */
+	int (*fdb_set)(void *ctx, const struct xfib_fdb_key *k,
+		       const struct xfib_fdb *v);
+	void (*fdb_del)(void *ctx, const struct xfib_fdb_key *k);
+	/* The entry as the dataplane holds it (its marks): 0 or -errno. */
+	int (*fdb_get)(void *ctx, const struct xfib_fdb_key *k,
+		       struct xfib_fdb *v);
+	/* Every entry in the map, to cb. */
+	void (*fdb_walk)(void *ctx,
+			 void (*cb)(void *cbctx, const struct xfib_fdb_key *k,
+				    const struct xfib_fdb *v),
+			 void *cbctx);
 };
 
 struct rib_dp {
@@ -414,6 +449,11 @@ struct rib {
 	struct rib_dp dp;
 	__u32 table;
 	struct htab links, neighs, nexthops, groups, nhobjs;
+	struct htab fdb;          /* struct rib_fdb (rib_fdb.c) */
+	bool fdb_full_warned;
+	/* Bridge-family netfilter chains see what a bridge passes up and
+	 * sends: no bridge is routed through (xfibd.c tells, from nf/). */
+	bool bridge_nf;
 	struct htab prefixes[XFIB_FAMILIES];
 	/* Where routes, their variants and prefixes live (objpool.h). */
 	struct objpool route_pool, route_src_pool, variant_pool;
@@ -502,6 +542,24 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m);
 void rib_link_del(struct rib *r, int ifindex);
 /* IPv6 disabled on a known device, or enabled again. */
 void rib_link_ipv6(struct rib *r, int ifindex, bool disabled);
+/* A bridge's view of its port ifindex (AF_BRIDGE link messages): its
+ * bridge (0: it left it) and STP state (-1: not said). */
+void rib_link_brport(struct rib *r, int ifindex, int master, int state);
+/* Bridge-family netfilter chains appeared or went. */
+void rib_bridge_nf(struct rib *r, bool present);
+/* A bridge's forwarding database entry (rib_fdb.c): MAC k->mac of
+ * bridge k->bridge is behind port; flags enum xfib_fdb_flags. */
+void rib_fdb_set(struct rib *r, const struct xfib_fdb_key *k, __u32 port,
+		 __u8 flags);
+void rib_fdb_del(struct rib *r, const struct xfib_fdb_key *k);
+/* How often rib_fdb_renew() is due (ms). */
+__u64 rib_fdb_renew_ms(const struct rib *r);
+/* Renews, with use(), each aged entry the dataplane routed from since
+ * the last call; returns how many. */
+__u32 rib_fdb_renew(struct rib *r,
+		    void (*use)(void *ctx, const struct xfib_fdb_key *k,
+				__u32 port),
+		    void *ctx);
 /* Whether link ifindex takes XDP-redirected frames (NETDEV_XDP_ACT_NDO_XMIT). */
 void rib_link_xmit(struct rib *r, int ifindex, bool xmit);
 /* An IPv4 address added or removed. The kernel flushes the IPv4 routes

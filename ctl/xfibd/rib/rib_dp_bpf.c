@@ -60,11 +60,58 @@ static void bpf_daemon_info(void *ctx, const struct xfib_daemon *info)
 			    BPF_ANY);
 }
 
+static int bpf_fdb_set(void *ctx, const struct xfib_fdb_key *k,
+		       const struct xfib_fdb *v)
+{
+	struct rib_dp_bpf *b = ctx;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.xfib_fdb), k, v,
+				   BPF_ANY) ? -errno : 0;
+}
+
+static void bpf_fdb_del(void *ctx, const struct xfib_fdb_key *k)
+{
+	struct rib_dp_bpf *b = ctx;
+
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.xfib_fdb), k);
+}
+
+static int bpf_fdb_get(void *ctx, const struct xfib_fdb_key *k,
+		       struct xfib_fdb *v)
+{
+	struct rib_dp_bpf *b = ctx;
+
+	return bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.xfib_fdb), k, v) ?
+		       -errno : 0;
+}
+
+static void bpf_fdb_walk(void *ctx,
+			 void (*cb)(void *cbctx, const struct xfib_fdb_key *k,
+				    const struct xfib_fdb *v),
+			 void *cbctx)
+{
+	struct rib_dp_bpf *b = ctx;
+	int fd = bpf_map__fd(b->skel->maps.xfib_fdb);
+	struct xfib_fdb_key k, next;
+	struct xfib_fdb v;
+	bool first = true;
+
+	for (; !bpf_map_get_next_key(fd, first ? NULL : &k, &next); k = next) {
+		first = false;
+		if (!bpf_map_lookup_elem(fd, &next, &v))
+			cb(cbctx, &next, &v);
+	}
+}
+
 static const struct rib_dp_ops bpf_ops = {
 	.neigh_host_set = bpf_neigh_host_set,
 	.neigh_host_del = bpf_neigh_host_del,
 	.grace_period = bpf_grace_period,
 	.daemon_info = bpf_daemon_info,
+	.fdb_set = bpf_fdb_set,
+	.fdb_del = bpf_fdb_del,
+	.fdb_get = bpf_fdb_get,
+	.fdb_walk = bpf_fdb_walk,
 };
 
 int rib_dp_bpf_open(struct rib_dp *dp, struct xfib_fwd_bpf *skel)

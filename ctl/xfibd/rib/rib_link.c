@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/if_bridge.h>
 #include <linux/netconf.h>
 #include <net/if.h>
 
@@ -50,6 +51,13 @@ void iface_value(const struct rib *r, const struct rib_link *l,
 		v.flags |= XFIB_IF_NO_IPV6;
 	if (l->no_xmit)
 		v.flags |= XFIB_IF_NO_XMIT;
+	if (l->is_bridge && !l->br_vlan_filtering && !r->bridge_nf)
+		v.bridge |= XFIB_BR_ROUTED;
+	if (l->br_master) {
+		v.master = l->br_master;
+		if (l->br_state == BR_STATE_FORWARDING)
+			v.bridge |= XFIB_BR_PORT_FWD;
+	}
 	*out = v;
 }
 
@@ -86,6 +94,7 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 			return;
 		l->ifindex = m->ifindex;
 		l->fwd4 = l->rpf4 = -1;
+		l->br_state = -1;
 		/* Until the kernel says it takes redirected frames. */
 		l->no_xmit = r->xmit_learned;
 		r->xmit_wanted |= r->xmit_learned;
@@ -102,6 +111,24 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 	if (strcmp(l->name, m->name))
 		r->rules_dirty = true;
 	snprintf(l->name, sizeof(l->name), "%s", m->name);
+	if (l->is_bridge && !m->is_bridge)
+		fdb_flush_bridge(r, l->ifindex);
+	if (m->is_bridge && (!l->is_bridge ||
+			     l->br_vlan_filtering != m->br_vlan_filtering))
+		pr_info("bridge %s: %s", m->name, m->br_vlan_filtering ?
+			"filters VLANs: the kernel routes through it" :
+			"routed through by xfib on its attached members");
+	l->is_bridge = m->is_bridge;
+	l->br_vlan_filtering = m->br_vlan_filtering;
+	if (m->br_ageing_ms)
+		l->br_ageing_ms = m->br_ageing_ms;
+	/* The device's own message names its bridge; the STP state comes
+	 * with it on a dump, else from the bridge's (rib_link_brport). */
+	if (l->br_master != m->br_master)
+		l->br_state = -1;
+	l->br_master = m->br_master;
+	if (m->br_state >= 0)
+		l->br_state = m->br_state;
 	memcpy(l->mac, m->mac, 6);
 	l->mtu = m->mtu;
 	l->ifflags = m->ifflags;
@@ -147,10 +174,46 @@ void rib_link_del(struct rib *r, int ifindex)
 	port_write(r, ifindex, NULL);
 	r->rules_dirty = true; /* a rule's iif may name it */
 	if (l) {
+		if (l->is_bridge)
+			fdb_flush_bridge(r, ifindex);
 		htab_remove(&r->links, l);
 		free(l->addr4);
 		free(l);
 	}
+}
+
+void rib_link_brport(struct rib *r, int ifindex, int master, int state)
+{
+	struct rib_link *l = link_find(r, ifindex);
+
+	if (!l || (l->br_master == master && (state < 0 || l->br_state == state)))
+		return;
+	if (l->br_master != master)
+		l->br_state = -1;
+	l->br_master = master;
+	if (state >= 0) {
+		if (l->br_state >= 0)
+			pr_info("link %s: bridge port state %d", l->name, state);
+		l->br_state = state;
+	}
+	iface_write(r, l);
+}
+
+void rib_bridge_nf(struct rib *r, bool present)
+{
+	struct rib_link *l;
+	size_t i;
+
+	if (r->bridge_nf == present)
+		return;
+	r->bridge_nf = present;
+	pr_info("bridge-family netfilter chains %s: %s",
+		present ? "found" : "gone",
+		present ? "the kernel routes through every bridge" :
+			  "xfib routes through bridges again");
+	htab_for_each(&r->links, l, t, i)
+		if (l->is_bridge)
+			iface_write(r, l);
 }
 
 void rib_link_xmit(struct rib *r, int ifindex, bool xmit)

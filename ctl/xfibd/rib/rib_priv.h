@@ -169,6 +169,17 @@ void iface_value(const struct rib *r, const struct rib_link *l,
 /* Writes l's xfib_ifaces entry (if it has one: XFIB_PORT_MAX). */
 void iface_write(struct rib *r, struct rib_link *l);
 
+/* ---- rib_fdb.c -------------------------------------------------------- */
+
+int fdb_init(struct rib *r);
+void fdb_fini(struct rib *r);
+/* Takes over the entries a previous xfibd left in xfib_fdb. */
+void fdb_adopt(struct rib *r);
+void fdb_mark_stale(struct rib *r);
+void fdb_sweep_stale(struct rib *r);
+/* Forgets the entries of a bridge that is gone or no longer one. */
+void fdb_flush_bridge(struct rib *r, int bridge);
+
 /* ---- rib_port.c ------------------------------------------------------- */
 
 /* Takes over the ports' entries as the pinned array has them. */
