@@ -739,6 +739,23 @@ sinks_share() {
 	ip -n "$RTR" -6 route add "$2::/48" via "$SNK6" || fail "route $2::/48"
 }
 
+# wgquick_rules: wg-quick's policy routing on the router (topology with
+# sink2), both families: main's default route to the sink, table 51820's
+# to sink2 (a tunnel device in real life: the kernel's either way for
+# xfib), and the rules "lookup main suppress_prefixlength 0" (priority
+# 32764) then "not fwmark 0xca6c lookup 51820" (32765).
+wgquick_rules() {
+	local fam
+	ip -n "$RTR" route add default via "$SNK4"
+	ip -n "$RTR" -6 route add default via "$SNK6"
+	ip -n "$RTR" route add default via "$SNK2_4" table 51820
+	ip -n "$RTR" -6 route add default via "$SNK2_6" table 51820
+	for fam in 4 6; do
+		ip -n "$RTR" "-$fam" rule add not fwmark 0xca6c table 51820 pref 32765
+		ip -n "$RTR" "-$fam" rule add table main suppress_prefixlength 0 pref 32764
+	done
+}
+
 # lookup_names_rule DST SRC PRIO: xfibctl lookup of DST from SRC entering
 # by r-gen names the policy rule of priority PRIO as the one that decided,
 # and agrees with the kernel's answer for the same packet.

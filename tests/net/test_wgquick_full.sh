@@ -89,14 +89,7 @@ for ns in "$SNK" "$SNK2"; do
 	ip -n "$ns" addr add "$D4/32" dev lo
 	ip -n "$ns" addr add "$D6/128" dev lo
 done
-$RIP route add default via "$SNK4"
-$RIP -6 route add default via "$SNK6"
-$RIP route add default via "$SNK2_4" table 51820
-$RIP -6 route add default via "$SNK2_6" table 51820
-for fam in 4 6; do
-	$RIP -$fam rule add not fwmark 0xca6c table 51820 pref 32765
-	$RIP -$fam rule add table main suppress_prefixlength 0 pref 32764
-done
+wgquick_rules
 
 # rule_xfib FAM PRIO: the .xfib object of the rule of priority PRIO.
 rule_xfib() {
