@@ -347,6 +347,20 @@ router_ports() {
 	[ -z "${SNK2:-}" ] || echo "$R_SNK2"
 }
 
+# neighbours_permanent: the router's neighbours gen, sink and sink2 (if
+# there is one) entered permanent in both families, with the MACs of their
+# ports: no change a test makes then waits for a neighbour to resolve.
+neighbours_permanent() {
+	local n
+	for n in "$GEN4 $GEN6 $GEN $GEN_IF $R_GEN" "$SNK4 $SNK6 $SNK $SNK_IF $R_SNK" \
+		${SNK2:+"$SNK2_4 $SNK2_6 $SNK2 $SNK2_IF $R_SNK2"}; do
+		# shellcheck disable=SC2086 # five words intended
+		set -- $n
+		ip -n "$RTR" neigh replace "$1" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
+		ip -n "$RTR" -6 neigh replace "$2" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
+	done
+}
+
 # resolve_neighbours: gen pings every sink address through the router (by
 # the kernel or by xfib), so every neighbour on the path is resolved. The
 # first echo may be lost while the kernels resolve each other: retry.

@@ -37,13 +37,7 @@ topo_create 0
 topo_add_sink2
 RIP="ip -n $RTR"
 # Permanent neighbours: no change below waits for one.
-for n in "$GEN4 $GEN6 $GEN $GEN_IF $R_GEN" "$SNK4 $SNK6 $SNK $SNK_IF $R_SNK" \
-	"$SNK2_4 $SNK2_6 $SNK2 $SNK2_IF $R_SNK2"; do
-	# shellcheck disable=SC2086 # five words intended
-	set -- $n
-	$RIP neigh replace "$1" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
-	$RIP -6 neigh replace "$2" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
-done
+neighbours_permanent
 # A second gateway on the sink's port, for main's multipath default.
 SNK4B="$NET4_S.3" SNK6B="$NET6_S::3"
 ip -n "$SNK" addr add "$SNK4B/24" dev "$SNK_IF"
