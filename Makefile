@@ -183,13 +183,15 @@ $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/t
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
 
-# test_rib_dflt drives the whole RIB over arrays in memory.
+# test_rib_dflt drives the whole RIB over arrays in memory
+# (tests/unit/ref/mem_dp.c, the fuzzer's too).
 RIB_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,$(addprefix ctl/xfibd/rib/, \
                   rib.c rib_link.c rib_nexthop.c rib_route.c rib_nhobj.c \
                   rib_check.c rib_local4.c rib_prefix.c rib_expiry.c \
                   rib_rule.c rib_table.c rib_fdb.c objpool.c))
 $(BUILD)/tests/unit_test_rib_dflt: $(BUILD)/san/tests/unit/test_rib_dflt.o \
-		$(UNIT_SAN_OBJS) $(RIB_SAN_OBJS) | $(BUILD)/tests
+		$(BUILD)/san/tests/unit/ref/mem_dp.o $(UNIT_SAN_OBJS) $(RIB_SAN_OBJS) \
+		| $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
 
@@ -215,8 +217,9 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit_%,$(wildcard tests/u
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog_%,$(wildcard tests/prog/*.c))
 
 # The netlink fuzzer (libFuzzer, ASan, UBSan): xfibd's netlink parsing and
-# RIB, the maps replaced by memory; nlcapture records its seed corpus.
-FUZZ_SRCS := tests/fuzz/fuzz_netlink.c \
+# RIB, the maps replaced by memory (test_rib_dflt's); nlcapture records
+# its seed corpus.
+FUZZ_SRCS := tests/fuzz/fuzz_netlink.c tests/unit/ref/mem_dp.c \
              $(addprefix ctl/xfibd/kernel/,netlink.c nl_link.c nl_route.c \
                nl_reader.c nl_policy.c) \
              $(addprefix ctl/xfibd/rib/,rib.c rib_link.c rib_nexthop.c \
@@ -232,7 +235,8 @@ $(BUILD)/fuzz/fuzz_netlink: $(FUZZ_SRCS)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -Wall -Wextra -Werror \
 		-Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -Iinclude \
-		-Ictl/lib -Ictl/xfibd -I$(BUILD) $(DEPFLAGS) -MF $@.d $(FUZZ_SRCS) \
+		-Ictl/lib -Ictl/xfibd -Itests/unit/ref -I$(BUILD) $(DEPFLAGS) \
+		-MF $@.d $(FUZZ_SRCS) \
 		-o $@ -lmnl -lbpf -lxdp -pthread
 
 $(BUILD)/fuzz/nlcapture: tests/fuzz/nlcapture.c

@@ -2,106 +2,26 @@
 /*
  * libFuzzer target: rtnetlink message streams through xfibd's own parsing
  * (ctl/xfibd/kernel/) into its RIB (ctl/xfibd/rib/), with the dataplane's maps
- * replaced by plain memory. After every input the RIB's invariants are
- * checked (rib_check), and the neighbour-host map against the RIB; the
- * RIB is then torn down, and LeakSanitizer reports anything it leaked.
+ * replaced by plain memory (tests/unit/ref/mem_dp.c). After every input
+ * the RIB's invariants are checked (rib_check), and the neighbour-host map
+ * against the RIB; the RIB is then torn down, and LeakSanitizer reports
+ * anything it leaked.
  *
  * An input is a stream of netlink messages as they arrive on xfibd's
  * sockets (the seed corpus, tests/fuzz/corpus, is recorded by
  * tests/fuzz/make-corpus.sh); the fuzzer mutates headers, flags,
  * attributes and lengths.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <linux/rtnetlink.h>
 
 #include "log.h"
 #include "kernel/netlink.h"
 #include "rib/rib.h"
-
-/* ---- the dataplane, in memory -------------------------------------- */
-
-struct mem_dp {
-	struct {
-		struct xfib_neigh_key k;
-		__u32 idx;
-	} host[4096];
-	size_t nhosts;
-};
-
-static size_t host_find(struct mem_dp *m, const struct xfib_neigh_key *k)
-{
-	size_t i;
-
-	for (i = 0; i < m->nhosts; i++)
-		if (!memcmp(&m->host[i].k, k, sizeof(*k)))
-			break;
-	return i;
-}
-
-static int mem_neigh_host_set(void *ctx, const struct xfib_neigh_key *k, __u32 idx)
-{
-	struct mem_dp *m = ctx;
-	size_t i = host_find(m, k);
-
-	if (i == m->nhosts) {
-		if (m->nhosts == sizeof(m->host) / sizeof(m->host[0]))
-			return -1;
-		m->host[m->nhosts++].k = *k;
-	}
-	m->host[i].idx = idx;
-	return 0;
-}
-
-static int mem_neigh_host_del(void *ctx, const struct xfib_neigh_key *k)
-{
-	struct mem_dp *m = ctx;
-	size_t i = host_find(m, k);
-
-	if (i >= m->nhosts)
-		return -ENOENT;
-	m->host[i] = m->host[--m->nhosts];
-	return 0;
-}
-
-static int mem_grace_period(void *ctx)
-{
-	return 0; /* no packet reads this memory */
-}
-
-static void mem_daemon_info(void *ctx, const struct xfib_daemon *info)
-{
-}
-
-static const struct rib_dp_ops mem_ops = {
-	.neigh_host_set = mem_neigh_host_set,
-	.neigh_host_del = mem_neigh_host_del,
-	.grace_period = mem_grace_period,
-	.daemon_info = mem_daemon_info,
-};
-
-/* Fresh zeroed arrays for each input; pages cost only when touched. */
-static void *zeroed(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		abort();
-	return p;
-}
-
-#define NH_LEN (XFIB_NEXTHOP_MAX * sizeof(struct xfib_nexthop))
-#define NEIGH_LEN (XFIB_NEIGH_MAX * sizeof(struct xfib_neigh))
-#define GRP_LEN (XFIB_GROUP_MAX * sizeof(struct xfib_nh_group))
-#define PORT_LEN (XFIB_PORT_MAX * sizeof(struct xfib_port))
-#define NONLOCAL4_LEN (XFIB_NONLOCAL4_WORDS * sizeof(__u64))
-#define RULES_LEN (2 * XFIB_FAMILIES * sizeof(struct xfib_rule_set))
-#define RULES_ACTIVE_LEN (XFIB_FAMILIES * sizeof(struct xfib_rules_active))
+#include "mem_dp.h"
 
 /* Where the messages past the middle of buf begin (as nl_feed() steps
  * through them): an input is fed in two commits, so that the second can
@@ -185,20 +105,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct mem_dp m;
-	struct rib_dp dp = { .ops = &mem_ops, .ctx = &m };
+	struct rib_dp dp;
 	struct rib r;
 	struct nl nl;
 	size_t half;
 	void *buf;
 
-	memset(&m, 0, sizeof(m));
-	dp.nh = zeroed(NH_LEN);
-	dp.neigh = zeroed(NEIGH_LEN);
-	dp.grp = zeroed(GRP_LEN);
-	dp.port = zeroed(PORT_LEN);
-	dp.nonlocal4 = zeroed(NONLOCAL4_LEN);
-	dp.rules = zeroed(RULES_LEN);
-	dp.rules_active = zeroed(RULES_ACTIVE_LEN);
+	/* Fresh zeroed arrays for each input. */
+	mem_dp_open(&dp, &m, true);
 	/* The parser reads netlink messages aligned, as recv() gives them. */
 	buf = malloc(size ? size : 1);
 	memcpy(buf, data, size);
@@ -228,12 +142,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nl_close(&nl);
 	rib_fini(&r);
 	free(buf);
-	munmap(dp.nh, NH_LEN);
-	munmap(dp.neigh, NEIGH_LEN);
-	munmap(dp.grp, GRP_LEN);
-	munmap(dp.port, PORT_LEN);
-	munmap(dp.nonlocal4, NONLOCAL4_LEN);
-	munmap(dp.rules, RULES_LEN);
-	munmap(dp.rules_active, RULES_ACTIVE_LEN);
+	mem_dp_close(&dp);
 	return 0;
 }

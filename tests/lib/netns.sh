@@ -347,6 +347,20 @@ router_ports() {
 	[ -z "${SNK2:-}" ] || echo "$R_SNK2"
 }
 
+# neighbours_permanent: the router's neighbours gen, sink and sink2 (if
+# there is one) entered permanent in both families, with the MACs of their
+# ports: no change a test makes then waits for a neighbour to resolve.
+neighbours_permanent() {
+	local n
+	for n in "$GEN4 $GEN6 $GEN $GEN_IF $R_GEN" "$SNK4 $SNK6 $SNK $SNK_IF $R_SNK" \
+		${SNK2:+"$SNK2_4 $SNK2_6 $SNK2 $SNK2_IF $R_SNK2"}; do
+		# shellcheck disable=SC2086 # five words intended
+		set -- $n
+		ip -n "$RTR" neigh replace "$1" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
+		ip -n "$RTR" -6 neigh replace "$2" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
+	done
+}
+
 # resolve_neighbours: gen pings every sink address through the router (by
 # the kernel or by xfib), so every neighbour on the path is resolved. The
 # first echo may be lost while the kernels resolve each other: retry.
@@ -737,6 +751,23 @@ sinks_share() {
 	done
 	ip -n "$RTR" route add "$1.0/24" via "$SNK4" || fail "route $1.0/24"
 	ip -n "$RTR" -6 route add "$2::/48" via "$SNK6" || fail "route $2::/48"
+}
+
+# wgquick_rules: wg-quick's policy routing on the router (topology with
+# sink2), both families: main's default route to the sink, table 51820's
+# to sink2 (a tunnel device in real life: the kernel's either way for
+# xfib), and the rules "lookup main suppress_prefixlength 0" (priority
+# 32764) then "not fwmark 0xca6c lookup 51820" (32765).
+wgquick_rules() {
+	local fam
+	ip -n "$RTR" route add default via "$SNK4"
+	ip -n "$RTR" -6 route add default via "$SNK6"
+	ip -n "$RTR" route add default via "$SNK2_4" table 51820
+	ip -n "$RTR" -6 route add default via "$SNK2_6" table 51820
+	for fam in 4 6; do
+		ip -n "$RTR" "-$fam" rule add not fwmark 0xca6c table 51820 pref 32765
+		ip -n "$RTR" "-$fam" rule add table main suppress_prefixlength 0 pref 32764
+	done
 }
 
 # lookup_names_rule DST SRC PRIO: xfibctl lookup of DST from SRC entering

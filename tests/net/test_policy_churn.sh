@@ -29,13 +29,7 @@ for ns in "$SNK" "$SNK2"; do
 	ip -n "$ns" addr add "$A6/128" dev lo
 done
 RIP="ip -n $RTR"
-for n in "$GEN4 $GEN6 $GEN $GEN_IF $R_GEN" "$SNK4 $SNK6 $SNK $SNK_IF $R_SNK" \
-	"$SNK2_4 $SNK2_6 $SNK2 $SNK2_IF $R_SNK2"; do
-	# shellcheck disable=SC2086 # five words intended
-	set -- $n
-	$RIP neigh replace "$1" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
-	$RIP -6 neigh replace "$2" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
-done
+neighbours_permanent
 for f in 4 6; do
 	$RIP "-$f" route add "${NET[$f]}" via "${VIA_S[$f]}"
 	$RIP "-$f" route add "${NET[$f]}" via "${VIA_S2[$f]}" table 100

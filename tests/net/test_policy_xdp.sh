@@ -111,16 +111,8 @@ done
 log "Tailscale's rules forwarded in XDP"
 
 # ---- wg-quick ------------------------------------------------------------
-# Main's default route to the sink; table 51820's to sink2 (a tunnel
-# device in real life: the kernel's either way for xfib).
-$RIP route add default via "$SNK4"
-$RIP -6 route add default via "$SNK6"
-$RIP route add default via "$SNK2_4" table 51820
-$RIP -6 route add default via "$SNK2_6" table 51820
-for fam in 4 6; do
-	$RIP -$fam rule add not fwmark 0xca6c table 51820 pref 32765
-	$RIP -$fam rule add table main suppress_prefixlength 0 pref 32764
-done
+# Main's default route to the sink; table 51820's to sink2.
+wgquick_rules
 ip -n "$SNK2" addr add 198.18.97.1/32 dev lo
 ip -n "$SNK2" addr add 2001:db8:97::1/128 dev lo
 # By main's default: given way to the tunnel's.

@@ -37,13 +37,7 @@ topo_create 0
 topo_add_sink2
 RIP="ip -n $RTR"
 # Permanent neighbours: no change below waits for one.
-for n in "$GEN4 $GEN6 $GEN $GEN_IF $R_GEN" "$SNK4 $SNK6 $SNK $SNK_IF $R_SNK" \
-	"$SNK2_4 $SNK2_6 $SNK2 $SNK2_IF $R_SNK2"; do
-	# shellcheck disable=SC2086 # five words intended
-	set -- $n
-	$RIP neigh replace "$1" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
-	$RIP -6 neigh replace "$2" lladdr "$(mac_of "$3" "$4")" dev "$5" nud permanent
-done
+neighbours_permanent
 # A second gateway on the sink's port, for main's multipath default.
 SNK4B="$NET4_S.3" SNK6B="$NET6_S::3"
 ip -n "$SNK" addr add "$SNK4B/24" dev "$SNK_IF"
@@ -89,14 +83,7 @@ for ns in "$SNK" "$SNK2"; do
 	ip -n "$ns" addr add "$D4/32" dev lo
 	ip -n "$ns" addr add "$D6/128" dev lo
 done
-$RIP route add default via "$SNK4"
-$RIP -6 route add default via "$SNK6"
-$RIP route add default via "$SNK2_4" table 51820
-$RIP -6 route add default via "$SNK2_6" table 51820
-for fam in 4 6; do
-	$RIP -$fam rule add not fwmark 0xca6c table 51820 pref 32765
-	$RIP -$fam rule add table main suppress_prefixlength 0 pref 32764
-done
+wgquick_rules
 
 # rule_xfib FAM PRIO: the .xfib object of the rule of priority PRIO.
 rule_xfib() {

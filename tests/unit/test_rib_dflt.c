@@ -27,13 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 
 #include "log.h"
 #include "rib/rib_priv.h"
+#include "mem_dp.h"
 
 /* The RIB logs through ctl/lib/log.c, which is not linked here. */
 int log_level = -1;
@@ -57,56 +57,9 @@ static int failed;
 		}                                                          \
 	} while (0)
 
-/* ---- the dataplane, in memory ------------------------------------------ */
-
-static int mem_host_set(void *ctx, const struct xfib_neigh_key *k, __u32 idx)
-{
-	return 0;
-}
-
-static int mem_host_del(void *ctx, const struct xfib_neigh_key *k)
-{
-	return 0;
-}
-
-static int mem_grace(void *ctx)
-{
-	return 0;
-}
-
-static void mem_info(void *ctx, const struct xfib_daemon *info)
-{
-}
-
-static const struct rib_dp_ops mem_ops = {
-	.neigh_host_set = mem_host_set,
-	.neigh_host_del = mem_host_del,
-	.grace_period = mem_grace,
-	.daemon_info = mem_info,
-};
-
-static void *zeroed(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		abort();
-	return p;
-}
-
+static struct mem_dp mem;
 static struct rib_dp dp;
 static struct rib r;
-
-static void dp_open(void)
-{
-	dp.ops = &mem_ops;
-	dp.nh = zeroed(XFIB_NEXTHOP_MAX * sizeof(struct xfib_nexthop));
-	dp.neigh = zeroed(XFIB_NEIGH_MAX * sizeof(struct xfib_neigh));
-	dp.grp = zeroed(XFIB_GROUP_MAX * sizeof(struct xfib_nh_group));
-	dp.port = zeroed(XFIB_PORT_MAX * sizeof(struct xfib_port));
-	dp.nonlocal4 = zeroed(XFIB_NONLOCAL4_WORDS * sizeof(__u64));
-}
 
 /* A commit and the grace period after it, as fib_flush(); then the
  * invariants. */
@@ -512,7 +465,7 @@ static void cases_flush(void)
 
 int main(void)
 {
-	dp_open();
+	mem_dp_open(&dp, &mem, false);
 	if (rib_init(&r, &dp, RT_TABLE_MAIN))
 		abort();
 	link_up(DEV_A, "a");
