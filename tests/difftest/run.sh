@@ -7,7 +7,7 @@
 # out anywhere: at the sinks, and back at the generator (ICMP errors and
 # the router's replies), frame by frame (tests/difftest/compare.py).
 #
-#   run.sh [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N|-R]
+#   run.sh [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N|-R|-B]
 #
 # FRAMES (default 20000) go in chunks of CHUNK (default 50000). Each chunk
 # is sent with the router's ports detached (kernel), then attached to xfib
@@ -39,6 +39,13 @@
 # frame, xfibctl rules -j must equal ip -j rule, with every rule walked
 # in XDP (none left to the kernel).
 #
+# -B, the bridge run: r-sink and r-sink2 are the members of a Linux
+# bridge, br-lan, which has their addresses (both networks) and r-sink's
+# MAC (the router's to both sinks); the router's neighbours of the sinks are on the bridge, whose
+# forwarding database holds the sinks' MACs as static entries (the hosts
+# never send: nothing would be learned). What xfib routes to the sinks
+# leaves by the member the bridge names. The frames are the plain run's.
+#
 #   gen0 ---- r-gen [router] r-sink ---- sink0 (sink,  1500)
 #   (MTU 2000)               r-sink2 --- sink0 (sink2, 1500)
 #                            r-sink3 --- sink0 (sink3, MTU 1280)
@@ -52,8 +59,8 @@ DT_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lib/netns.sh
 . "$DT_DIR/../lib/netns.sh"
 
-FRAMES=20000 SEED=1 CHUNK=50000 PROOF=1 ONLY="" NAT=0 RULES=0
-while getopts "n:s:c:p:o:NR" opt; do
+FRAMES=20000 SEED=1 CHUNK=50000 PROOF=1 ONLY="" NAT=0 RULES=0 BRIDGE=0
+while getopts "n:s:c:p:o:NRB" opt; do
 	case $opt in
 	n) FRAMES=$OPTARG ;;
 	s) SEED=$OPTARG ;;
@@ -62,12 +69,13 @@ while getopts "n:s:c:p:o:NR" opt; do
 	o) ONLY=$OPTARG ;;
 	N) NAT=1 ;;
 	R) RULES=1 ;;
-	*) echo "usage: $0 [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N|-R]" >&2
+	B) BRIDGE=1 ;;
+	*) echo "usage: $0 [-n FRAMES] [-s SEED] [-c CHUNK] [-p PROOF_CHUNKS] [-o I,J,...] [-N|-R|-B]" >&2
 	   exit 2 ;;
 	esac
 done
 
-((NAT + RULES < 2)) || { echo "$0: -N or -R, not both" >&2; exit 2; }
+((NAT + RULES + BRIDGE < 2)) || { echo "$0: one of -N, -R and -B" >&2; exit 2; }
 # Proofs need the whole chunk (the planted frames among others).
 [ -z "$ONLY" ] || PROOF=0
 
@@ -135,6 +143,30 @@ dt_host() {
 		fail "attach dt_pass to $1/$2"
 }
 
+# dt_bridge: the bridge run's br-lan, r-sink and r-sink2 its members.
+# Sets NB_SNK and NB_SNK2, the devices of the sinks' neighbours.
+dt_bridge() {
+	local r=(ip -n "$RTR")
+	"${r[@]}" addr flush dev "$R_SNK"
+	"${r[@]}" addr flush dev "$R_SNK2"
+	"${r[@]}" link add br-lan address "$R_SNK_MAC" type bridge stp_state 0 ||
+		fail "bridge br-lan"
+	"${r[@]}" link set "$R_SNK" master br-lan
+	"${r[@]}" link set "$R_SNK2" master br-lan
+	"${r[@]}" link set br-lan up
+	"${r[@]}" addr add "$R_SNK4/24" dev br-lan
+	"${r[@]}" addr add "$R_SNK2_4/24" dev br-lan
+	"${r[@]}" addr add "$R_SNK6/64" dev br-lan nodad
+	"${r[@]}" addr add "$R_SNK2_6/64" dev br-lan nodad
+	router_sysctls "$RTR" br-lan
+	bridge -n "$RTR" fdb replace "$SNK_MAC" dev "$R_SNK" master static &&
+		bridge -n "$RTR" fdb replace "$SNK2_MAC" dev "$R_SNK2" master static ||
+		fail "the sinks' FDB entries"
+	NB_SNK=br-lan NB_SNK2=br-lan
+	# What sink2 sees the router as: the bridge, whose MAC is r-sink's.
+	R_SNK2_MAC=$R_SNK_MAC
+}
+
 dt_router() {
 	local p n r=(ip -n "$RTR")
 	ip netns exec "$RTR" sh -e -c '
@@ -147,7 +179,7 @@ dt_router() {
 		sysctl -qw net.ipv4.conf.all.send_redirects=0
 		sysctl -qw net.ipv4.conf.default.send_redirects=0
 	' || fail "router sysctls"
-	for p in $DT_PORTS; do
+	for p in $DT_PORTS ${NB_SNK:+br-lan}; do
 		for n in ipv4 ipv6; do
 			ip netns exec "$RTR" sysctl -qw "net.$n.neigh.$p.mcast_solicit=0" \
 				"net.$n.neigh.$p.ucast_solicit=0" "net.$n.neigh.$p.app_solicit=0"
@@ -156,8 +188,8 @@ dt_router() {
 	done
 	"${r[@]}" link set dev "$R_GEN" mtu 2000
 	ip -n "$GEN" link set dev "$GEN_IF" mtu 2000
-	for n in "$GEN4 $GEN6 $GEN_MAC $R_GEN" "$SNK4 $SNK6 $SNK_MAC $R_SNK" \
-		"$SNK2_4 $SNK2_6 $SNK2_MAC $R_SNK2" \
+	for n in "$GEN4 $GEN6 $GEN_MAC $R_GEN" "$SNK4 $SNK6 $SNK_MAC ${NB_SNK:-$R_SNK}" \
+		"$SNK2_4 $SNK2_6 $SNK2_MAC ${NB_SNK2:-$R_SNK2}" \
 		"198.18.4.2 2001:db8:4::2 $SNK3_MAC $R_SNK3"; do
 		# shellcheck disable=SC2086 # four words intended
 		set -- $n
@@ -430,6 +462,7 @@ for h in "$GEN $GEN_IF" "$SNK $SNK_IF" "$SNK2 $SNK2_IF" "$SNK3 $SNK3_IF"; do
 	# shellcheck disable=SC2086 # two words intended
 	dt_host $h
 done
+((BRIDGE == 0)) || dt_bridge
 dt_router
 ((NAT == 0)) || dt_nat_router
 ((RULES == 0)) || dt_rules_router
