@@ -306,10 +306,12 @@ static __always_inline int xfib_env_tx_port(struct xfib_env *env,
 	return bpf_map_lookup_elem(&xfib_tx_ports, &ifindex) != NULL;
 }
 
-static __always_inline const struct xfib_fdb *
-xfib_env_fdb(struct xfib_env *env, const struct xfib_fdb_key *key)
+static __always_inline __u32 xfib_env_br_moving(struct xfib_env *env,
+						 __u32 ifindex)
 {
-	return bpf_map_lookup_elem(&xfib_fdb, key);
+	const __u64 *n = bpf_map_lookup_elem(&xfib_br_moving, &ifindex);
+
+	return n ? *(const volatile __u64 *)n != 0 : 1;
 }
 
 static __always_inline const struct xfib_xfrm_info *
@@ -617,9 +619,10 @@ static __always_inline __u32 parse_eth(struct xfib_pkt *pkt)
  * and sees none of those forwarded here: a source the FDB does not hold
  * on this member (new, or moved from another member) goes to the kernel,
  * and the bridge learns it from that frame; one it holds is marked seen,
- * for xfibd to keep the entry from ageing out. A moved one is marked so
- * until xfibd writes where the bridge now has it: frames to it must not
- * go to the old member meanwhile (xfib_bridge_egress).
+ * for xfibd to keep the entry from ageing out. A moved one is marked, and
+ * its bridge's count of moves raised, until xfibd has written where the
+ * bridge now has it: frames to it must not go to the old member
+ * meanwhile (xfib_bridge_egress).
  */
 static __always_inline __u32 check_bridge_ingress(const struct xfib_pkt *pkt,
 						  struct xfib_fwd_query *q,
@@ -641,8 +644,16 @@ static __always_inline __u32 check_bridge_ingress(const struct xfib_pkt *pkt,
 	if (!fdb || (fdb->flags & XFIB_FDB_LOCAL))
 		return XFIB_PASS_BRIDGE_LEARN;
 	if (fdb->port != q->in_ifindex) {
-		if (!fdb->moved)
+		/* Marked once per move: the entry first, then the bridge's
+		 * count, which xfibd clears only once it finds no entry
+		 * marked (rib_fdb_moving_settle). */
+		if (!fdb->moved) {
+			__u64 *n = bpf_map_lookup_elem(&xfib_br_moving, &key.bridge);
+
 			fdb->moved = 1;
+			if (n)
+				__sync_fetch_and_add(n, 1);
+		}
 		return XFIB_PASS_BRIDGE_LEARN;
 	}
 	/* Written only when it changes: the line stays shared between

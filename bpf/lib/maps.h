@@ -283,6 +283,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xfib_fdb SEC(".maps");
 
+/* Per bridge (by ifindex): MACs seen moving, not yet mirrored
+ * (include/xfib/maps.h). mmap()ed by xfibd: 8-byte values, the stride of
+ * an array's values in its mmap()ed region. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XFIB_PORT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xfib_br_moving SEC(".maps");
+
 /* ifindex -> interface state, written by xfibd. An array, so that the
  * verifier inlines the two lookups per packet; double-buffered against
  * torn reads (struct xfib_port). mmap()ed by xfibd and xfibctl. */

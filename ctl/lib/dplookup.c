@@ -93,7 +93,6 @@ struct xfib_env {
 	__u32 neigh_idx;	/* copied from xfib_neigh_hosts */
 	struct xfib_iface iface; /* copied from xfib_ifaces (dpl_port) */
 	struct xfib_xfrm_info xfrm; /* copied from xfib_xfrm */
-	struct xfib_fdb fdb;	/* copied from xfib_fdb */
 };
 
 static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
@@ -171,12 +170,12 @@ static int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex)
 	return !bpf_map_lookup_elem(fd, &ifindex, &v);
 }
 
-static const struct xfib_fdb *xfib_env_fdb(struct xfib_env *env,
-					   const struct xfib_fdb_key *key)
+static __u32 xfib_env_br_moving(struct xfib_env *env, __u32 ifindex)
 {
-	int fd = bpf_map__fd(env->d->skel->maps.xfib_fdb);
+	int fd = bpf_map__fd(env->d->skel->maps.xfib_br_moving);
+	__u64 n;
 
-	return bpf_map_lookup_elem(fd, key, &env->fdb) ? NULL : &env->fdb;
+	return bpf_map_lookup_elem(fd, &ifindex, &n) ? 1 : n != 0;
 }
 
 static const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,

@@ -276,9 +276,13 @@ static void marks_sync(struct daemon *d)
  * any time: the period is asked each time). */
 static void fdb_renew(struct daemon *d, __u64 now)
 {
+	__u32 n;
+
 	if (now - d->fdb_renewed < rib_fdb_renew_ms(&d->rib))
 		return;
-	rib_fdb_renew(&d->rib, nl_fdb_use, &d->nl);
+	n = rib_fdb_renew(&d->rib, nl_fdb_use, &d->nl);
+	if (n)
+		pr_debug("bridge FDB: %u entries renewed", n);
 	d->fdb_renewed = now;
 }
 
@@ -348,6 +352,7 @@ static int run(struct daemon *d)
 		if (d->nl.nrefresh)
 			nl_link_refresh(&d->nl);
 		fdb_renew(d, mono_ms());
+		rib_fdb_moving_settle(&d->rib);
 		rib_expire(&d->rib, mono_ms());
 		rules_sync(d);
 		fib_poll_control(&d->fib);

@@ -73,9 +73,8 @@ XFIB_INLINE const struct xfib_neigh *xfib_env_neigh(struct xfib_env *env,
 						     __u32 idx);
 /* Non-zero if ifindex is in xfib_tx_ports (attached to xfib). */
 XFIB_INLINE int xfib_env_tx_port(struct xfib_env *env, __u32 ifindex);
-/* xfib_fdb: the member of a bridge a MAC is behind. */
-XFIB_INLINE const struct xfib_fdb *xfib_env_fdb(struct xfib_env *env,
-						 const struct xfib_fdb_key *key);
+/* xfib_br_moving: non-zero while MACs moved on bridge ifindex. */
+XFIB_INLINE __u32 xfib_env_br_moving(struct xfib_env *env, __u32 ifindex);
 /* xfib_xfrm: the family's (XFIB_V4, XFIB_V6) IPsec state. */
 XFIB_INLINE const struct xfib_xfrm_info *xfib_env_xfrm(struct xfib_env *env,
 							__u32 fam);
@@ -466,6 +465,7 @@ XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
 	/* Each word read once: a concurrent MAC change is seen whole. */
 	path->neigh_w0 = *(const volatile __u64 *)nb;
 	path->neigh_w1 = *(const volatile __u64 *)((const __u8 *)nb + 8);
+	path->tx_ifindex = *(const volatile __u32 *)&nb->tx_port;
 	if (xfib_neigh_w0_state(&path->neigh_w0) != XFIB_NEIGH_VALID ||
 	    nb->ifindex != path->ifindex)
 		return XFIB_PASS_NEIGH;
@@ -475,30 +475,28 @@ XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
 /*
  * A route out of a bridge: the frame leaves by the member the bridge's
  * forwarding database names for the neighbour's MAC, as br_dev_xmit()
- * sends it. That member must be up, forwarding (STP), able to take
- * redirected frames, and its MTU must hold the packet (the bridge's may
- * be larger: the kernel drops what the member cannot carry). A MAC the
- * bridge does not know is flooded, and its own is delivered up: both the
- * kernel's to do. path->tx_ifindex is the port the frame is sent by.
+ * sends it; xfibd keeps that member in the neighbour (tx_port, read by
+ * xfib_neigh_check into path->tx_ifindex). That member must be up,
+ * forwarding (STP), able to take redirected frames, and its MTU must
+ * hold the packet (the bridge's may be larger: the kernel drops what the
+ * member cannot carry). A MAC the bridge does not know is flooded, and
+ * its own is delivered up: both the kernel's to do; so is every route
+ * out of a bridge on which a host was just seen moving, until xfibd has
+ * followed it. path->tx_ifindex is then the port the frame is sent by.
  */
 XFIB_INLINE __u32 xfib_bridge_egress(struct xfib_env *env,
 				     const struct xfib_fwd_query *q,
 				     struct xfib_fwd_path *path)
 {
 	const struct xfib_iface *out = xfib_env_iface(env, path->ifindex);
-	struct xfib_fdb_key key = { .bridge = path->ifindex };
-	const struct xfib_fdb *fdb;
 	const struct xfib_iface *m;
-	__u32 port;
+	__u32 port = path->tx_ifindex;
 
 	path->tx_ifindex = path->ifindex;
 	if (!out || !(out->bridge & XFIB_BR_ROUTED))
 		return XFIB_NEXT;
-	__builtin_memcpy(key.mac, &path->neigh_w0, 6);
-	fdb = xfib_env_fdb(env, &key);
-	if (!fdb || (fdb->flags & XFIB_FDB_LOCAL) || fdb->moved)
+	if (!port || xfib_env_br_moving(env, path->ifindex))
 		return XFIB_PASS_FDB;
-	port = fdb->port;
 	m = xfib_env_iface(env, port);
 	if (!m || m->master != path->ifindex || !(m->flags & XFIB_IF_UP) ||
 	    !(m->bridge & XFIB_BR_PORT_FWD) || (m->flags & XFIB_IF_NO_XMIT))

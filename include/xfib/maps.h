@@ -229,7 +229,11 @@ struct xfib_neigh {
 	__u8 smac[6];
 	__u16 pad;
 	__u32 ifindex;
-	__u32 pad2;
+	/* On a bridge: the member its forwarding database names for dmac,
+	 * 0 if none (unknown, the bridge's own): written by xfibd with one
+	 * store whenever the entry or the FDB changes, so that a route out
+	 * of a bridge costs no FDB lookup (xfib_bridge_egress). */
+	__u32 tx_port;
 	__u8 addr[16]; /* network order (IPv4 in the first 4 bytes) */
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct xfib_neigh) == 40, "xfib_neigh size");
@@ -298,7 +302,14 @@ _Static_assert(sizeof(struct xfib_iface) == 20, "xfib_iface size");
  * (AF_BRIDGE neighbours that name a bridge, NDA_MASTER): which member a
  * MAC is behind. Only bridges without VLAN filtering are routed through,
  * so vlan is 0 in every entry the dataplane asks for; entries of other
- * VLANs are not mirrored.
+ * VLANs are not mirrored. The dataplane looks a frame's source up here
+ * (check_bridge_ingress); a route out of a bridge reads the member from
+ * the neighbour (struct xfib_neigh.tx_port), which xfibd keeps in step.
+ *
+ * xfib_br_moving[bridge]: how many MACs the dataplane saw come in by
+ * another member than their entry's since xfibd last found every such
+ * entry rewritten. While it is not 0, routes out of the bridge are the
+ * kernel's: a neighbour's tx_port may still name the member a host left.
  */
 struct xfib_fdb_key {
 	__u32 bridge; /* ifindex */
@@ -323,10 +334,9 @@ struct xfib_fdb {
 	__u8 flags;  /* enum xfib_fdb_flags */
 	__u8 seen;   /* set by the dataplane, cleared by xfibd */
 	/* Set by the dataplane when this MAC came in by another member than
-	 * port: the bridge is about to learn that it moved, and until xfibd
-	 * has written the new port, frames to it are the kernel's (not sent
-	 * to the old member). Cleared by xfibd's write of the new port, or
-	 * a renewal period later if the bridge did not move it. */
+	 * port (and xfib_br_moving[bridge] counted up): the bridge is about
+	 * to learn that it moved. Cleared by xfibd's write of the new port,
+	 * or a renewal period later if the bridge did not move it. */
 	__u8 moved;
 	__u8 pad;
 };

@@ -423,6 +423,9 @@ struct rib_dp {
 	 * (rib_rule.c); NULL: the rules are not published (the fuzzer). */
 	struct xfib_rule_set *rules;
 	struct xfib_rules_active *rules_active;
+	/* xfib_br_moving (XFIB_PORT_MAX counts, rib_fdb.c); NULL: not
+	 * mirrored (the fuzzer). */
+	__u64 *br_moving;
 };
 
 /* A family's policy rules, in the kernel's order (rib_rule.c). */
@@ -552,6 +555,10 @@ void rib_bridge_nf(struct rib *r, bool present);
 void rib_fdb_set(struct rib *r, const struct xfib_fdb_key *k, __u32 port,
 		 __u8 flags);
 void rib_fdb_del(struct rib *r, const struct xfib_fdb_key *k);
+/* Clears the count of moves of each bridge on which every MAC the
+ * dataplane saw move has been mirrored since (its entry rewritten).
+ * True if a count is left: call again soon. */
+bool rib_fdb_moving_settle(struct rib *r);
 /* How often rib_fdb_renew() is due (ms). */
 __u64 rib_fdb_renew_ms(const struct rib *r);
 /* Renews, with use(), each aged entry the dataplane routed from since

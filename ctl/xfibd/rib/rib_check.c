@@ -64,6 +64,9 @@ static bool check_neighbours(const struct rib *r, __u8 *seen, char *why, size_t 
 		if (e->ifindex != n->key.ifindex || e->family != n->key.family ||
 		    memcmp(e->addr, n->key.addr, 16))
 			FAIL("neighbour %u: the array holds another neighbour", n->idx);
+		if (e->tx_port != fdb_neigh_port(r, n))
+			FAIL("neighbour %u: bridge member %u, its FDB says %u",
+			     n->idx, e->tx_port, fdb_neigh_port(r, n));
 		htab_for_each(&r->nexthops, nh, t2, b2)
 			refs += nh->neigh == n;
 		if (refs != n->nh_refs)

@@ -18,7 +18,7 @@
 struct rib_dp_bpf {
 	struct xfib_fwd_bpf *skel;
 	size_t nh_len, neigh_len, grp_len, port_len, nonlocal4_len;
-	size_t rules_len, rules_active_len;
+	size_t rules_len, rules_active_len, br_moving_len;
 	int rcu_inner_fd; /* the value rcu_sync's updates store */
 };
 
@@ -133,10 +133,13 @@ int rib_dp_bpf_open(struct rib_dp *dp, struct xfib_fwd_bpf *skel)
 	dp->rules = xfib_map_mmap(skel->maps.xfib_rules, true, &b->rules_len);
 	dp->rules_active = xfib_map_mmap(skel->maps.xfib_rules_active, true,
 					 &b->rules_active_len);
+	dp->br_moving = xfib_map_mmap(skel->maps.xfib_br_moving, true,
+				      &b->br_moving_len);
 	b->rcu_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_rcu_inner",
 					 sizeof(__u32), sizeof(__u32), 1, NULL);
 	if (dp->nh && dp->neigh && dp->grp && dp->port && dp->nonlocal4 &&
-	    dp->rules && dp->rules_active && b->rcu_inner_fd >= 0)
+	    dp->rules && dp->rules_active && dp->br_moving &&
+	    b->rcu_inner_fd >= 0)
 		return 0;
 	err = -errno;
 	rib_dp_bpf_close(dp);
@@ -163,6 +166,8 @@ void rib_dp_bpf_close(struct rib_dp *dp)
 		munmap(dp->rules, b->rules_len);
 	if (dp->rules_active)
 		munmap(dp->rules_active, b->rules_active_len);
+	if (dp->br_moving)
+		munmap(dp->br_moving, b->br_moving_len);
 	if (b->rcu_inner_fd >= 0)
 		close(b->rcu_inner_fd);
 	free(b);

@@ -12,6 +12,13 @@
  * the bridge ages with RTM_NEWNEIGH NTF_USE (br_fdb_update(), as a frame
  * from it would), several times per ageing time.
  *
+ * A route out of a bridge reads the member from its neighbour's entry
+ * (tx_port), which is rewritten whenever the neighbour or the FDB entry
+ * of its MAC changes. Between a host's move and its mirroring, the
+ * dataplane counts the move in xfib_br_moving, and routes out of that
+ * bridge are the kernel's until every moved entry has been rewritten
+ * (rib_fdb_moving_settle).
+ *
  * Only VLAN 0's entries are mirrored: a bridge that filters VLANs is not
  * routed through.
  */
@@ -42,6 +49,32 @@ void fdb_fini(struct rib *r)
 	htab_for_each(&r->fdb, e, t, i)
 		free(e);
 	htab_free(&r->fdb);
+}
+
+__u32 fdb_neigh_port(const struct rib *r, const struct rib_neigh *n)
+{
+	struct xfib_fdb_key k = { .bridge = n->key.ifindex };
+	const struct rib_fdb *e;
+
+	memcpy(k.mac, n->mac, 6);
+	e = htab_find(&r->fdb, &k);
+	return e && !(e->val.flags & XFIB_FDB_LOCAL) ? e->val.port : 0;
+}
+
+/* The neighbours on bridge k->bridge whose MAC is k->mac take the
+ * entry's member (or none). Bridges' neighbours are few next to a
+ * router's routes; FDB changes are rare next to packets. */
+static void fdb_neighs_update(struct rib *r, const struct xfib_fdb_key *k)
+{
+	struct rib_neigh *n;
+	size_t i;
+
+	if (!r->neigh_map)
+		return;
+	htab_for_each(&r->neighs, n, t, i)
+		if (n->key.ifindex == k->bridge && !memcmp(n->mac, k->mac, 6))
+			__atomic_store_n(&r->neigh_map[n->idx].tx_port,
+					 fdb_neigh_port(r, n), __ATOMIC_RELEASE);
 }
 
 static void fdb_publish(struct rib *r, struct rib_fdb *e)
@@ -84,14 +117,18 @@ void rib_fdb_set(struct rib *r, const struct xfib_fdb_key *k, __u32 port,
 	e->val.flags = flags;
 	e->moved_seen = false;
 	fdb_publish(r, e);
+	fdb_neighs_update(r, k);
 }
 
 static void fdb_free(struct rib *r, struct rib_fdb *e)
 {
+	struct xfib_fdb_key k = e->key;
+
 	if (r->dp.ops->fdb_del)
 		r->dp.ops->fdb_del(r->dp.ctx, &e->key);
 	htab_remove(&r->fdb, e);
 	free(e);
+	fdb_neighs_update(r, &k);
 }
 
 void rib_fdb_del(struct rib *r, const struct xfib_fdb_key *k)
@@ -157,6 +194,48 @@ void fdb_flush_bridge(struct rib *r, int bridge)
 	htab_for_each(&r->fdb, e, t, i)
 		if (e->key.bridge == (__u32)bridge)
 			fdb_free(r, e);
+}
+
+/*
+ * A bridge's count may be cleared once no entry of its is marked moved
+ * in the map: each move the dataplane counted was then mirrored (the
+ * bridge's notification rewrote the entry, and its neighbours' members)
+ * or found not to be one (rib_fdb_renew clears the mark). The dataplane
+ * marks the entry before it counts, and the count is cleared only if it
+ * did not change meanwhile.
+ */
+bool rib_fdb_moving_settle(struct rib *r)
+{
+	struct xfib_fdb cur;
+	struct rib_link *l;
+	struct rib_fdb *e;
+	bool left = false, marked;
+	size_t i, i2;
+	__u64 n;
+
+	if (!r->dp.br_moving || !r->dp.ops->fdb_get)
+		return false;
+	htab_for_each(&r->links, l, t, i) {
+		if (!l->is_bridge || (__u32)l->ifindex >= XFIB_PORT_MAX)
+			continue;
+		n = __atomic_load_n(&r->dp.br_moving[l->ifindex], __ATOMIC_ACQUIRE);
+		if (!n)
+			continue;
+		marked = false;
+		htab_for_each(&r->fdb, e, t2, i2)
+			if (e->key.bridge == (__u32)l->ifindex &&
+			    !r->dp.ops->fdb_get(r->dp.ctx, &e->key, &cur) &&
+			    cur.moved) {
+				marked = true;
+				break;
+			}
+		if (marked || !__atomic_compare_exchange_n(&r->dp.br_moving[l->ifindex],
+							   &n, 0, false,
+							   __ATOMIC_ACQ_REL,
+							   __ATOMIC_ACQUIRE))
+			left = true;
+	}
+	return left;
 }
 
 __u64 rib_fdb_renew_ms(const struct rib *r)

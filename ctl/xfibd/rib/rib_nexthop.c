@@ -41,6 +41,9 @@ void neigh_write_words(struct rib *r, struct rib_neigh *n)
 	w0.b[7] = n->key.family;
 	if (l)
 		memcpy(w1.b, l->mac, 6);
+	/* A store of its own: the dataplane reads it apart from the words,
+	 * and checks the member it names whatever it reads. */
+	__atomic_store_n(&e->tx_port, fdb_neigh_port(r, n), __ATOMIC_RELEASE);
 	__atomic_store_n((__u64 *)e + 1, w1.w, __ATOMIC_RELEASE);
 	__atomic_store_n((__u64 *)e, w0.w, __ATOMIC_RELEASE);
 }

@@ -179,6 +179,9 @@ void fdb_mark_stale(struct rib *r);
 void fdb_sweep_stale(struct rib *r);
 /* Forgets the entries of a bridge that is gone or no longer one. */
 void fdb_flush_bridge(struct rib *r, int bridge);
+/* The member neighbour n's MAC is behind on its bridge, 0 if none (not a
+ * bridge, unknown, the bridge's own): struct xfib_neigh.tx_port. */
+__u32 fdb_neigh_port(const struct rib *r, const struct rib_neigh *n);
 
 /* ---- rib_port.c ------------------------------------------------------- */
 
