@@ -35,8 +35,10 @@ R=(ip -n "$RTR")
 
 # The LAN: r-sink gives its addresses to the bridge and joins it, with a
 # second member to h2. No STP: members forward as soon as they are up.
+# The bridge's MAC is set, as routers set it: otherwise it is its
+# members' lowest, and changes when a member with a lower one joins.
 "${R[@]}" addr flush dev "$R_SNK"
-"${R[@]}" link add "$BR" type bridge stp_state 0
+"${R[@]}" link add "$BR" address 02:00:00:00:b0:01 type bridge stp_state 0
 "${R[@]}" link set "$R_SNK" master "$BR"
 add_ns "$H2"
 link_ns "$H2" lan0 "$RTR" r-lan2
@@ -131,8 +133,9 @@ stream_start age 4 "$SNK4" -c 200 -i 0.05
 snapshot
 stream_answered age 200 "pings to h1 over 10 s with a 4 s ageing time"
 deltas
-bridge -n "$RTR" fdb show br "$BR" | grep -qi "^$SNK_MAC dev $R_SNK master" ||
-	fail "h1's FDB entry aged out: $(bridge -n "$RTR" fdb show br "$BR" | tr '\n' ';')"
+fdb=$(bridge -n "$RTR" fdb show br "$BR")
+grep -qi "^$SNK_MAC dev $R_SNK master" <<<"$fdb" ||
+	fail "h1's FDB entry aged out: $(tr '\n' ';' <<<"$fdb")"
 ((D_K4 == 0 && $(counter pass_fdb) == f0 && $(counter pass_bridge_learn) == l0)) ||
 	fail "h1's traffic left XDP while its FDB entry should have been renewed: kernel +$D_K4, pass_fdb +$(($(counter pass_fdb) - f0)), pass_bridge_learn +$(($(counter pass_bridge_learn) - l0))"
 log "ageing: h1's entry renewed through 10 s of XDP-only traffic"
