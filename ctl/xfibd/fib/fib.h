@@ -12,7 +12,8 @@
  * destroyed after an RCU grace period. A failed build leaves the old
  * instance serving and is retried with backoff.
  *
- * Files: fib.c selects, fib_publish.c builds and publishes; fib_ranges.c
+ * Files: fib.c selects, by the preferences and the one choice of
+ * fib_select.c; fib_publish.c builds and publishes; fib_ranges.c
  * compiles the prefix trees into the range list every build starts from;
  * the algorithms are fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr),
  * fib_poptrie6.c (poptrie6), fib_dir24.c (dir24_8) and fib_trie6.c
