@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Choosing a lookup structure by table scale, for main's instance (fib.c):
- * the algorithms' preferences (the formulas' reasons are at the top of
- * fib_bsearch.c and fib_table.c) and the choice with its 5% hysteresis.
- * Nothing here touches a map, so the unit tests run it as the daemon
- * does.
+ * Choosing a lookup structure by table scale, for main's instance (fib.c)
+ * and for each table policy rules reach (fib_tables.c): the algorithms'
+ * preferences (the formulas' reasons are at the top of fib_bsearch.c and
+ * fib_table.c) and the one choice with its 5% hysteresis. Nothing here
+ * touches a map, so the unit tests run it as the daemon does.
  */
 #include "algo_names.h"
 #include "fib_algo.h"
@@ -58,4 +58,35 @@ const struct fib_algo *fib_choose(const struct fib_algo *const *cand, size_t n,
 	if (best && best != cur && pref[best->id] * 100 > pref[cur->id] * 105)
 		return best;
 	return cur;
+}
+
+/*
+ * What a rules' table can run, as far as choosing goes: the sorted ranges
+ * of the family's pool, which are bsearch's structure (the same bisection
+ * over the same ranges, so bsearch's preference), or an instance of the
+ * family's map-backed algorithm, the only ones with slots to spare
+ * (include/xfib/tables.h).
+ */
+static const struct fib_algo table_choices[] = {
+	{ .id = XFIB_ALGO_BSEARCH4, .preference = fib_bs4_preference },
+	{ .id = XFIB_ALGO_DIR24_8, .preference = fib_table_preference },
+	{ .id = XFIB_ALGO_BSEARCH6, .preference = fib_bs6_preference },
+	{ .id = XFIB_ALGO_TRIE6, .preference = fib_table_preference },
+};
+
+#define NCHOICES (sizeof(table_choices) / sizeof(table_choices[0]))
+
+unsigned int fib_tables_choose(int fam, const struct fib_scale *s,
+			       unsigned int cur, unsigned int *pref)
+{
+	const struct fib_algo *cand[NCHOICES], *now = NULL, *a;
+	size_t i;
+
+	for (i = 0; i < NCHOICES; i++) {
+		cand[i] = &table_choices[i];
+		if (table_choices[i].id == cur)
+			now = &table_choices[i];
+	}
+	a = fib_choose(cand, NCHOICES, fam, s, now, pref);
+	return a ? a->id : XFIB_ALGO_NONE;
 }
