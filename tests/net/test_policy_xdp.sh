@@ -24,14 +24,16 @@
 #    table 200 just past the size at which a table leaves the ranges for
 #    an instance of its own (dir24_8, trie6; include/xfib/tables.h),
 #    forwarded in XDP through it, a route of it changed under traffic
-#    followed without a lost echo, xfibctl verify clean; shrunk, the table
-#    goes back to the ranges.
+#    followed without a lost echo, xfibctl verify clean, no instance left
+#    behind by a rebuild or a new xfibd; shrunk, the table goes back to
+#    the ranges and its instances go.
 # Both families. The address 198.18.99.1 (2001:db8:99::1) is on the
 # loopback of both sinks: which one answers tells the rules' choice.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
+command -v bpftool >/dev/null || skip "missing tool: bpftool"
 
 topo_up sink2
 RIP="ip -n $RTR"
@@ -116,6 +118,17 @@ table200() { # FAM: rule 100's table, as rules -j says
 table200_is() { # FAM ALGO STATE
 	[ "$(table200 "$1" | jq -r '.algo + " " + .state')" = "$2 $3" ]
 }
+# tbl24s_are N: N tbl24 maps linked in each family's outer map (main
+# runs bsearch here: table 200's instance alone, none left behind by a
+# rebuild), and xfibd holds as many per family.
+tbl24s_are() {
+	local m n
+	for m in xfib_dir24_tbl24 xfib_trie6_tbl24; do
+		n=$(bpftool -j map dump pinned "$PIN/$m" | jq length)
+		[ "$n" = "$1" ] || return 1
+	done
+	[ "$(xfibd_tbl24_maps "$XFIBD_PID")" = $((2 * $1)) ]
+}
 for fam in 4 6; do
 	big_routes add $fam 0 $BIG | ip -n "$RTR" -$fam -batch -
 done
@@ -145,12 +158,24 @@ stream_answered big4 30 "ipv4 across table 200's change"
 stream_answered big6 30 "ipv6 across table 200's change"
 expect_xdp 4 $A4 5000 "$SNK"
 expect_xdp 6 $A6 5000 "$SNK"
+wait_until 10 tbl24s_are 1 || fail "tbl24 maps after table 200's rebuilds: $(bpftool -j map dump pinned "$PIN/xfib_dir24_tbl24" | jq -c 'map(.value)'), xfibd holds $(xfibd_tbl24_maps "$XFIBD_PID")"
+# A new xfibd: the instances the old one published are cleared once the
+# descriptors are the kernel's, and built again.
+kill -TERM "$XFIBD_PID"
+wait "$XFIBD_PID" || true
+xfibd_start
+wait_until 20 table200_is 4 dir24_8 xdp || fail "ipv4 table 200 after a restart: $(table200 4)"
+wait_until 20 table200_is 6 trie6 xdp || fail "ipv6 table 200 after a restart: $(table200 6)"
+wait_until 10 tbl24s_are 1 || fail "tbl24 maps after a restart: $(bpftool -j map dump pinned "$PIN/xfib_dir24_tbl24" | jq -c 'map(.value)'), xfibd holds $(xfibd_tbl24_maps "$XFIBD_PID")"
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
 # Shrunk to 700 prefixes: the ranges again, still forwarded.
 for fam in 4 6; do
 	big_routes del $fam 700 $((BIG - 700)) | ip -n "$RTR" -$fam -batch -
 done
 wait_until 20 table200_is 4 bsearch4 xdp || fail "ipv4 table 200 shrunk: $(table200 4)"
 wait_until 20 table200_is 6 bsearch6 xdp || fail "ipv6 table 200 shrunk: $(table200 6)"
+wait_until 10 tbl24s_are 0 || fail "the instances stay after table 200 shrank: $(bpftool -j map dump pinned "$PIN/xfib_dir24_tbl24" | jq -c 'map(.value)')"
 expect_xdp 4 $A4 5000 "$SNK"
 expect_xdp 6 $A6 5000 "$SNK"
 $RIP rule del pref 100
