@@ -40,6 +40,7 @@
 #include "fib_tables.h"
 #include "fib_tpool.h"
 #include "log.h"
+#include "monoclock.h"
 #include "pin.h"
 
 struct tblock {
@@ -339,6 +340,7 @@ static void slot_build_inst(struct fib *f, struct fib_tables *t, int fam,
 			    struct xfib_table_desc *d, struct xfib_table_info *in)
 {
 	const struct rib_tslot *ts = &f->rib->tslot[fam][s];
+	__u64 t0 = mono_us();
 	int err = inst_build(f, t, fam, s, &ts->tree, inst, d);
 
 	if (err) {
@@ -348,6 +350,12 @@ static void slot_build_inst(struct fib *f, struct fib_tables *t, int fam,
 		in->reason = XFIB_TABLE_R_BUILD_FAILED;
 		return;
 	}
+	/* A rebuild per change: the first one at the default level. */
+	log_msg(t->inst[fam][s].algo ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+		"%s: table %u: built %s in slot %u: %u prefixes, %llu bytes, in %llu us",
+		fam_name(fam), ts->table, xfib_algo_name(inst->algo->id),
+		inst->slot, in->routes, (unsigned long long)inst->mem_bytes,
+		(unsigned long long)(mono_us() - t0));
 	in->algo = inst->algo->id;
 	in->ranges = fib_table_groups_used(inst);
 	in->mem_bytes = inst->mem_bytes;
