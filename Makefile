@@ -162,18 +162,20 @@ $(BUILD) $(BUILD)/tests:
 
 # ---- tests --------------------------------------------------------------
 
-# The unit tests link the daemon's table code, its policy rule classifier,
-# its netlink attribute policy and dump reader, its netfilter check and
-# XFRM counting, and xfibctl's UTF-8 repair, built again sanitized.
+# The unit tests link the daemon's table code and its choice of them, its
+# policy rule classifier, its netlink attribute policy and dump reader,
+# its netfilter check and XFRM counting, and xfibctl's UTF-8 repair and
+# algorithm names, built again sanitized.
 UNIT_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,tests/unit/ref/ranges.c \
                    $(addprefix ctl/xfibd/fib/,dir24.c dxr.c poptrie6.c \
                      poptrie6_update.c trie6.c grpool.c fib_ranges.c \
-                     fib_tpool.c) \
+                     fib_tpool.c fib_select.c) \
                    $(addprefix ctl/xfibd/rib/,ptree.c rib_port.c htab.c \
                      rib_rule_class.c rib_rule_runs.c) \
                    $(addprefix ctl/xfibd/kernel/,nl_policy.c nl_reader.c) \
                    $(addprefix ctl/xfibd/nf/,nfcheck.c nfrules.c) \
-                   ctl/xfibd/xfrm/xfrm_count.c ctl/xfibctl/utf8.c)
+                   ctl/xfibd/xfrm/xfrm_count.c ctl/xfibctl/utf8.c \
+                   ctl/lib/algo_names.c)
 $(BUILD)/san/%.o: %.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
@@ -181,7 +183,7 @@ $(BUILD)/san/%.o: %.c
 
 $(BUILD)/tests/unit_%: $(BUILD)/san/tests/unit/%.o $(UNIT_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -lm -pthread
 
 # test_rib_dflt drives the whole RIB over arrays in memory
 # (tests/unit/ref/mem_dp.c, the fuzzer's too).
@@ -193,7 +195,7 @@ $(BUILD)/tests/unit_test_rib_dflt: $(BUILD)/san/tests/unit/test_rib_dflt.o \
 		$(BUILD)/san/tests/unit/ref/mem_dp.o $(UNIT_SAN_OBJS) $(RIB_SAN_OBJS) \
 		| $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -pthread
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -lm -pthread
 
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.

@@ -367,6 +367,38 @@ xfib_env_tr6(struct xfib_env *env, __u32 idx)
 }
 
 /*
+ * A large table's instance (include/xfib/tables.h): main's lookups, on
+ * the table slot's own map-in-map slot inst (bounded by the caller). Only
+ * reached from xfib_table_find() below, so the verifier checks these
+ * paths once. trie6 reads the address's bytes: the destination is
+ * rebuilt in network order from its host-order halves.
+ */
+static __always_inline __u32 xfib_env_table_inst(struct xfib_env *env,
+						 __u32 fam, __u32 inst,
+						 const struct xfib_rflow *f)
+{
+	const __u32 *t24;
+
+	if (fam == XFIB_V4) {
+		struct xfib_pool t8 = XFIB_POOL(&xfib_dir24_tbl8, inst);
+
+		t24 = tbl24_of(&xfib_dir24_tbl24, inst);
+		if (!t24)
+			return ~0u;
+		return xfib_dir24_lookup((void *)t24, &t8, (__u32)f->dst_lo);
+	} else {
+		struct xfib_pool t8 = XFIB_POOL(&xfib_trie6_tbl8, inst);
+		__u64 daddr[2] = { bpf_cpu_to_be64(f->dst_hi),
+				   bpf_cpu_to_be64(f->dst_lo) };
+
+		t24 = tbl24_of(&xfib_trie6_tbl24, inst);
+		if (!t24)
+			return ~0u;
+		return xfib_trie6_lookup((void *)t24, &t8, (const __u8 *)daddr);
+	}
+}
+
+/*
  * A table's answer for the destination (hi, lo; IPv4 in lo), packed as in
  * xfib_tr4: nexthop index and prefix length, or ~0 for a table the
  * kernel keeps to itself. A function of its own, so that the verifier

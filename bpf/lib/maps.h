@@ -33,7 +33,9 @@ struct {
 } xfib_active SEC(".maps");
 
 /*
- * dir24_8 (IPv4) and trie6 (IPv6) instances: each slot holds a tbl24 of
+ * dir24_8 (IPv4) and trie6 (IPv6) instances, main's and those of the
+ * rules' large tables (XFIB_INST_SLOTS, include/xfib/tables.h): each slot
+ * holds a tbl24 of
  * 2^24 __u32 entries, and a pool of tbl8 groups of 256 entries, in chunk
  * maps of a fixed size (include/xfib/tbl8_pool.h). Every inner map has its
  * template's size, so the verifier inlines all of these lookups: no
@@ -66,7 +68,7 @@ struct xfib_tbl8_inner {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XFIB_SLOTS);
+	__uint(max_entries, XFIB_INST_SLOTS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xfib_tbl24_inner);
@@ -74,7 +76,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XFIB_SLOTS * XFIB_POOL_SLOT_CHUNKS);
+	__uint(max_entries, XFIB_INST_SLOTS * XFIB_POOL_SLOT_CHUNKS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xfib_tbl8_inner);
@@ -82,7 +84,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XFIB_SLOTS);
+	__uint(max_entries, XFIB_INST_SLOTS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xfib_tbl24_inner);
@@ -90,7 +92,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XFIB_SLOTS * XFIB_POOL_SLOT_CHUNKS);
+	__uint(max_entries, XFIB_INST_SLOTS * XFIB_POOL_SLOT_CHUNKS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct xfib_tbl8_inner);

@@ -18,7 +18,7 @@
 #include "xfib/tbl8_pool.h"
 
 
-static void tbl_unmap(struct dpl_tbl *t)
+void dpl_tbl_unmap(struct dpl_tbl *t)
 {
 	if (t->base)
 		munmap(t->base, t->len);
@@ -31,7 +31,7 @@ static void tbl_unmap(struct dpl_tbl *t)
  * value is the inner map's id. The mapping keeps the inner map alive even
  * after the daemon drops it from the slot.
  */
-static int map_tbl24(int outer_fd, __u32 slot, struct dpl_tbl *t)
+int dpl_map_tbl24(int outer_fd, __u32 slot, struct dpl_tbl *t)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 id, ilen = sizeof(info);
@@ -99,7 +99,7 @@ static int map_chunk(int outer_fd, __u32 key, void *at)
  * the first entry that is empty or holds the daemon's placeholder for a
  * retired pool. -ENOENT if there is none.
  */
-static int map_pool(int outer_fd, __u32 slot, struct dpl_tbl *t)
+int dpl_map_pool(int outer_fd, __u32 slot, struct dpl_tbl *t)
 {
 	size_t len = (size_t)XFIB_POOL_SLOT_CHUNKS * XFIB_POOL_CHUNK_BYTES;
 	__u32 c;
@@ -135,8 +135,8 @@ static int load_instance(struct dpl *d)
 	for (tries = 0; tries < DPL_TRIES; tries++) {
 		__u64 w = active_word(d);
 
-		tbl_unmap(&d->t24);
-		tbl_unmap(&d->t8);
+		dpl_tbl_unmap(&d->t24);
+		dpl_tbl_unmap(&d->t8);
 		memcpy(&d->act, &w, sizeof(w));
 		d->ready = false;
 		switch (d->act.algo) {
@@ -168,9 +168,9 @@ static int load_instance(struct dpl *d)
 			/* No instance: the XDP program passes everything. */
 			return 0;
 		}
-		err = map_tbl24(o24, d->act.slot, &d->t24);
+		err = dpl_map_tbl24(o24, d->act.slot, &d->t24);
 		if (!err)
-			err = map_pool(o8, d->act.slot, &d->t8);
+			err = dpl_map_pool(o8, d->act.slot, &d->t8);
 		/*
 		 * The slot may have been emptied or refilled between reading
 		 * the word and the slot (a swap): only tables fetched while
@@ -269,14 +269,14 @@ err:
 
 void dpl_close(struct dpl *d)
 {
-	tbl_unmap(&d->t24);
-	tbl_unmap(&d->t8);
-	tbl_unmap(&d->bs);
-	tbl_unmap(&d->dxr_direct);
-	tbl_unmap(&d->dxr_ranges);
-	tbl_unmap(&d->pt6_direct);
-	tbl_unmap(&d->pt6_nodes);
-	tbl_unmap(&d->pt6_leaves);
+	dpl_tbl_unmap(&d->t24);
+	dpl_tbl_unmap(&d->t8);
+	dpl_tbl_unmap(&d->bs);
+	dpl_tbl_unmap(&d->dxr_direct);
+	dpl_tbl_unmap(&d->dxr_ranges);
+	dpl_tbl_unmap(&d->pt6_direct);
+	dpl_tbl_unmap(&d->pt6_nodes);
+	dpl_tbl_unmap(&d->pt6_leaves);
 	if (d->active)
 		munmap(d->active, d->active_len);
 	if (d->nh)

@@ -41,6 +41,12 @@ static inline __u32 dpl_u32_at(void *tbl, __u32 idx)
 }
 
 
+/* dpl_map.c: slot `slot` of a dir24_8/trie6 outer map, mapped read-only:
+ * its tbl24, and its pool's chunks back to back (-ENOENT: none). */
+int dpl_map_tbl24(int outer_fd, __u32 slot, struct dpl_tbl *t);
+int dpl_map_pool(int outer_fd, __u32 slot, struct dpl_tbl *t);
+void dpl_tbl_unmap(struct dpl_tbl *t);
+
 /* The lookup code the XDP program runs, on these accessors. */
 #define XFIB_TBL_AT(tbl, idx) dpl_tbl_at((tbl), (idx))
 #define XFIB_U32_AT(tbl, idx) dpl_u32_at((tbl), (idx))

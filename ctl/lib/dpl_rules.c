@@ -13,6 +13,7 @@
  * moving means the walk is redone.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <linux/rtnetlink.h>
@@ -62,8 +63,82 @@ static __u32 xfib_env_rule_run(struct xfib_env *env,
 static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 				   __u32 slot, const struct xfib_rflow *f,
 				   __u32 *ans);
+static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
+				 const struct xfib_rflow *f);
 
 #include "xfib/rule_walk.h"
+
+/* A large table's instance as mapped for the descriptor word desc. */
+struct dpl_table_inst {
+	__u64 desc;
+	bool mapped;
+	struct dpl_tbl t24, t8;
+};
+
+static void table_inst_unmap(struct dpl_table_inst *ti)
+{
+	dpl_tbl_unmap(&ti->t24);
+	dpl_tbl_unmap(&ti->t8);
+	ti->mapped = false;
+}
+
+/*
+ * Maps map-in-map slot inst of the family's table algorithm for the
+ * table slot whose descriptor reads desc now, unless it is mapped for
+ * that word already. The caller reads the descriptor again after the
+ * lookup (xfib_env_table_answer): a slot replaced meanwhile is a torn
+ * read, redone.
+ */
+static struct dpl_table_inst *table_inst_map(const struct dpl *d, __u32 inst,
+					     __u64 desc)
+{
+	struct xfib_fwd_bpf *s = d->skel;
+	struct dpl_table_inst *ti;
+	int o24, o8;
+
+	if (!d->inst || inst < XFIB_SLOTS || inst >= XFIB_INST_SLOTS)
+		return NULL;
+	ti = &d->inst[(inst - XFIB_SLOTS) / 2];
+	if (ti->mapped && ti->desc == desc)
+		return ti;
+	table_inst_unmap(ti);
+	o24 = bpf_map__fd(d->fam == XFIB_V4 ? s->maps.xfib_dir24_tbl24 :
+					      s->maps.xfib_trie6_tbl24);
+	o8 = bpf_map__fd(d->fam == XFIB_V4 ? s->maps.xfib_dir24_tbl8 :
+					     s->maps.xfib_trie6_tbl8);
+	if (dpl_map_tbl24(o24, inst, &ti->t24) || dpl_map_pool(o8, inst, &ti->t8)) {
+		table_inst_unmap(ti);
+		return NULL;
+	}
+	ti->desc = desc;
+	ti->mapped = true;
+	return ti;
+}
+
+static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
+				 const struct xfib_rflow *f)
+{
+	__u32 slot = XFIB_TABLE_SLOTS, s;
+	struct dpl_table_inst *ti;
+	__u8 daddr[16];
+	int i;
+
+	/* The table slot whose instance slot this is: its descriptor keys
+	 * the mapping. */
+	s = (inst - XFIB_SLOTS) / 2 + 1;
+	if (s < XFIB_TABLE_SLOTS)
+		slot = s;
+	ti = table_inst_map(env->d, inst, xfib_env_table(env, fam, slot));
+	if (!ti)
+		return ~0u;
+	if (fam == XFIB_V4)
+		return xfib_dir24_lookup(&ti->t24, &ti->t8, (__u32)f->dst_lo);
+	for (i = 0; i < 8; i++) {
+		daddr[i] = f->dst_hi >> (56 - 8 * i);
+		daddr[8 + i] = f->dst_lo >> (56 - 8 * i);
+	}
+	return xfib_trie6_lookup(&ti->t24, &ti->t8, daddr);
+}
 
 static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 				   __u32 slot, const struct xfib_rflow *f,
@@ -110,6 +185,9 @@ int dpl_rules_map(struct dpl *d)
 		d->tpool6 = xfib_map_mmap(s->maps.xfib_tpool6, false, &d->tpool_len);
 	if (!d->tpool4 && !d->tpool6)
 		return -errno;
+	d->inst = calloc(XFIB_TABLE_SLOTS - 1, sizeof(*d->inst));
+	if (!d->inst)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -126,6 +204,14 @@ void dpl_rules_unmap(struct dpl *d)
 	unmap(d->tables, d->tables_len);
 	unmap(d->table_info, d->table_info_len);
 	unmap(d->tpool4 ? (void *)d->tpool4 : (void *)d->tpool6, d->tpool_len);
+	if (d->inst) {
+		__u32 s;
+
+		for (s = 0; s < XFIB_TABLE_SLOTS - 1; s++)
+			table_inst_unmap(&d->inst[s]);
+		free(d->inst);
+		d->inst = NULL;
+	}
 }
 
 /* The family's published half into *set (its header, and its rules only

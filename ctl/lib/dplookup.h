@@ -77,6 +77,9 @@ struct dpl {
 	struct xfib_tr4 *tpool4;              /* IPv4: xfib_tpool4 */
 	struct xfib_tr6 *tpool6;              /* IPv6: xfib_tpool6 */
 	size_t tpool_len;
+	/* The large tables' instances, mapped on first use, per table
+	 * slot (dpl_rules.c). */
+	struct dpl_table_inst *inst;
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "xfib/maps.h"
 #include "xfib/netfilter.h"
 #include "pin.h"
+#include "xfib/tables.h"
 #include "xfib_fwd_ct.skel.h"
 
 /* The kfuncs the conntrack gate calls (bpf/lib/ctgate.h). */
@@ -127,7 +128,7 @@ static int shape_differs(const struct bpf_map_info *info,
  * max_entries keys) holds an inner map other than m's template. libbpf
  * reuses a pinned outer map by its own shape only, and another xfib's
  * inner maps would then fail in the verifier or at the first insert. An
- * outer map's keys are XFIB_SLOTS equal runs, one per slot, and a filled
+ * outer map's keys are XFIB_INST_SLOTS equal runs, one per slot, and a filled
  * slot's run starts at its first key (tbl24 at the slot, a pool's chunk 0
  * at slot * XFIB_POOL_SLOT_CHUNKS): only those keys are read, the first
  * filled one tells. An empty outer map cannot be told apart.
@@ -141,12 +142,12 @@ static int inner_differs(int outer_fd, __u32 max_entries,
 
 	if (!tmpl)
 		return 0;
-	for (s = 0; s < XFIB_SLOTS; s++) {
+	for (s = 0; s < XFIB_INST_SLOTS; s++) {
 		struct bpf_map_info info = {};
 		__u32 ilen = sizeof(info);
 		int fd, err;
 
-		key = s * (max_entries / XFIB_SLOTS);
+		key = s * (max_entries / XFIB_INST_SLOTS);
 		if (bpf_map_lookup_elem(outer_fd, &key, &id))
 			continue;
 		fd = bpf_map_get_fd_by_id(id);

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "algo_names.h"
 #include "output.h"
 #include "xfibctl.h"
 #include "xfib/rules.h"
@@ -46,13 +47,17 @@ static const char *const table_state_name[] = {
 	[XFIB_TABLE_EMPTY] = "empty",
 	[XFIB_TABLE_READY] = "xdp",
 	[XFIB_TABLE_KERNEL] = "kernel",
+	[XFIB_TABLE_INSTANCE] = "xdp",
 };
+#define TABLE_STATES (sizeof(table_state_name) / sizeof(table_state_name[0]))
 
 static const char *const table_reason_text[] = {
 	[XFIB_TABLE_R_NONE] = "its routes are being read",
 	[XFIB_TABLE_R_TOO_LARGE] = "too large",
 	[XFIB_TABLE_R_UNSUPPORTED] = "a source-specific route",
+	[XFIB_TABLE_R_BUILD_FAILED] = "its instance could not be built",
 };
+#define TABLE_REASONS (sizeof(table_reason_text) / sizeof(table_reason_text[0]))
 
 /* The slots' tables (xfib_table_info) of both families, zeroed if the
  * map cannot be read; and slot 0's, the family's instance, as one of
@@ -137,7 +142,8 @@ static int rules_read(struct xfib_fwd_bpf *skel, __u32 fam,
 void rules_status_read(struct xfib_fwd_bpf *skel, struct status *st)
 {
 	struct xfib_rule_set *set = malloc(sizeof(*set));
-	__u32 fam;
+	int fd = bpf_map__fd(skel->maps.xfib_table_info);
+	__u32 fam, k;
 
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		st->rules_fallback[fam] = -1;
@@ -147,12 +153,80 @@ void rules_status_read(struct xfib_fwd_bpf *skel, struct status *st)
 		}
 	}
 	free(set);
+	for (k = 0; k < XFIB_FAMILIES * XFIB_TABLE_SLOTS; k++) {
+		struct xfib_table_info *ti =
+			&st->tables[k / XFIB_TABLE_SLOTS][k % XFIB_TABLE_SLOTS];
+
+		if (k % XFIB_TABLE_SLOTS == XFIB_TSLOT_MAIN ||
+		    bpf_map_lookup_elem(fd, &k, ti))
+			memset(ti, 0, sizeof(*ti));
+	}
+}
+
+/* The structure a rules' table runs: its algorithm, or why the kernel
+ * answers for it. */
+static const char *table_algo_text(const struct xfib_table_info *ti)
+{
+	if (ti->state == XFIB_TABLE_READY || ti->state == XFIB_TABLE_INSTANCE)
+		return xfib_algo_name(ti->algo);
+	if (ti->state == XFIB_TABLE_EMPTY)
+		return "empty";
+	return "kernel";
+}
+
+/* "tables: 100 bsearch4 (4 routes, 0 KiB), 200 dir24_8 (1501 routes,
+ * 66560 KiB)": those with routes (every router's rules reach the empty
+ * table default); -j lists them all. */
+static void tables_status_text(const struct status *st, __u32 fam)
+{
+	const char *sep = "             tables: ";
+	__u32 s;
+
+	for (s = 1; s < XFIB_TABLE_SLOTS; s++) {
+		const struct xfib_table_info *ti = &st->tables[fam][s];
+		char tb[16];
+
+		if (!ti->table || ti->state == XFIB_TABLE_EMPTY)
+			continue;
+		printf("%s%s%s %s (%u routes, %llu KiB)", sep,
+		       table_str(ti->table, tb, sizeof(tb)),
+		       ti->main_copy ? " (copy)" : "", table_algo_text(ti),
+		       ti->routes, (unsigned long long)(ti->mem_bytes >> 10));
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		printf("\n");
+}
+
+static void tables_status_json(const struct status *st, __u32 fam,
+			       struct json_object *o)
+{
+	json_object *a = json_object_new_array();
+	__u32 s;
+
+	for (s = 1; a && s < XFIB_TABLE_SLOTS; s++) {
+		const struct xfib_table_info *ti = &st->tables[fam][s];
+		json_object *e;
+
+		if (!ti->table)
+			continue;
+		e = json_object_new_object();
+		js_set(e, "table", js_u64(ti->table));
+		js_set(e, "slot", js_u64(s));
+		js_set(e, "main_copy", js_bool(ti->main_copy));
+		js_set(e, "algo", js_str(table_algo_text(ti)));
+		js_set(e, "routes", js_u64(ti->routes));
+		js_set(e, "mem_bytes", js_u64(ti->mem_bytes));
+		json_object_array_add(a, e);
+	}
+	js_set(o, "tables", a);
 }
 
 /* Says more than status's fallback line (which is about the order of
  * the rules) only when that is not the reason. */
 void rules_status_text(const struct status *st, __u32 fam)
 {
+	tables_status_text(st, fam);
 	if (st->fi[fam].fallback != XFIB_FALLBACK_RULES)
 		return;
 	if (st->rules_fallback[fam] == XFIB_RULES_TOO_MANY)
@@ -171,6 +245,7 @@ void rules_status_json(const struct status *st, __u32 fam,
 {
 	int f = st->rules_fallback[fam];
 
+	tables_status_json(st, fam, o);
 	if (st->fi[fam].fallback != XFIB_FALLBACK_RULES || f < 0)
 		return;
 	js_set(o, "rules_fallback", js_str((size_t)f < FALLBACKS ? fallback_name[f] : "unknown"));
@@ -446,11 +521,15 @@ static void table_text(const struct xfib_rule *x,
 	else if (!in || in->state == XFIB_TABLE_EMPTY)
 		snprintf(buf, len, "table %s%s: no routes", t, copy);
 	else if (in->state == XFIB_TABLE_READY)
-		snprintf(buf, len, "table %s%s: %u routes, %u ranges in XDP", t,
-			 copy, in->routes, in->ranges);
+		snprintf(buf, len, "table %s%s: %u routes, %u ranges in XDP (%s)", t,
+			 copy, in->routes, in->ranges, xfib_algo_name(in->algo));
+	else if (in->state == XFIB_TABLE_INSTANCE)
+		snprintf(buf, len, "table %s: %u routes in XDP by its own %s instance, %u groups, %llu MiB",
+			 t, in->routes, xfib_algo_name(in->algo), in->ranges,
+			 (unsigned long long)(in->mem_bytes >> 20));
 	else
 		snprintf(buf, len, "table %s%s: not mirrored: %s", t, copy,
-			 in->reason < 3 ? table_reason_text[in->reason] : "?");
+			 in->reason < TABLE_REASONS ? table_reason_text[in->reason] : "?");
 }
 
 static json_object *table_json(const struct xfib_rule *x,
@@ -458,15 +537,22 @@ static json_object *table_json(const struct xfib_rule *x,
 {
 	json_object *o = json_object_new_object();
 	char text[160];
+	bool inst = in && !rule_main_mark(x) && in->state == XFIB_TABLE_INSTANCE;
 
 	js_set(o, "slot", x->tslot == XFIB_TSLOT_NONE ? NULL : js_u64(x->tslot));
 	js_set(o, "main_copy", js_bool(in && in->main_copy));
 	js_set(o, "default_mark", js_bool(rule_main_mark(x)));
 	js_set(o, "state", js_str(x->tslot == XFIB_TSLOT_NONE ? "none" :
-				  !in ? "empty" : in->state < 3 ?
+				  !in ? "empty" : in->state < TABLE_STATES ?
 				  table_state_name[in->state] : "?"));
+	/* The structure serving it: ranges (bsearch4/bsearch6) or an
+	 * instance of its own (dir24_8/trie6); main's: xfibctl status. */
+	js_set(o, "algo", in && !rule_main_mark(x) && in->algo ?
+			  js_str(xfib_algo_name(in->algo)) : NULL);
 	js_set(o, "routes", js_u64(in ? in->routes : 0));
-	js_set(o, "ranges", js_u64(in ? in->ranges : 0));
+	js_set(o, "ranges", js_u64(in && !inst ? in->ranges : 0));
+	js_set(o, "groups", js_u64(inst ? in->ranges : 0));
+	js_set(o, "mem_bytes", js_u64(in && !rule_main_mark(x) ? in->mem_bytes : 0));
 	table_text(x, in, text, sizeof(text));
 	js_set(o, "text", js_str(text));
 	return o;

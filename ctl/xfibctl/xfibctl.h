@@ -28,6 +28,7 @@
 #include "xfib/counters.h"
 #include "xfib/maps.h"
 #include "xfib/netfilter.h"
+#include "xfib/tables.h"
 #include "xfib/xfrm.h"
 
 #define XFIB_PROG_NAME "xfib_fwd"
@@ -179,6 +180,9 @@ struct status {
 	 * xfib_rules_fallback), how many the kernel has; -1: not read. */
 	int rules_fallback[XFIB_FAMILIES];
 	__u32 rules_total[XFIB_FAMILIES];
+	/* The tables rules reach besides main, by slot (xfib_table_info;
+	 * table 0: none). */
+	struct xfib_table_info tables[XFIB_FAMILIES][XFIB_TABLE_SLOTS];
 	char release[65];            /* uname -r */
 	struct xfib_prog_info prog;  /* the forwarder as last loaded */
 	unsigned int lacks;          /* enum xfib_kernel_lack */

@@ -34,6 +34,10 @@
  * more entry in xfib_neigh_hosts) and whose layout is one newer, for
  * tests/net/test_upgrade.sh; never for a router.
  */
+/* Layout 6: the dir24_8 and trie6 outer maps have slots for the
+ * instances of the rules' large tables (XFIB_INST_SLOTS,
+ * include/xfib/tables.h), a table's descriptor may name one, and
+ * xfib_table_info says which algorithm serves a table and its memory. */
 #ifdef XFIB_LAYOUT_TEST
 #define XFIB_LAYOUT_VERSION 7
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)

@@ -23,15 +23,16 @@
  * sets XFIB_RULE_F_MATCH_NONE where one of them fails. A rule of class
  * KERNEL hands the packet to the kernel unless the selectors xfib can
  * read rule it out (and it has no "not"); a matching rule's action:
- *  - lookup: in main, slot 0's answer; in another table, its ranges
- *    (include/xfib/tables.h). No route, or a throw route, goes on to the
- *    next rule; so does an answer suppress_prefixlength rules out (the
- *    prefix that answered is no longer than it: a range keeps its
- *    prefix's length; slot 0 keeps none, but its answers from main's
- *    default routes have nexthop indexes of their own, XFIB_NH_IS_DFLT,
- *    which is all suppress_prefixlength 0 needs), unless it is an error
- *    route's (blackhole, unreachable, prohibit): the kernel suppresses
- *    only a lookup that succeeded;
+ *  - lookup: in main, slot 0's answer; in another table, its ranges or
+ *    its instance (include/xfib/tables.h). No route, or a throw route,
+ *    goes on to the next rule; so does an answer suppress_prefixlength
+ *    rules out (the prefix that answered is no longer than it: a range
+ *    keeps its prefix's length; slot 0 keeps none, but its answers from
+ *    main's default routes have nexthop indexes of their own,
+ *    XFIB_NH_IS_DFLT, which is all suppress_prefixlength 0 needs; an
+ *    instance keeps none either, and the kernel decides), unless it is an
+ *    error route's (blackhole, unreachable, prohibit): the kernel
+ *    suppresses only a lookup that succeeded;
  *  - goto: on at the target's index (always a later rule: the kernel
  *    refuses a goto backwards), or, unresolved, at the next;
  *  - nop: on at the next rule;
@@ -84,6 +85,12 @@ XFIB_INLINE __u32 xfib_env_rule_run(struct xfib_env *env,
 				    const struct xfib_rule_set *set,
 				    const struct xfib_rule *x,
 				    const struct xfib_rflow *f);
+/* The answer of the dir24_8 (IPv4) or trie6 (IPv6) instance in
+ * map-in-map slot inst for the flow's destination: a nexthop index, 0
+ * for no route, ~0 if the instance cannot be read (a slot being
+ * replaced: the kernel answers). */
+XFIB_INLINE __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam,
+				      __u32 inst, const struct xfib_rflow *f);
 /* The family's range pool entry idx, or NULL. */
 XFIB_INLINE const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx);
 XFIB_INLINE const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx);
@@ -230,6 +237,21 @@ XFIB_INLINE __u32 xfib_table_answer(struct xfib_env *env, __u32 fam,
 	*ans = XFIB_NH_IDX_NONE;
 	if (d.state == XFIB_TABLE_EMPTY)
 		return XFIB_NEXT;
+	if (d.state == XFIB_TABLE_INSTANCE) {
+		__u32 nh;
+
+		/* Only the family's own table algorithm, in a slot of the
+		 * rules' tables: anything else is a descriptor this
+		 * program does not know. */
+		if (d.algo != (fam == XFIB_V4 ? XFIB_ALGO_DIR24_8 : XFIB_ALGO_TRIE6) ||
+		    d.off < XFIB_SLOTS || d.off >= XFIB_INST_SLOTS)
+			return XFIB_PASS_RULE;
+		nh = xfib_env_table_inst(env, fam, d.off, f);
+		if (nh == ~0u)
+			return XFIB_PASS_RULE;
+		*ans = XFIB_TR4_PACK(nh, XFIB_TABLE_PLEN_UNKNOWN);
+		return XFIB_NEXT;
+	}
 	if (d.state != XFIB_TABLE_READY)
 		return XFIB_PASS_RULE;
 	if (fam == XFIB_V4)
@@ -333,6 +355,10 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 			goto kernel;
 		if (XFIB_TR4_NH(ans) == XFIB_NH_IDX_NONE)
 			return 0;
+		if (x->suppress_prefixlen != 0xffffffffu &&
+		    XFIB_TR4_PLEN(ans) == XFIB_TABLE_PLEN_UNKNOWN)
+			goto kernel; /* a large table's: only the kernel
+				      * knows the prefix's length */
 		if (x->suppress_prefixlen != 0xffffffffu &&
 		    XFIB_TR4_PLEN(ans) <= x->suppress_prefixlen) {
 			/* fib_rules_lookup() suppresses only a lookup that

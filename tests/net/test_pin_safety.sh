@@ -133,13 +133,17 @@ bpftool map create "$OLD/xfib_stats" type percpu_array key 4 value 16 \
 	entries 3 name xfib_stats
 stale_refused "xfib_stats of another shape" \
 	"$OLD/xfib_stats: pinned percpu_array, 3 x 16-byte values"
-# An outer map of the right shape whose slot 1 holds a tbl24 of another
-# size (this xfib's is one value of 2^24 __u32 entries).
+# An outer map of the right shape (XFIB_INST_SLOTS entries: main's two
+# slots and two per rules' table slot, include/xfib/tables.h) whose slot
+# 1 holds a tbl24 of another size (this xfib's is one value of 2^24
+# __u32 entries).
 stale inner
+inst_slots=$(($(sed -n 's/^#define XFIB_SLOTS \([0-9]*\)$/\1/p' "$XFIB_TOP/include/xfib/maps.h") +
+	2 * ($(sed -n 's/^#define XFIB_TABLE_SLOTS \([0-9]*\)$/\1/p' "$XFIB_TOP/include/xfib/tables.h") - 1)))
 bpftool map create "$OLD/old_tbl24" type array key 4 value 8 entries 1024 \
 	name old_tbl24 flags 1024
 bpftool map create "$OLD/xfib_dir24_tbl24" type array_of_maps key 4 value 4 \
-	entries 2 name xfib_dir24_tbl2 inner_map pinned "$OLD/old_tbl24"
+	entries "$inst_slots" name xfib_dir24_tbl2 inner_map pinned "$OLD/old_tbl24"
 bpftool map update pinned "$OLD/xfib_dir24_tbl24" key 1 0 0 0 \
 	value pinned "$OLD/old_tbl24"
 stale_refused "xfib_dir24_tbl24 holding inner maps of another shape" \

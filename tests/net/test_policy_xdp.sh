@@ -19,13 +19,21 @@
 #  - xfibctl verify clean under the Tailscale and wg-quick sets (its sweep
 #    walks the rules, as the kernel's answers do);
 #  - a rule xfib leaves to the kernel (fwmark, once a netfilter rule can
-#    set marks) sends only the packets that reach it to the kernel.
+#    set marks) sends only the packets that reach it to the kernel;
+#  - a second uplink's large table: "from <gen's subnet> lookup 200",
+#    table 200 just past the size at which a table leaves the ranges for
+#    an instance of its own (dir24_8, trie6; include/xfib/tables.h),
+#    forwarded in XDP through it, a route of it changed under traffic
+#    followed without a lost echo, xfibctl verify clean, no instance left
+#    behind by a rebuild or a new xfibd; shrunk, the table goes back to
+#    the ranges and its instances go.
 # Both families. The address 198.18.99.1 (2001:db8:99::1) is on the
 # loopback of both sinks: which one answers tells the rules' choice.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
+command -v bpftool >/dev/null || skip "missing tool: bpftool"
 
 topo_up sink2
 RIP="ip -n $RTR"
@@ -86,6 +94,95 @@ $RIP -6 rule del pref 100
 expect_xdp 4 $A4 5000 "$SNK"
 expect_xdp 6 $A6 5000 "$SNK"
 log "multi-homing: from-rules forwarded in XDP"
+
+# ---- a large table ---------------------------------------------------------
+# 1500 prefixes: past where a table's choice leaves the ranges (1260
+# with the 5% hysteresis, fib_select.c), with some room. Host routes
+# in a /17 of the test range no traffic here goes to, by the sink, and the
+# shared prefix by sink2. At 830 or fewer, the ranges again.
+BIG=1500
+big_routes() { # VERB FAM FIRST COUNT
+	python3 - "$@" "$SNK4" "$SNK6" <<-'EOF'
+		import sys
+		verb, fam, first, count, gw4, gw6 = sys.argv[1:7]
+		for i in range(int(first), int(first) + int(count)):
+		    if fam == "4":
+		        print("route %s 198.19.%d.%d/32 via %s table 200" % (verb, 128 + i // 256, i % 256, gw4))
+		    else:
+		        print("route %s 2001:db8:200:%x::/64 via %s table 200" % (verb, i, gw6))
+	EOF
+}
+table200() { # FAM: rule 100's table, as rules -j says
+	rctl rules -j "-$1" | jq -c "[.ipv$1.rules[] | select(.priority == 100)][0].xfib.table"
+}
+table200_is() { # FAM ALGO STATE
+	[ "$(table200 "$1" | jq -r '.algo + " " + .state')" = "$2 $3" ]
+}
+# tbl24s_are N: N tbl24 maps linked in each family's outer map (main
+# runs bsearch here: table 200's instance alone, none left behind by a
+# rebuild), and xfibd holds as many per family.
+tbl24s_are() {
+	local m n
+	for m in xfib_dir24_tbl24 xfib_trie6_tbl24; do
+		n=$(bpftool -j map dump pinned "$PIN/$m" | jq length)
+		[ "$n" = "$1" ] || return 1
+	done
+	[ "$(xfibd_tbl24_maps "$XFIBD_PID")" = $((2 * $1)) ]
+}
+for fam in 4 6; do
+	big_routes add $fam 0 $BIG | ip -n "$RTR" -$fam -batch -
+done
+$RIP route add 198.18.99.0/24 via "$SNK2_4" table 200
+$RIP -6 route add 2001:db8:99::/48 via "$SNK2_6" table 200
+$RIP rule add from "$NET4_G.0/24" lookup 200 pref 100
+$RIP -6 rule add from "$NET6_G::/64" lookup 200 pref 100
+wait_until 20 table200_is 4 dir24_8 xdp || fail "ipv4 table 200: $(table200 4)"
+wait_until 20 table200_is 6 trie6 xdp || fail "ipv6 table 200: $(table200 6)"
+rctl rules -4 | grep -q "table 200: $((BIG + 1)) routes in XDP by its own dir24_8 instance" ||
+	fail "rules text of table 200: $(rctl rules -4 | grep 'lookup 200')"
+rctl status -j | jq -e '.ipv6.tables[] | select(.table == 200 and .algo == "trie6" and .mem_bytes > 0)' >/dev/null ||
+	fail "status of table 200: $(rctl status -j | jq -c .ipv6.tables)"
+expect_xdp 4 $A4 5000 "$SNK2"
+expect_xdp 6 $A6 5000 "$SNK2"
+lookup_names_rule $A4 "$GEN4" 100
+lookup_names_rule $A6 "$GEN6" 100
+verify_clean "a large table"
+# The shared prefix moved to the sink under traffic: every echo answered
+# (both sinks answer), and the next ones XDP-forwarded to the sink.
+stream_start big4 4 $A4 -c 30 -i 0.05
+stream_start big6 6 $A6 -c 30 -i 0.05
+sleep 0.5
+$RIP route replace 198.18.99.0/24 via "$SNK4" table 200
+$RIP -6 route replace 2001:db8:99::/48 via "$SNK6" table 200
+stream_answered big4 30 "ipv4 across table 200's change"
+stream_answered big6 30 "ipv6 across table 200's change"
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
+wait_until 10 tbl24s_are 1 || fail "tbl24 maps after table 200's rebuilds: $(bpftool -j map dump pinned "$PIN/xfib_dir24_tbl24" | jq -c 'map(.value)'), xfibd holds $(xfibd_tbl24_maps "$XFIBD_PID")"
+# A new xfibd: the instances the old one published are cleared once the
+# descriptors are the kernel's, and built again.
+kill -TERM "$XFIBD_PID"
+wait "$XFIBD_PID" || true
+xfibd_start
+wait_until 20 table200_is 4 dir24_8 xdp || fail "ipv4 table 200 after a restart: $(table200 4)"
+wait_until 20 table200_is 6 trie6 xdp || fail "ipv6 table 200 after a restart: $(table200 6)"
+wait_until 10 tbl24s_are 1 || fail "tbl24 maps after a restart: $(bpftool -j map dump pinned "$PIN/xfib_dir24_tbl24" | jq -c 'map(.value)'), xfibd holds $(xfibd_tbl24_maps "$XFIBD_PID")"
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
+# Shrunk to 700 prefixes: the ranges again, still forwarded.
+for fam in 4 6; do
+	big_routes del $fam 700 $((BIG - 700)) | ip -n "$RTR" -$fam -batch -
+done
+wait_until 20 table200_is 4 bsearch4 xdp || fail "ipv4 table 200 shrunk: $(table200 4)"
+wait_until 20 table200_is 6 bsearch6 xdp || fail "ipv6 table 200 shrunk: $(table200 6)"
+wait_until 10 tbl24s_are 0 || fail "the instances stay after table 200 shrank: $(bpftool -j map dump pinned "$PIN/xfib_dir24_tbl24" | jq -c 'map(.value)')"
+expect_xdp 4 $A4 5000 "$SNK"
+expect_xdp 6 $A6 5000 "$SNK"
+$RIP rule del pref 100
+$RIP -6 rule del pref 100
+$RIP route flush table 200
+$RIP -6 route flush table 200
+log "a large table: its own instance, forwarded in XDP, changed under traffic, back to ranges"
 
 # ---- Tailscale -----------------------------------------------------------
 for fam in 4 6; do

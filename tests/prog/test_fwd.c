@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/socket.h>
@@ -75,6 +76,9 @@
 #include "xfib/counters.h"
 #include "xfib/flow_hash.h"
 #include "xfib/xfrm.h"
+#include "xfib/lookup_dir24.h"
+#include "xfib/lookup_trie6.h"
+#include "xfib/tbl8_pool.h"
 #include "pin.h"
 #include "dplookup.h"
 #include "reasons.h"
@@ -2796,10 +2800,13 @@ static void cases_lease(void)
  *  2: a table the kernel keeps (state KERNEL);
  *  3: "table 300": only a default route, by the second gateways;
  *  4: "table 400": only a default route, on-link on the ingress port
- *     (a route back that passes strict rp_filter).
+ *     (a route back that passes strict rp_filter);
+ *  8: "table 800", a large table with an instance of its own (dir24_8,
+ *     trie6; put_table_inst()): 198.19.1.1/32 and 2001:db8::/32 by the
+ *     second gateways, through a group (the instances' second level).
  */
 enum { T100 = 1, TKERNEL = 2, T300 = 3, T400 = 4, TBH = 5, TUNR = 6,
-       TUNSUPP = 7 };
+       TUNSUPP = 7, TBIG = 8 };
 
 static void put_table(__u32 fam, __u32 slot, __u8 state, __u32 off,
 		      __u8 log2n)
@@ -2836,6 +2843,52 @@ static __u8 put_tr6(__u32 off, const struct xfib_tr6 *r, unsigned int n)
 		       &r[i < n ? i : n - 1], "xfib_tpool6");
 	}
 	return l;
+}
+
+/*
+ * A large table's instance, as xfibd's dir24_8 (IPv4) or trie6 (IPv6)
+ * builds one: a tbl24 and one chunk of groups in the table slot's first
+ * map-in-map slot of the family's outer maps, published by the slot's
+ * descriptor. tbl24 entry e24 leads to group 0, whose entry g8 answers
+ * nh; everything else has no route.
+ */
+static void put_table_inst(__u32 fam, __u32 slot, __u32 e24, __u32 g8, __u32 nh)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	struct xfib_table_desc d = {
+		.off = XFIB_TABLE_INST_SLOT(slot, 0), .state = XFIB_TABLE_INSTANCE,
+		.algo = fam == XFIB_V4 ? XFIB_ALGO_DIR24_8 : XFIB_ALGO_TRIE6, .gen = 1,
+	};
+	int o24 = bpf_map__fd(fam == XFIB_V4 ? skel->maps.xfib_dir24_tbl24 :
+					       skel->maps.xfib_trie6_tbl24);
+	int o8 = bpf_map__fd(fam == XFIB_V4 ? skel->maps.xfib_dir24_tbl8 :
+					      skel->maps.xfib_trie6_tbl8);
+	__u32 k = fam * XFIB_TABLE_SLOTS + slot, k8 = d.off * XFIB_POOL_SLOT_CHUNKS;
+	int fd24, fd8;
+	__u32 *t24, *t8;
+
+	fd24 = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xfib_tbl24", 4,
+			      XFIB_DIR24_TBL24_BYTES, 1, &o);
+	fd8 = bpf_map_create(BPF_MAP_TYPE_ARRAY, XFIB_POOL_CHUNK_NAME, 4, 8,
+			     XFIB_POOL_CHUNK_VALUES, &o);
+	if (fd24 < 0 || fd8 < 0)
+		die("creating a table instance's maps: %s", strerror(errno));
+	t24 = mmap(NULL, XFIB_DIR24_TBL24_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd24, 0);
+	t8 = mmap(NULL, XFIB_POOL_CHUNK_BYTES, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd8, 0);
+	if (t24 == MAP_FAILED || t8 == MAP_FAILED)
+		die("mapping a table instance: %s", strerror(errno));
+	/* dir24_8's and trie6's group bit are the same. */
+	t24[e24] = XFIB_DIR24_EXT | 0;
+	t8[g8] = nh;
+	update(o8, &k8, &fd8, "a table instance's chunk");
+	update(o24, &d.off, &fd24, "a table instance's tbl24");
+	update(bpf_map__fd(skel->maps.xfib_tables), &k, &d, "xfib_tables");
+	munmap(t24, XFIB_DIR24_TBL24_BYTES);
+	munmap(t8, XFIB_POOL_CHUNK_BYTES);
+	close(fd24);
+	close(fd8);
 }
 
 static void put_rule_tables(void)
@@ -2887,6 +2940,9 @@ static void put_rule_tables(void)
 	put_table(XFIB_V4, TUNR, XFIB_TABLE_READY, 17, put_tr4(17, tunr, 1));
 	put_table(XFIB_V4, TUNSUPP, XFIB_TABLE_READY, 18, put_tr4(18, tunsupp, 1));
 	put_table(XFIB_V6, TBH, XFIB_TABLE_READY, 5, put_tr6(5, tbh_6, 1));
+	put_table_inst(XFIB_V4, TBIG, H4(198, 19, 1, 0) >> 8, 1, NH_GW4_B);
+	/* 2001:db8::/32: the /24 2001:0d00::, then the byte 0xb8 */
+	put_table_inst(XFIB_V6, TBIG, 0x20010d, 0xb8, NH_GW6_B);
 }
 
 /* A rule as xfibd publishes it: no selector, no suppression. */
@@ -3258,6 +3314,37 @@ static void cases_rules6(void)
 	rule_case("rules v6: a table the kernel keeps: kernel", XFIB_V6,
 		  RULES(lookup(100, 200, TKERNEL), MAIN6), SRC6, DST6, XDP_PASS,
 		  XFIB_PASS_RULE, NULL);
+	rule_case("rules v6: a large table's trie6 instance: table 800", XFIB_V6,
+		  RULES(from6(lookup(100, 800, TBIG), "2001:db8:ffff::", 48), MAIN6),
+		  SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6b);
+	rule_case("rules v6: no route in table 800's instance: main", XFIB_V6,
+		  RULES(lookup(100, 800, TBIG), MAIN6), SRC6, "2001:db9::1",
+		  XDP_PASS, XFIB_PASS_NO_ROUTE, NULL);
+	x = lookup(100, 800, TBIG);
+	x.suppress_prefixlen = 8;
+	rule_case("rules v6: suppress_prefixlength on an instance: kernel",
+		  XFIB_V6, RULES(x, MAIN6), SRC6, DST6, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
+}
+
+static void cases_rules_large4(void)
+{
+	struct xfib_rule x;
+
+	rule_case("rules v4: a large table's dir24_8 instance: table 800",
+		  XFIB_V4, RULES(from4(lookup(100, 800, TBIG), SRC4_24), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4: no route in table 800's group: main", XFIB_V4,
+		  RULES(lookup(100, 800, TBIG), MAIN4), SRC4, "198.19.1.2",
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4: no route in table 800's tbl24: main", XFIB_V4,
+		  RULES(lookup(100, 800, TBIG), MAIN4), SRC4, "198.19.3.1",
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	x = lookup(100, 800, TBIG);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v4: suppress_prefixlength on an instance: kernel",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
 }
 
 static void cases_rules(void)
@@ -3265,6 +3352,7 @@ static void cases_rules(void)
 	lookup_with_flow = true;
 	put_rule_tables();
 	cases_rules4();
+	cases_rules_large4();
 	cases_rules_rpf();
 	cases_rules6();
 	/* back to "lookup local, lookup main" */

@@ -49,6 +49,14 @@ static const struct xfib_tr6 *xfib_env_tr6(struct xfib_env *env, __u32 idx)
 }
 
 struct xfib_rflow;
+/* Nor does a large table's instance (unit test_table_select reads
+ * them). */
+static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
+				 const struct xfib_rflow *f)
+{
+	return ~0u;
+}
+
 struct xfib_rule;
 struct xfib_rule_set;
 static __u32 xfib_env_rule_run(struct xfib_env *env,

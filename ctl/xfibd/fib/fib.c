@@ -54,67 +54,36 @@ static const struct fib_algo *algo_by_id(unsigned int id)
 	return NULL;
 }
 
-static const struct fib_algo *best_algo(struct fib *f, int fam)
-{
-	const struct fib_algo *best = NULL;
-	size_t i;
-
-	for (i = 0; i < NALGOS; i++) {
-		const struct fib_algo *a = fib_algos[i];
-
-		if (xfib_algo_family(a->id) != fam || !f->fam[fam].pref[a->id])
-			continue;
-		if (!best || f->fam[fam].pref[a->id] > f->fam[fam].pref[best->id])
-			best = a;
-	}
-	return best;
-}
-
-static void compute_prefs(struct fib *f, int fam)
-{
-	struct fib_scale s = {
-		.prefixes = ptree_count(&f->rib->tree[fam][0]) +
-			    ptree_count(&f->rib->tree[fam][1]),
-		.ranges = f->fam[fam].cur.algo && !map_backed(f->fam[fam].cur.algo) ?
-				  f->fam[fam].cur.nranges : 0,
-	};
-	size_t i;
-
-	for (i = 0; i < NALGOS; i++)
-		if (xfib_algo_family(fib_algos[i]->id) == fam)
-			f->fam[fam].pref[fib_algos[i]->id] = fib_algos[i]->preference(&s);
-}
-
 /* The algorithm the family should run now, or NULL to keep the current. */
 static const struct fib_algo *select_algo(struct fib *f, int fam, __u64 now)
 {
 	struct fib_family *ff = &f->fam[fam];
-	const struct fib_algo *best;
+	struct fib_scale s = {
+		.prefixes = ptree_count(&f->rib->tree[fam][0]) +
+			    ptree_count(&f->rib->tree[fam][1]),
+		.ranges = ff->cur.algo && !map_backed(ff->cur.algo) ?
+				  ff->cur.nranges : 0,
+	};
+	const struct fib_algo *want;
 
-	compute_prefs(f, fam);
+	/* The preferences always (xfibctl status shows them). */
+	want = fib_choose(fib_algos, NALGOS, fam, &s, ff->cur.algo, ff->pref);
 	if (ff->forced)
 		return algo_by_id(ff->forced);
-	best = best_algo(f, fam);
-	if (!ff->cur.algo)
-		return best;
-	if (!ff->pref[ff->cur.algo->id])
-		return best; /* the current one cannot hold the table */
+	if (!ff->cur.algo || !ff->pref[ff->cur.algo->id])
+		return want;
 	if (!ff->changes_since_eval)
 		return ff->cur.algo;
 	if (ff->changes_since_eval < f->eval_changes &&
 	    now - ff->first_change_ms < f->eval_ms)
 		return ff->cur.algo;
 	ff->changes_since_eval = 0;
-	/* Hysteresis: only a candidate more than 5% better is worth a
-	 * rebuild, so a table hovering at the crossing point stays put. */
-	if (best && best != ff->cur.algo &&
-	    ff->pref[best->id] * 100 > ff->pref[ff->cur.algo->id] * 105) {
+	if (want != ff->cur.algo)
 		pr_info("%s: switching %s -> %s (preference %u -> %u)",
-			fam_name(fam), xfib_algo_name(ff->cur.algo->id), xfib_algo_name(best->id),
-			ff->pref[ff->cur.algo->id], ff->pref[best->id]);
-		return best;
-	}
-	return ff->cur.algo;
+			fam_name(fam), xfib_algo_name(ff->cur.algo->id),
+			xfib_algo_name(want->id), ff->pref[ff->cur.algo->id],
+			ff->pref[want->id]);
+	return want;
 }
 
 /* Building want failed with err: the old instance keeps serving, and the

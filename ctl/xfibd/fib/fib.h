@@ -12,14 +12,16 @@
  * destroyed after an RCU grace period. A failed build leaves the old
  * instance serving and is retried with backoff.
  *
- * Files: fib.c selects, fib_publish.c builds and publishes; fib_ranges.c
+ * Files: fib.c selects, by the preferences and the one choice of
+ * fib_select.c; fib_publish.c builds and publishes; fib_ranges.c
  * compiles the prefix trees into the range list every build starts from;
  * the algorithms are fib_bsearch.c (bsearch4, bsearch6), fib_dxr.c (dxr),
  * fib_poptrie6.c (poptrie6), fib_dir24.c (dir24_8) and fib_trie6.c
  * (trie6), the last two over what fib_table.c does for every table in
  * map-in-map slots (fib_algo.h). fib_tables.c builds the other tables
- * policy rules reach (include/xfib/tables.h), in pools fib_tpool.c
- * allocates. The lookup structures themselves are
+ * policy rules reach (include/xfib/tables.h), chosen by fib_select.c
+ * too: ranges in pools fib_tpool.c allocates, or instances of dir24_8
+ * and trie6 of their own. The lookup structures themselves are
  * dir24.c, dxr.c, trie6.c and poptrie6*.c, with their pools (grpool.c,
  * tbl8_maps.c). This header is the fib room's door: the rest of the
  * daemon sees nothing else of it. The room calls the RIB (rib/rib.h),

@@ -20,6 +20,34 @@ extern const struct fib_algo fib_algo_trie6;
 extern const struct fib_algo fib_algo_dxr;
 extern const struct fib_algo fib_algo_poptrie6;
 
+/* fib_select.c: the algorithms' preferences (bsearch4, bsearch6; the
+ * table algorithms dir24_8 and trie6) ... */
+unsigned int fib_bs4_preference(const struct fib_scale *s);
+unsigned int fib_bs6_preference(const struct fib_scale *s);
+
+/*
+ * ... and the algorithm among the n candidates (those of family fam count)
+ * for a table at scale s, the one selection main's instance and the
+ * rules' tables (fib_tables.c) share: the most preferred, but one other
+ * than cur (the algorithm serving now, NULL for none) only when it is
+ * more than 5% better, unless cur cannot hold the table. pref[] (by
+ * enum xfib_algo) receives the candidates' preferences. NULL: none can
+ * hold the table.
+ */
+const struct fib_algo *fib_choose(const struct fib_algo *const *cand, size_t n,
+				  int fam, const struct fib_scale *s,
+				  const struct fib_algo *cur, unsigned int *pref);
+
+/*
+ * The same choice for a table policy rules reach (fib_tables.c), between
+ * the family's range pool (bsearch4 / bsearch6, whose structure it is)
+ * and an instance of dir24_8 / trie6: the enum xfib_algo to run, given
+ * cur, the one running (XFIB_ALGO_NONE for none); XFIB_ALGO_NONE if
+ * neither can hold the table. pref[] as above.
+ */
+unsigned int fib_tables_choose(int fam, const struct fib_scale *s,
+			       unsigned int cur, unsigned int *pref);
+
 /* fib_poptrie6.c: mmap()s its tables into f->pt6 (-errno) / unmaps them. */
 int fib_pt6_map(struct fib *f);
 void fib_pt6_unmap(struct fib *f);
@@ -66,7 +94,8 @@ struct fib_table_ops {
 	void (*fini)(struct fib_inst *in);
 };
 
-/* The struct fib_algo callbacks of a table algorithm (fib_table.c). */
+/* The struct fib_algo callbacks of a table algorithm (fib_table.c;
+ * its preference: fib_select.c). */
 unsigned int fib_table_preference(const struct fib_scale *s);
 int fib_table_build(struct fib *f, int fam, struct fib_inst *in,
 		    const struct fib_range *r, size_t n);

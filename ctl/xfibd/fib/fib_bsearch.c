@@ -11,31 +11,14 @@
  * small tables and loses ground with every doubling (fib.c):
  *
  *   255 - 13 * log2(n + 1), 0 if the ranges do not fit the slot
+ *
+ * (fib_select.c computes it.)
  */
 #include <errno.h>
 #include <string.h>
 
 #include "fib_algo.h"
 #include "fib_ranges.h"
-
-static unsigned int bs_preference(size_t ranges, size_t slot, size_t prefixes)
-{
-	/* A table needs at most 2n + 1 ranges; before a build only that bound
-	 * is known. */
-	if ((ranges ? ranges : 2 * prefixes + 1) > slot)
-		return 0;
-	return fib_clamp_pref(255 - 13 * fib_log2n(prefixes), 255);
-}
-
-static unsigned int bs4_preference(const struct fib_scale *s)
-{
-	return bs_preference(s->ranges, XFIB_BS4_SLOT_SIZE, s->prefixes);
-}
-
-static unsigned int bs6_preference(const struct fib_scale *s)
-{
-	return bs_preference(s->ranges, XFIB_BS6_SLOT_SIZE, s->prefixes);
-}
 
 static unsigned int pad_log2(size_t n)
 {
@@ -96,14 +79,14 @@ static void bs_destroy(struct fib *f, struct fib_inst *in)
 
 const struct fib_algo fib_algo_bsearch4 = {
 	.id = XFIB_ALGO_BSEARCH4,
-	.preference = bs4_preference,
+	.preference = fib_bs4_preference,
 	.build = bs4_build,
 	.destroy = bs_destroy,
 };
 
 const struct fib_algo fib_algo_bsearch6 = {
 	.id = XFIB_ALGO_BSEARCH6,
-	.preference = bs6_preference,
+	.preference = fib_bs6_preference,
 	.build = bs6_build,
 	.destroy = bs_destroy,
 };

@@ -88,6 +88,29 @@ int fib_tree_ranges(const struct ptree *main, const struct ptree *local,
 	return err;
 }
 
+int fib_tree_full_ranges(const struct ptree *t, struct fib_range **out,
+			 size_t *n, size_t *cap)
+{
+	static const __u8 zero[16];
+	size_t want = 2 * ptree_count(t) + 1; /* as fib_full_ranges() */
+	struct range_buf b = { *out, 0, *cap };
+	int err;
+
+	if (b.cap < want) {
+		struct fib_range *m = realloc(b.r, want * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		b.r = m;
+		b.cap = want;
+	}
+	err = ptree_walk_span(t, zero, 0, XFIB_NH_IDX_NONE, range_emit, &b);
+	*out = b.r;
+	*n = b.n;
+	*cap = b.cap;
+	return err;
+}
+
 int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
 		    struct fib_range **out, size_t *n, size_t *cap)
 {

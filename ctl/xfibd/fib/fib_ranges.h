@@ -23,6 +23,9 @@ int fib_span_ranges(struct rib *r, int fam, const __u8 *dst, unsigned int plen,
 /* The whole address space of a family. */
 int fib_full_ranges(struct rib *r, int fam, struct fib_range **out, size_t *n,
 		    size_t *cap);
+/* The whole address space of one tree alone (a rules' table). */
+int fib_tree_full_ranges(const struct ptree *t, struct fib_range **out,
+			 size_t *n, size_t *cap);
 /* The spans of the prefixes changed since the last flush, one after the
  * other (a malloc()ed list the caller frees). */
 int fib_changed_ranges(struct rib *r, int fam, struct fib_range **out,

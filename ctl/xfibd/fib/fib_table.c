@@ -17,6 +17,8 @@
  * so these win from about a thousand prefixes on (fib.c):
  *
  *   25 + 10 * log2(n + 1), at most 250
+ *
+ * (fib_select.c computes it.)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,11 +38,6 @@
 
 #define GROUPS_MIN XFIB_POOL_CHUNK_GROUPS
 #define GROUPS_MAX XFIB_POOL_GROUPS_MAX /* 1 GiB of groups */
-
-unsigned int fib_table_preference(const struct fib_scale *s)
-{
-	return fib_clamp_pref(25 + 10 * fib_log2n(s->prefixes), 250);
-}
 
 /*
  * Groups a fresh build of these ranges allocates: one per block that a
