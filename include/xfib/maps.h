@@ -37,7 +37,10 @@
 /* Layout 6: the dir24_8 and trie6 outer maps have slots for the
  * instances of the rules' large tables (XFIB_INST_SLOTS,
  * include/xfib/tables.h), a table's descriptor may name one, and
- * xfib_table_info says which algorithm serves a table and its memory. */
+ * xfib_table_info says which algorithm serves a table and its memory;
+ * bridges: struct xfib_iface grew (a member's bridge, bridge flags),
+ * xfib_neigh names a bridge neighbour's member, and xfib_fdb and
+ * xfib_br_moving are new. */
 #ifdef XFIB_LAYOUT_TEST
 #define XFIB_LAYOUT_VERSION 7
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)
