@@ -54,6 +54,14 @@
 #            so it is measured at full table too. Each against xfib
 #            without rules in the same repetitions: the rules' cost, and
 #            per rule read for rmi.
+#   xfib_br  xfib with the ten routes' egress a Linux bridge (the 10-route
+#            table; BRIDGE=0 leaves it out): bridge br-b on the router,
+#            a member into each sink's namespace (r-sinkb, r-sink2b, the
+#            sinks' sinkb, counted there too), the ten routes replaced by
+#            the same through the bridge, static FDB entries for the
+#            sinks' MACs (the sinks never send: the bridge learns
+#            nothing). Every packet leaves by a member the FDB names.
+#            Against xfib in the same repetitions: the bridge's cost.
 #   xfib-full, xfib-noport, xfib-notrace, xfib-trace (VARIANTS; with the
 #            first algorithm of each family that holds the table): xfib's
 #            own build, xfib built without the per-port counters and
@@ -113,7 +121,7 @@
 # in the records show where work ran (host wide: they include anything
 # else running).
 #
-# Environment: GATE (1; 0: no xfib_ct, xfib_nat paths), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
+# Environment: GATE (1; 0: no xfib_ct, xfib_nat paths), BRIDGE (1; 0: no xfib_br), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
 # the test ranges; every algorithm xfibctl status lists) or small (3 x 0.3 s; 1000 + 1000,
 # 1000 + 1000; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
 # ALGOS4, ALGOS6 override. PERF=1 (PERF=2 keeps perf.data too, for perf
@@ -164,6 +172,7 @@ FWDBENCH=${FWDBENCH:-$XFIB_BUILD/bench/fwdbench}
 CTFILL=${CTFILL:-$XFIB_BUILD/bench/ctfill}
 GATE=${GATE:-1}
 RULES=${RULES:-1}
+BRIDGE=${BRIDGE:-1}
 FWDVARIANT=${FWDVARIANT:-$XFIB_BUILD/bench/fwdvariant}
 VARIANTS=${VARIANTS:-"full noport notrace trace"}
 DST4_BASE=198.19.0.0
@@ -278,6 +287,47 @@ in_ns "$SNK" "$FWDBENCH" sink-attach --pin-dir "$SINK_PIN" "$SNK_IF" ||
 in_ns "$SNK2" "$FWDBENCH" sink-attach --pin-dir "$SINK2_PIN" "$SNK2_IF" ||
 	fail "sink-attach $SNK2/$SNK2_IF"
 
+# The bridged egress (xfib_br, see the paths above).
+BR_B=br-b SINKB_PIN="$PIN-sinkb" SINK2B_PIN="$PIN-sink2b"
+SNKB4=198.18.40.2 SNK2B4=198.18.40.3 SNKB6=2001:db8:40::2 SNK2B6=2001:db8:40::3
+if [ "$BRIDGE" = 1 ]; then
+	ip -n "$RTR" link add "$BR_B" type bridge stp_state 0 || fail "bridge $BR_B"
+	link_ns "$SNK" sinkb "$RTR" r-sinkb
+	link_ns "$SNK2" sinkb "$RTR" r-sink2b
+	ip -n "$RTR" link set r-sinkb master "$BR_B"
+	ip -n "$RTR" link set r-sink2b master "$BR_B"
+	ip -n "$RTR" link set "$BR_B" up
+	ip -n "$RTR" addr add 198.18.40.1/24 dev "$BR_B"
+	ip -n "$RTR" addr add 2001:db8:40::1/64 dev "$BR_B" nodad
+	router_sysctls "$RTR" "$BR_B"
+	SNKB_MAC=$(mac_of "$SNK" sinkb) SNK2B_MAC=$(mac_of "$SNK2" sinkb)
+	for n in "$SNKB4 $SNKB6 $SNKB_MAC r-sinkb" "$SNK2B4 $SNK2B6 $SNK2B_MAC r-sink2b"; do
+		# shellcheck disable=SC2086 # four words intended
+		set -- $n
+		ip -n "$RTR" neigh replace "$1" lladdr "$3" dev "$BR_B" nud permanent
+		ip -n "$RTR" -6 neigh replace "$2" lladdr "$3" dev "$BR_B" nud permanent
+		bridge -n "$RTR" fdb replace "$3" dev "$4" master static ||
+			fail "FDB entry of $3 on $4"
+	done
+	XFIB_PIN_DIRS+=("$SINKB_PIN" "$SINK2B_PIN")
+	in_ns "$SNK" "$FWDBENCH" sink-attach --pin-dir "$SINKB_PIN" sinkb ||
+		fail "sink-attach $SNK/sinkb"
+	in_ns "$SNK2" "$FWDBENCH" sink-attach --pin-dir "$SINK2B_PIN" sinkb ||
+		fail "sink-attach $SNK2/sinkb"
+	# The ten routes through the bridge: the same prefixes, each to the
+	# same sink, by its link into the bridge.
+	sed -e "s|^route add|route replace|" \
+		-e "s|via $SNK4 dev $R_SNK|via $SNKB4 dev $BR_B|; s|via $SNK6 dev $R_SNK|via $SNKB6 dev $BR_B|" \
+		-e "s|via $SNK2_4 dev $R_SNK2|via $SNK2B4 dev $BR_B|; s|via $SNK2_6 dev $R_SNK2|via $SNK2B6 dev $BR_B|" \
+		"$XFIB_TMP/routes10" >"$XFIB_TMP/routes10-bridge"
+	sed -e "s|^route add|route replace|" "$XFIB_TMP/routes10" >"$XFIB_TMP/routes10-plain"
+	# The members are ports of the router like the others (attached,
+	# detached with them).
+	router_ports() {
+		echo "$R_GEN" "$R_SNK" "$R_SNK2" r-sinkb r-sink2b
+	}
+fi
+
 # ---- CPU placement --------------------------------------------------------
 
 # napi_threads: pids of the kernel threads polling a device named r-gen
@@ -315,10 +365,14 @@ log "$PLACEMENT"
 # ---- paths --------------------------------------------------------------
 
 sink_packets() {
-	local a b
+	local a b c=0 d=0
 	a=$(in_ns "$SNK" "$FWDBENCH" sink-count --pin-dir "$SINK_PIN" | awk '{ print $2 }')
 	b=$(in_ns "$SNK2" "$FWDBENCH" sink-count --pin-dir "$SINK2_PIN" | awk '{ print $2 }')
-	echo $((a + b))
+	if [ "$BRIDGE" = 1 ]; then
+		c=$(in_ns "$SNK" "$FWDBENCH" sink-count --pin-dir "$SINKB_PIN" | awk '{ print $2 }')
+		d=$(in_ns "$SNK2" "$FWDBENCH" sink-count --pin-dir "$SINK2B_PIN" | awk '{ print $2 }')
+	fi
+	echo $((a + b + c + d))
 }
 
 kfwd() { if [ "$1" = 4 ]; then kfwd4 "$RTR"; else kfwd6 "$RTR"; fi; }
@@ -487,6 +541,30 @@ rules_off() {
 		done
 	done
 	RULES_NOW=0
+}
+
+BRIDGE_NOW=0
+
+# via_bridge FAMILY: xfib routes the ten routes' destinations out of the
+# bridge, each by the member its FDB names.
+via_bridge() {
+	local d=198.19.0.1 m=r-sinkb
+	[ "$1" = 4 ] || d=2001:db8:8000::1
+	rctl lookup "$d" -j 2>/dev/null |
+		jqe --arg m "$m" '.egress.name == "br-b" and .egress.bridge_port == $m' >/dev/null
+}
+
+# bridge_on, bridge_off: the ten routes through the bridge, or back.
+bridge_on() {
+	[ "$BRIDGE_NOW" = 0 ] || return 0
+	ip -n "$RTR" -batch "$XFIB_TMP/routes10-bridge" || fail "the ten routes through the bridge"
+	BRIDGE_NOW=1
+}
+
+bridge_off() {
+	[ "$BRIDGE_NOW" = 1 ] || return 0
+	ip -n "$RTR" -batch "$XFIB_TMP/routes10-plain" || fail "the ten routes back"
+	BRIDGE_NOW=0
 }
 
 # use_kernel: nothing attached to the router ports.
@@ -710,6 +788,9 @@ algos_of() { if [ "$1" = 4 ]; then echo "$ALGOS4"; else echo "$ALGOS6"; fi; }
 gate_priced() { [ "$GATE" = 1 ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; }
 # rules_priced TABLE: the same for the policy rules' paths.
 rules_priced() { [ "$RULES" = 1 ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; }
+# bridge_priced TABLE: the bridged egress, on the 10-route table (the
+# full table's test prefixes lead to the sinks' own links).
+bridge_priced() { [ "$BRIDGE" = 1 ] && [ "$1" = 10 ]; }
 
 # perf_gen FILE FAMILY: perf report of the generator's CPU (which also
 # runs the router and the sinks) while the generator runs SECS seconds.
@@ -962,6 +1043,7 @@ run_table() {
 			order=${order/kernel/kernel kernel_ct kernel_nat}
 		fi
 		! rules_priced "$table" || order=${order/xfib/xfib xfib_rmh xfib_rmi xfib_rwg}
+		! bridge_priced "$table" || order=${order/xfib/xfib xfib_br}
 		for path in $order; do
 			case $path in
 			kernel | kernel_ct | kernel_nat)
@@ -998,6 +1080,20 @@ run_table() {
 					use_xfib "$fam"
 					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
 				done
+				;;
+			xfib_br)
+				gate_off
+				rules_off
+				bridge_on
+				for fa in "${fits[@]}"; do
+					fam=${fa%%:*} algo=${fa#*:}
+					force_algo "$fam" "$algo" || continue
+					use_xfib "$fam"
+					wait_until 10 via_bridge "$fam" ||
+						fail "IPv$fam: the ten routes not out of the bridge in XDP: $(rctl lookup 198.19.0.1 -j | jq -c .egress)"
+					measure "$table" "$routes" "$path" "$algo" "$fam" "$rep"
+				done
+				bridge_off
 				;;
 			xfib_rmh | xfib_rmi | xfib_rwg)
 				gate_off
@@ -1112,6 +1208,9 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 		# Policy rules against xfib without them, same algorithm.
 		ratio_rules_off: (if $r.path == "xfib_rmh" or $r.path == "xfib_rmi" or $r.path == "xfib_rwg" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
 			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
+		# Out of a bridge against out of the plain ports, same algorithm.
+		ratio_bridge_off: (if $r.path == "xfib_br" then (xfib_rx($r.table; $r.family; $r.algorithm) as $b
+			| if $b and $b > 0 then $r.rx / $b else null end) else null end),
 		verified: (if .path == "kernel" or .path == "kernel_ct" or .path == "kernel_nat" then .kpct >= 99 and .xpct == 0
 		           elif .path == "fibfwd" or .path == "nolookup" then .kpct <= 0.1 and .xpct == 0 and .rx > 0
 		           else .xpct >= 99 and .kpct <= 0.1 end)}) |
@@ -1147,6 +1246,7 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 			     elif $c.path == "xfib_rmh" then $c.algorithm + "+rules_multihoming"
 			     elif $c.path == "xfib_rmi" then $c.algorithm + "+rules_multihoming_iif"
 			     elif $c.path == "xfib_rwg" then $c.algorithm + "+rules_wgquick"
+			     elif $c.path == "xfib_br" then $c.algorithm + "+bridge"
 			     elif ($c.path | startswith("xfib-")) then $c.path + "/" + $c.algorithm else $c.path end),
 		 path: $c.path, table: $c.table, destinations: $ndst,
 		 routes: ([$sum[] | select(.table == $c.table and .family == $c.family)][0].routes),
@@ -1166,13 +1266,15 @@ jq -s --argjson machine "$(bench_machine)" --arg scale "$SCALE" \
 			       elif $r.path == "xfib_nat" then $r.algorithm + "+ct_gate+nat"
 			       elif $r.path == "xfib_rmh" then $r.algorithm + "+rules_multihoming"
 			       elif $r.path == "xfib_rmi" then $r.algorithm + "+rules_multihoming_iif"
-			       elif $r.path == "xfib_rwg" then $r.algorithm + "+rules_wgquick" else $r.path end),
+			       elif $r.path == "xfib_rwg" then $r.algorithm + "+rules_wgquick"
+			       elif $r.path == "xfib_br" then $r.algorithm + "+bridge" else $r.path end),
 		   path: $r.path, table: $r.table, routes: $r.routes, destinations: $ndst}
 		  + . + {repetitions: $r.n,
 		     ratio_to_kernel: (if .metric == "rx_mpps" then $r.ratio_kernel | r4 else null end),
 		     ratio_to_fibfwd: (if .metric == "rx_mpps" then $r.ratio_fibfwd | r4 else null end),
 		     ratio_to_gate_off: (if .metric == "rx_mpps" then $r.ratio_gate_off | r4 else null end),
-		     ratio_to_rules_off: (if .metric == "rx_mpps" then $r.ratio_rules_off | r4 else null end)} ]),
+		     ratio_to_rules_off: (if .metric == "rx_mpps" then $r.ratio_rules_off | r4 else null end),
+		     ratio_to_bridge_off: (if .metric == "rx_mpps" then $r.ratio_bridge_off | r4 else null end)} ]),
 	 samples: ($s | map(.family = "ipv\(.family)"))}' "$SAMPLES" >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
@@ -1186,7 +1288,8 @@ jq -r '.summary[] | [.table, .family, (if .path == "xfib" then "xfib/" + .algori
 	elif .path == "xfib_nat" then "xfib+nat/" + .algorithm
 	elif .path == "xfib_rmh" then "xfib+rmh/" + .algorithm
 	elif .path == "xfib_rmi" then "xfib+rmi/" + .algorithm
-	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm else .path end),
+	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm
+	elif .path == "xfib_br" then "xfib+br/" + .algorithm else .path end),
 	.rx, .rx_min, .rx_max, .tx, .loss, (.ratio_kernel // 0), (.ratio_fibfwd // 0), .kpct, .xpct, .verified] | @tsv' "$OUT" |
 	while IFS=$'\t' read -r t f p rx mn mx tx loss rk rf kp xp ok; do
 		printf '%-5s IPv%-2s %-16s %9.3f %8.3f-%-8.3f %8.3f %7.2f%% %7.2fx %7.2fx  kernel %5.1f%% xfib %5.1f%%  %s\n' \
@@ -1212,6 +1315,12 @@ jq -r '.summary[] | select(.path == "xfib_rmh" or .path == "xfib_rmi" or .path =
 		", \(((1000 / .rx - 1000 * .ratio_rules_off / .rx) * 10 | round) / 10) ns for the ten"
 	 elif .path == "xfib_rmi" and .ratio_rules_off then
 		", \(((1000 / .rx - 1000 * .ratio_rules_off / .rx) / 10 * 10 | round) / 10) ns per rule read" else "" end)' "$OUT"
+# What routing out of a bridge costs: against the same routes out of the
+# sinks' own links, same repetitions.
+jq -r '.summary[] | select(.path == "xfib_br") |
+	"bridged egress (out of a member by the FDB), table \(.table), IPv\(.family), \(.algorithm): \(.rx * 1000 | round / 1000) Mpps, " +
+	"\(if .ratio_bridge_off then (.rx / .ratio_bridge_off * 1000 | round / 1000 | tostring) else "?" end) Mpps without the bridge: " +
+	"\(if .ratio_bridge_off then (.ratio_bridge_off * 100 | round | tostring) + "%" else "?" end)"' "$OUT"
 # Where the gate's time goes: the profiles of its paths (PERF=1), by the
 # share of the core each of the forwarder's two functions took.
 if [ "${PERF:-0}" != 0 ]; then
@@ -1240,6 +1349,7 @@ jq -r '.router_cost[] | [.table, .family, (if .path == "xfib" then "xfib/" + .al
 	elif .path == "xfib_rmh" then "xfib+rmh/" + .algorithm
 	elif .path == "xfib_rmi" then "xfib+rmi/" + .algorithm
 	elif .path == "xfib_rwg" then "xfib+rwg/" + .algorithm
+	elif .path == "xfib_br" then "xfib+br/" + .algorithm
 	elif (.path | startswith("xfib-")) then .path + "/" + .algorithm else .path end),
 	.ns.median, .ns.min, .ns.max,
 	(.vs_kernel // {} | "\(.median // "-") \(.min // "-") \(.max // "-")"),
