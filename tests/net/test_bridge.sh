@@ -129,16 +129,16 @@ log "LAN-to-LAN: bridged by the kernel"
 "${R[@]}" link set "$BR" type bridge ageing_time 400
 f0=$(counter pass_fdb)
 l0=$(counter pass_bridge_learn)
-stream_start age 4 "$SNK4" -c 200 -i 0.05
+stream_start age 4 "$SNK4" -c 160 -i 0.05
 snapshot
-stream_answered age 200 "pings to h1 over 10 s with a 4 s ageing time"
+stream_answered age 160 "pings to h1 over 8 s, twice the 4 s ageing time"
 deltas
 fdb=$(bridge -n "$RTR" fdb show br "$BR")
 grep -qi "^$SNK_MAC dev $R_SNK master" <<<"$fdb" ||
 	fail "h1's FDB entry aged out: $(tr '\n' ';' <<<"$fdb")"
 ((D_K4 == 0 && $(counter pass_fdb) == f0 && $(counter pass_bridge_learn) == l0)) ||
 	fail "h1's traffic left XDP while its FDB entry should have been renewed: kernel +$D_K4, pass_fdb +$(($(counter pass_fdb) - f0)), pass_bridge_learn +$(($(counter pass_bridge_learn) - l0))"
-log "ageing: h1's entry renewed through 10 s of XDP-only traffic"
+log "ageing: h1's entry renewed through 8 s (twice its ageing time) of XDP-only traffic"
 "${R[@]}" link set "$BR" type bridge ageing_time 30000
 
 # ---- a host moves to another member -------------------------------------
