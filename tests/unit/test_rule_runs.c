@@ -57,16 +57,6 @@ static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
 	return ~0u;
 }
 
-struct xfib_rule;
-struct xfib_rule_set;
-static __u32 xfib_env_rule_run(struct xfib_env *env,
-			      const struct xfib_rule_set *set,
-			      const struct xfib_rule *x,
-			      const struct xfib_rflow *f);
-static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
-				   __u32 slot, const struct xfib_rflow *f,
-				   __u32 *ans);
-
 #include "xfib/rule_walk.h"
 
 static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,

@@ -88,19 +88,6 @@ static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
 	return NULL;
 }
 
-struct xfib_rflow;
-struct xfib_rule;
-struct xfib_rule_set;
-static __u32 xfib_env_rule_run(struct xfib_env *env,
-			      const struct xfib_rule_set *set,
-			      const struct xfib_rule *x,
-			      const struct xfib_rflow *f);
-static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
-				   __u32 slot, const struct xfib_rflow *f,
-				   __u32 *ans);
-static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
-				 const struct xfib_rflow *f);
-
 #include "xfib/rule_walk.h"
 
 static __u32 xfib_env_rule_run(struct xfib_env *env,
