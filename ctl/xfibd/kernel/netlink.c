@@ -386,30 +386,51 @@ int nl_read_events(struct nl *nl)
 	}
 }
 
-static int nl_neigh_use_one(struct nl *nl, const struct nl_neigh_ref *r)
+/*
+ * An RTM_NEWNEIGH with NTF_USE (and flags) on the request socket: "in
+ * use" for a neighbour, or for a bridge's FDB entry. Returns the message
+ * to add the entry's address to, and its sequence number in *seq.
+ */
+static struct nlmsghdr *neigh_use_msg(struct nl *nl, __u8 family, int ifindex,
+				      __u8 flags, __u16 state, unsigned int *seq)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
-	unsigned int seq = ++nl->seq;
 	struct ndmsg *ndm;
-	ssize_t n;
 
+	*seq = ++nl->seq;
 	nlh->nlmsg_type = RTM_NEWNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
+	nlh->nlmsg_seq = *seq;
 	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = r->family;
-	ndm->ndm_ifindex = r->ifindex;
-	ndm->ndm_flags = NTF_USE;
-	mnl_attr_put(nlh, NDA_DST, r->family == AF_INET ? 4 : 16, r->addr);
+	ndm->ndm_family = family;
+	ndm->ndm_ifindex = ifindex;
+	ndm->ndm_flags = NTF_USE | flags;
+	ndm->ndm_state = state;
+	return nlh;
+}
+
+/* Sends nlh and reads its acknowledgement here: a reply left on the
+ * socket would derail the next dump. 0 or -errno. */
+static int request_acked(struct nl *nl, struct nlmsghdr *nlh, unsigned int seq)
+{
+	ssize_t n;
+
 	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	/* Read the acknowledgement here: a reply left on the socket would
-	 * derail the next dump. */
 	n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
 	if (n < 0)
 		return -errno;
 	return mnl_cb_run(nl->buf, n, seq, nl->req_portid, NULL, NULL) < 0 ?
 		       -errno : 0;
+}
+
+static int nl_neigh_use_one(struct nl *nl, const struct nl_neigh_ref *r)
+{
+	unsigned int seq;
+	struct nlmsghdr *nlh = neigh_use_msg(nl, r->family, r->ifindex, 0, 0, &seq);
+
+	mnl_attr_put(nlh, NDA_DST, r->family == AF_INET ? 4 : 16, r->addr);
+	return request_acked(nl, nlh, seq);
 }
 
 void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx)
@@ -432,28 +453,19 @@ void nl_neigh_use(struct nl *nl, bool (*used)(void *ctx, int ifindex), void *ctx
 void nl_fdb_use(void *ctx, const struct xfib_fdb_key *k, __u32 port)
 {
 	struct nl *nl = ctx;
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
-	unsigned int seq = ++nl->seq;
-	struct ndmsg *ndm;
-	ssize_t n;
+	unsigned int seq;
+	/* br_fdb_add() wants a state; NTF_MASTER: the bridge's entry. */
+	struct nlmsghdr *nlh = neigh_use_msg(nl, AF_BRIDGE, port, NTF_MASTER,
+					     NUD_REACHABLE, &seq);
+	int err;
 
-	nlh->nlmsg_type = RTM_NEWNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = AF_BRIDGE;
-	ndm->ndm_ifindex = port;
-	ndm->ndm_flags = NTF_USE | NTF_MASTER;
-	ndm->ndm_state = NUD_REACHABLE; /* br_fdb_add() wants a state */
 	mnl_attr_put(nlh, NDA_LLADDR, 6, k->mac);
-	if (mnl_socket_sendto(nl->req, nlh, nlh->nlmsg_len) < 0)
-		return;
-	n = mnl_socket_recvfrom(nl->req, nl->buf, NL_BUF_SIZE);
+	err = request_acked(nl, nlh, seq);
 	/* EPERM: the port stopped learning (STP); ENODEV, EINVAL: it left
 	 * the bridge or went. Their notifications are on their way. */
-	if (n > 0 && mnl_cb_run(nl->buf, n, seq, nl->req_portid, NULL, NULL) < 0)
+	if (err)
 		pr_debug("bridge FDB entry on ifindex %u: NTF_USE: %s", port,
-			 strerror(errno));
+			 strerror(-err));
 }
 
 static int nl_link_refresh_one(struct nl *nl, int ifindex)
