@@ -386,11 +386,12 @@ XFIB_INLINE __u32 xfib_nh_kind_reason(__u8 kind)
 /* The egress port: not the ingress one (the kernel sends an ICMP
  * redirect), known and up, IPv6 not disabled on it for IPv6, able to
  * take redirected frames (else the kernel drops them silently: the
- * kernel forwards them instead), and its MTU holds the packet. */
+ * kernel forwards them instead), and its MTU holds the packet. Its
+ * bridge flags into *bridge, for xfib_bridge_egress. */
 XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 				    const struct xfib_fwd_query *q,
 				    const struct xfib_nexthop *nh,
-				    __u32 ifindex)
+				    __u32 ifindex, __u8 *bridge)
 {
 	const struct xfib_iface *out;
 	__u32 mtu;
@@ -402,6 +403,7 @@ XFIB_INLINE __u32 xfib_egress_check(struct xfib_env *env,
 		return XFIB_PASS_EGRESS_DOWN;
 	if (xfib_port_no_ipv6(out, q->af))
 		return XFIB_PASS_IPV6_DISABLED;
+	*bridge = out->bridge;
 	/* A bridge takes no redirected frames: its member does
 	 * (xfib_bridge_egress). */
 	if ((out->flags & XFIB_IF_NO_XMIT) && !(out->bridge & XFIB_BR_ROUTED))
@@ -483,17 +485,17 @@ XFIB_INLINE __u32 xfib_neigh_check(struct xfib_env *env,
  * its own is delivered up: both the kernel's to do; so is every route
  * out of a bridge on which a host was just seen moving, until xfibd has
  * followed it. path->tx_ifindex is then the port the frame is sent by.
+ * bridge: the egress port's bridge flags (xfib_egress_check).
  */
 XFIB_INLINE __u32 xfib_bridge_egress(struct xfib_env *env,
 				     const struct xfib_fwd_query *q,
-				     struct xfib_fwd_path *path)
+				     struct xfib_fwd_path *path, __u8 bridge)
 {
-	const struct xfib_iface *out = xfib_env_iface(env, path->ifindex);
 	const struct xfib_iface *m;
 	__u32 port = path->tx_ifindex;
 
 	path->tx_ifindex = path->ifindex;
-	if (!out || !(out->bridge & XFIB_BR_ROUTED))
+	if (!(bridge & XFIB_BR_ROUTED))
 		return XFIB_NEXT;
 	if (!port || xfib_env_br_moving(env, path->ifindex))
 		return XFIB_PASS_FDB;
@@ -519,6 +521,7 @@ XFIB_INLINE __u32 xfib_after_lookup(struct xfib_env *env,
 				    __u32 nh_idx, struct xfib_fwd_path *path)
 {
 	const struct xfib_nexthop *nh = xfib_env_nexthop(env, nh_idx);
+	__u8 bridge = 0;
 	__u32 r;
 
 	path->nh_idx = nh_idx;
@@ -533,13 +536,13 @@ XFIB_INLINE __u32 xfib_after_lookup(struct xfib_env *env,
 	if (r != XFIB_NEXT)
 		return r;
 	path->ifindex = nh->ifindex;
-	r = xfib_egress_check(env, q, nh, path->ifindex);
+	r = xfib_egress_check(env, q, nh, path->ifindex, &bridge);
 	if (r != XFIB_NEXT)
 		return r;
 	r = xfib_neigh_check(env, q, nh, path);
 	if (r != XFIB_NEXT)
 		return r;
-	r = xfib_bridge_egress(env, q, path);
+	r = xfib_bridge_egress(env, q, path, bridge);
 	if (r != XFIB_NEXT)
 		return r;
 	if (!xfib_env_tx_port(env, path->tx_ifindex))
