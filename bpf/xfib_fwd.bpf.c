@@ -805,12 +805,13 @@ __noinline __u32 xfib_check_source4(__u64 act, __u32 saddr, __u32 in_ifindex,
 	r = lookup4(&a, saddr, &idx);
 	if (r != XFIB_NEXT)
 		return r;
-	/* With policy rules and rp_filter on, the route back is the rules'
-	 * (the flow reversed in the scratch, as __fib_validate_source()
-	 * looks it up; the half of the rules the destination's walk read).
-	 * With it off only a local source matters, which slot 0 finds: the
-	 * local table's, or a local route of main's. */
-	if (rules && (in_flags & XFIB_IF_RPF)) {
+	/* With policy rules the route back is the rules' (the flow reversed
+	 * in the scratch, as __fib_validate_source() looks it up; the half
+	 * of the rules the destination's walk read), rp_filter on or off:
+	 * the kernel looks a source up through its rules whenever it has
+	 * any (fib4_has_custom_rules()), and a local route of a rule's
+	 * table makes the source a martian. */
+	if (rules) {
 		s = rule_scratch();
 		if (!s)
 			return XFIB_PASS_RULE;
@@ -898,8 +899,9 @@ static __always_inline void rflow_reverse(struct xfib_rflow *r,
 #define XFIB_RR_REASON(v) (((v) >> 24) & 0x7f)
 #define XFIB_RR_NH(v) ((v) & 0xffffff)
 #define XFIB_RR_WALKED (1u << 31)
-/* In xfib_rules_route()'s fam_l3off: the port checks the route back. */
-#define XFIB_RR_RPF (1u << 1)
+/* In xfib_rules_route()'s fam_l3off: the source is to be checked
+ * (rp_filter, or a source xfib_nonlocal4 does not rule out as local). */
+#define XFIB_RR_SOURCE (1u << 1)
 _Static_assert(XFIB_NEXTHOP_MAX <= 0x1000000 && XFIB_NEXT < 0x80,
 	       "xfib_rules_route() packs a nexthop index and a reason");
 
@@ -916,9 +918,9 @@ static __always_inline int rules_wanted(__u32 fam)
 
 /*
  * The rules' answer for the packet at l3off (fam_l3off: family in bit 0,
- * XFIB_RR_RPF, offset from bit 8) whose routed destination (cs->daddr)
+ * XFIB_RR_SOURCE, offset from bit 8) whose routed destination (cs->daddr)
  * slot 0 answered nh_idx for, received on iif: packed as XFIB_RR_*. For
- * IPv4 on a port with rp_filter the reversed flow is left in the scratch
+ * an IPv4 source to be checked the reversed flow is left in the scratch
  * for xfib_check_source4(). A
  * function of its own: the flow and the walk's state stay out of the
  * program's stack frame, which 6.1's limit on the stack of the program
@@ -951,7 +953,7 @@ __noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
 
 		if ((void *)(iph + 1) > end)
 			return XFIB_PASS_MALFORMED << 24;
-		if (!(fam_l3off & XFIB_RR_RPF)) {
+		if (!(fam_l3off & XFIB_RR_SOURCE)) {
 			s->f.src_hi = 0;
 			s->f.src_lo = bpf_ntohl(iph->saddr);
 			s->f.dst_hi = 0;
@@ -977,7 +979,7 @@ __noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
 	r = route_rules(s, set, &nh_idx);
 	if (r != XFIB_NEXT)
 		return r << 24;
-	if (fam == XFIB_V4 && (fam_l3off & XFIB_RR_RPF))
+	if (fam == XFIB_V4 && (fam_l3off & XFIB_RR_SOURCE))
 		rflow_reverse(&s->rev, &s->f);
 walked:
 	return XFIB_RR_WALKED | XFIB_NEXT << 24 | XFIB_RR_NH(nh_idx);
@@ -1012,7 +1014,7 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 {
 	struct iphdr *iph = pkt->l3;
 	struct xfib_active act;
-	__u32 r, l3len, dst, rules = 0;
+	__u32 r, l3len, dst, rules = 0, src_check;
 
 	if ((void *)(iph + 1) > pkt->data_end)
 		return XFIB_PASS_MALFORMED;
@@ -1052,21 +1054,26 @@ static __always_inline __u32 route4(struct xdp_md *ctx, struct xfib_pkt *pkt,
 	r = lookup4(&act, dst, nh_idx);
 	if (r != XFIB_NEXT)
 		return r;
+	/* Whether the source is checked, known before the rules' walk, which
+	 * then leaves the reversed flow for the check.
+	 * XFIB_BENCH_SOURCE_ALWAYS (make bench-fwd only) looks every source
+	 * up, to measure what xfib_nonlocal4 saves. */
+#ifdef XFIB_BENCH_SOURCE_ALWAYS
+	src_check = 1;
+#else
+	src_check = xfib_source_wanted4(NULL, bpf_ntohl(iph->saddr), in->flags);
+#endif
 	if (rules_wanted(XFIB_V4)) {
 		r = xfib_rules_route(ctx, cs, XFIB_V4 | (pkt->l3 - pkt->data) << 8 |
-				     (in->flags & XFIB_IF_RPF ? XFIB_RR_RPF : 0),
+				     (src_check ? XFIB_RR_SOURCE : 0),
 				     *nh_idx, q->in_ifindex);
 		if (XFIB_RR_REASON(r) != XFIB_NEXT)
 			return XFIB_RR_REASON(r);
 		*nh_idx = XFIB_RR_NH(r);
 		rules = r & XFIB_RR_WALKED;
 	}
-#ifndef XFIB_BENCH_SOURCE_ALWAYS
-	/* XFIB_BENCH_SOURCE_ALWAYS (make bench-fwd only) looks every source
-	 * up, to measure what this saves. */
-	if (!xfib_source_wanted4(NULL, bpf_ntohl(iph->saddr), in->flags))
+	if (!src_check)
 		return XFIB_NEXT;
-#endif
 	return xfib_check_source4(*(__u64 *)&act, bpf_ntohl(iph->saddr),
 				  q->in_ifindex, in->flags, rules);
 }

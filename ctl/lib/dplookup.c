@@ -299,8 +299,8 @@ static void follow_route(struct dpl *d, struct dpl_result *r,
 	}
 	/* The rules' verdict, then the source's checks, stop the packet
 	 * before the chain after the lookup, which runs anyway to show
-	 * where the route leads. With rules and rp_filter, the route back
-	 * is the rules' (xfib_check_source4() in the program). */
+	 * where the route leads. With rules, the route back is the rules'
+	 * (xfib_check_source4() in the program). */
 	if (r->rules.walked && r->rules.reason != XFIB_NEXT)
 		first = r->rules.reason;
 	else if (r->have_src && r->fam == XFIB_V4 &&
@@ -309,7 +309,7 @@ static void follow_route(struct dpl *d, struct dpl_result *r,
 		__u8 fl = r->have_in ? r->in.flags : 0;
 		__u32 src_nh = r->src_nh_idx;
 
-		if (r->src_rules.walked && (fl & XFIB_IF_RPF)) {
+		if (r->src_rules.walked) {
 			if (r->src_rules.reason != XFIB_NEXT)
 				first = r->src_rules.reason;
 			else

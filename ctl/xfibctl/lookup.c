@@ -296,7 +296,7 @@ static void lookup_text(const struct lookup *l)
 	if (r->have_src)
 		lookup_from_text(r);
 	rules_text("rules:", &r->rules);
-	if (r->have_src && r->fam == XFIB_V4 && (r->in.flags & XFIB_IF_RPF))
+	if (r->have_src && r->fam == XFIB_V4 && r->src_rules.walked)
 		rules_text("rules back:", &r->src_rules);
 	if (r->ready && r->group)
 		printf("multipath:  nexthop %u, group %u of %u members; a flow with no\n"

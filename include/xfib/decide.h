@@ -320,9 +320,11 @@ XFIB_INLINE int xfib_source_wanted4(struct xfib_env *env, __u32 saddr,
  *    does not model (XFIB_NH_UNSUPPORTED) goes to the kernel the same
  *    way.
  *
- * Policy rules, which the kernel's lookup of the source would consult,
- * are not modelled: with any, the daemon publishes no instance and every
- * packet goes to the kernel (XFIB_FALLBACK_RULES).
+ * With policy rules the kernel looks the source up through them, with
+ * rp_filter off too (fib_validate_source(): fib4_has_custom_rules()), and
+ * drops one whose route back is local in any table they reach: the
+ * program then passes src_nh_idx the reversed walk's answer
+ * (include/xfib/rule_walk.h), and xfib_nonlocal4 covers those tables.
  */
 XFIB_INLINE __u32 xfib_source_check4(struct xfib_env *env, __u32 src_nh_idx,
 				     __u32 in_ifindex, __u8 in_flags)

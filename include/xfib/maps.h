@@ -74,16 +74,17 @@
  * Where an IPv4 source cannot be one of the router's own (xfib_nonlocal4),
  * from the prefixes whose answer is local (the addresses and broadcasts of
  * the local table, its custom local routes, local routes of the mirrored
- * table), in two bitmaps:
+ * table and of the tables policy rules reach), in two bitmaps:
  *  - one bit per /16, clear where a local prefix shorter than /32 covers
  *    any of the /16 (127.0.0.0/8, a local route for a whole range);
  *  - one bit per slot of a hash of the address, clear for each local /32
  *    (a router's own addresses: hashed, so that a host on a connected
  *    subnet, whose /16 and /24 are the router's too, is told apart).
  * On a port without rp_filter, a source whose two bits are both set needs
- * no lookup, as the kernel's own fib_validate_source() makes none without
- * rp_filter; any clear bit only means "look the source up", so a map
- * nobody wrote (all clear) is safe. 2 x 65536 bits, 16 KiB.
+ * no lookup (nor, with policy rules, a walk of them), as the kernel's own
+ * fib_validate_source() then finds no local route for it; any clear bit
+ * only means "look the source up", so a map nobody wrote (all clear) is
+ * safe. 2 x 65536 bits, 16 KiB.
  */
 #define XFIB_NONLOCAL4_BLOCKS 65536
 #define XFIB_NONLOCAL4_SLOTS 65536

@@ -43,10 +43,11 @@
  * one bisection of the run's source ranges skips the rules of the run
  * that cannot match.
  *
- * The same walk checks an IPv4 packet's source on a port with rp_filter
- * (__fib_validate_source: the flow reversed, as from the loopback device:
- * iif 1, ports swapped; rules with "iif lo", which that lookup matches
- * and no forwarded packet does, then go to the kernel).
+ * The same walk checks an IPv4 packet's source, on a port with rp_filter
+ * and, without it, where the source may be local (__fib_validate_source:
+ * the flow reversed, as from the loopback device: iif 1, ports swapped;
+ * rules with "iif lo", which that lookup matches and no forwarded packet
+ * does, then go to the kernel).
  *
  * The includer defines the accessors below for its struct xfib_env, as
  * for include/xfib/decide.h.

@@ -2803,10 +2803,11 @@ static void cases_lease(void)
  *     (a route back that passes strict rp_filter);
  *  8: "table 800", a large table with an instance of its own (dir24_8,
  *     trie6; put_table_inst()): 198.19.1.1/32 and 2001:db8::/32 by the
- *     second gateways, through a group (the instances' second level).
+ *     second gateways, through a group (the instances' second level);
+ *  9: "table 900": only a local default route (IPv4).
  */
 enum { T100 = 1, TKERNEL = 2, T300 = 3, T400 = 4, TBH = 5, TUNR = 6,
-       TUNSUPP = 7, TBIG = 8 };
+       TUNSUPP = 7, TBIG = 8, TLOCAL = 9 };
 
 static void put_table(__u32 fam, __u32 slot, __u8 state, __u32 off,
 		      __u8 log2n)
@@ -2927,6 +2928,9 @@ static void put_rule_tables(void)
 	static const struct xfib_tr6 tbh_6[] = {
 		{ 0, 0, NH_BLACKHOLE, 0, { 0 } },
 	};
+	static const struct xfib_tr4 tlocal[] = {
+		{ 0, XFIB_TR4_PACK(XFIB_NH_IDX_LOCAL, 0) },
+	};
 
 	/* Odd offsets: a table starts anywhere in its pool. */
 	put_table(XFIB_V4, T100, XFIB_TABLE_READY, 64, put_tr4(64, t100, 5));
@@ -2940,6 +2944,7 @@ static void put_rule_tables(void)
 	put_table(XFIB_V4, TUNR, XFIB_TABLE_READY, 17, put_tr4(17, tunr, 1));
 	put_table(XFIB_V4, TUNSUPP, XFIB_TABLE_READY, 18, put_tr4(18, tunsupp, 1));
 	put_table(XFIB_V6, TBH, XFIB_TABLE_READY, 5, put_tr6(5, tbh_6, 1));
+	put_table(XFIB_V4, TLOCAL, XFIB_TABLE_READY, 19, put_tr4(19, tlocal, 1));
 	put_table_inst(XFIB_V4, TBIG, H4(198, 19, 1, 0) >> 8, 1, NH_GW4_B);
 	/* 2001:db8::/32: the /24 2001:0d00::, then the byte 0xb8 */
 	put_table_inst(XFIB_V6, TBIG, 0x20010d, 0xb8, NH_GW6_B);
@@ -3259,6 +3264,21 @@ static void cases_rules_rpf(void)
 		  RULES(to4(lookup(100, 300, T300), SRC4_24), MAIN4), SRC4, DST4,
 		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
 	put_iface(if_in, mac_in, IF_ALL);
+	/* rp_filter off: with rules the kernel still looks the source up
+	 * through them, and a local route back makes it a martian
+	 * (xfib_nonlocal4, all clear here, rules nothing out) */
+	rule_case("rules v4 no rp_filter: back by table 900, local: kernel",
+		  XFIB_V4, RULES(to4(lookup(100, 900, TLOCAL), SRC4_24), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_LOCAL_SOURCE, NULL);
+	rule_case("rules v4 no rp_filter: back by table 300", XFIB_V4,
+		  RULES(to4(lookup(100, 300, T300), SRC4_24), MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4 no rp_filter: back by a blackhole", XFIB_V4,
+		  RULES(to4(lookup(100, 500, TBH), SRC4_24), MAIN4), SRC4, DST4,
+		  XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4 no rp_filter: no route back", XFIB_V4,
+		  RULES(from4(lookup(100, 100, T100), "198.18.201.0", 24), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
 }
 
 #define MAIN6 lookup(32766, 254, XFIB_TSLOT_MAIN)

@@ -156,7 +156,10 @@ static bool keep_current(struct fib *f, int fam, const struct fib_algo *want)
 	return false;
 }
 
-static int flush_family(struct fib *f, int fam, __u64 now)
+/* *settle: the family's answers are the RIB's once the rules' tables
+ * built after it are published too (xfib_nonlocal4 may then be set where
+ * no local prefix is left: rib_local4.c). */
+static int flush_family(struct fib *f, int fam, __u64 now, bool *settle)
 {
 	struct fib_family *ff = &f->fam[fam];
 	struct rib_family_state *rs = &f->rib->fam[fam];
@@ -206,8 +209,7 @@ static int flush_family(struct fib *f, int fam, __u64 now)
 	ff->retry_at_ms = 0;
 	ff->rebuild = false;
 done:
-	if (fam == XFIB_V4 && current && !err)
-		rib_local4_settle(f->rib);
+	*settle = current && !err;
 	rib_changes_done(f->rib, fam);
 	rs->dirty = false;
 	fib_write_info(f, fam);
@@ -220,6 +222,7 @@ struct fam_job {
 	int fam;
 	__u64 now;
 	int err;
+	bool settle;
 };
 
 static void *fam_job_run(void *arg)
@@ -227,7 +230,7 @@ static void *fam_job_run(void *arg)
 	struct fam_job *j = arg;
 
 	rib_commit_family(j->f->rib, j->fam);
-	j->err = flush_family(j->f, j->fam, j->now);
+	j->err = flush_family(j->f, j->fam, j->now, &j->settle);
 	return NULL;
 }
 
@@ -248,7 +251,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	pthread_t v6;
 
 	for (fam = 0; fam < XFIB_FAMILIES; fam++)
-		job[fam] = (struct fam_job){ f, fam, now_ms, 0 };
+		job[fam] = (struct fam_job){ f, fam, now_ms, 0, false };
 	/*
 	 * The families share no prefix tree, lookup table, map or slot, and
 	 * what they do share is locked (the log, the spare group maps) or
@@ -271,6 +274,9 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	 * ranges named are reclaimed below, after they are replaced. */
 	tables_err = fib_tables_flush(f);
 	err = err ?: tables_err;
+	/* After the rules' tables too: a local route may have left one. */
+	if (job[XFIB_V4].settle && !tables_err)
+		rib_local4_settle(f->rib);
 	if (fib_tables_has_retired(f))
 		retired = true;
 	/* One grace period covers the indexes, groups and blocks retired

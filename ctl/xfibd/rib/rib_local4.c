@@ -5,8 +5,11 @@
  * /32, a bit per hash slot for the local /32s. Where a source's two bits
  * are set, the forwarder skips its lookup on ports without rp_filter.
  *
- * Per bit, the RIB counts the committed IPv4 prefixes, in either tree,
- * whose answer is a local nexthop and that fall under it. A bit must be
+ * Per bit, the RIB counts the committed IPv4 prefixes whose answer is a
+ * local nexthop and that fall under it: of main and local, and of the
+ * tables policy rules reach, where the kernel's check of a source (with
+ * rules, a lookup through them even with rp_filter off:
+ * fib_validate_source()) finds a local route as well. A bit must be
  * clear while any packet can still find a local answer under it, so:
  *  - a bit is cleared as its count leaves 0, at the commit, before the
  *    lookup structures hear of the prefix;
@@ -136,11 +139,12 @@ static bool recount(const struct rib *r, __u32 *count, char *why, size_t len)
 	htab_for_each(&r->prefixes[XFIB_V4], p, tmp, i) {
 		bool local;
 
-		if (p->key.tclass > RIB_TCLASS_LOCAL)
-			continue; /* a rule's table: not in the merged answer */
-		local = !ptree_get(&r->tree[XFIB_V4][p->key.tclass],
-				   p->key.dst, p->key.plen, &nh) &&
-			r->dp.nh[nh].kind == XFIB_NH_LOCAL;
+		const struct ptree *t = p->key.tclass > RIB_TCLASS_LOCAL ?
+			&r->tslot[XFIB_V4][p->key.tclass - 1].tree :
+			&r->tree[XFIB_V4][p->key.tclass];
+
+		local = !ptree_get(t, p->key.dst, p->key.plen, &nh) &&
+			r->dp.nh[nh & ~RIB_TABLE_SRC].kind == XFIB_NH_LOCAL;
 
 		if (local != p->answer_local) {
 			snprintf(why, len, "local4: a /%u %s local, counted %s",

@@ -284,6 +284,7 @@ static void prefix_commit_table(struct rib *r, struct rib_prefix *p)
 		&r->tslot[family_index(p->key.family)][p->key.tclass - 1];
 	__u32 nh, old = 0;
 	bool had = !ptree_get(&ts->tree, p->key.dst, p->key.plen, &old);
+	bool v4 = family_index(p->key.family) == XFIB_V4;
 
 	p->dirty = false;
 	if (!p->routes) {
@@ -292,6 +293,8 @@ static void prefix_commit_table(struct rib *r, struct rib_prefix *p)
 			ts->src_routes -= !!(old & RIB_TABLE_SRC);
 			ts->dirty = true;
 		}
+		if (v4)
+			local4_commit(r, p, false);
 		prefix_free(r, p);
 		return;
 	}
@@ -305,6 +308,10 @@ static void prefix_commit_table(struct rib *r, struct rib_prefix *p)
 	}
 	ts->src_routes += !!(nh & RIB_TABLE_SRC) - (had && (old & RIB_TABLE_SRC));
 	ts->dirty = true;
+	/* A local route of a rule's table makes its sources martians too
+	 * where the rules lead the route back there (rib_local4.c). */
+	if (v4)
+		local4_commit(r, p, r->nh_map[nh & ~RIB_TABLE_SRC].kind == XFIB_NH_LOCAL);
 }
 
 /* Brings the prefix tree up to date with p's routes; p may go. */
