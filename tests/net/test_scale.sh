@@ -95,9 +95,11 @@ rctl algo ipv4 auto >/dev/null || fail "back to automatic selection failed"
 rctl algo ipv6 auto >/dev/null || fail "back to automatic selection failed"
 
 # Real packets: destinations inside the generated test-range prefixes go
-# out of the port the kernel's route names (the sinks do not answer: the
-# frames are counted on arrival).
-rx() { ip -n "$1" -j -s link show dev "$2" | jq '.[0].stats64.rx.packets'; }
+# out of the port the kernel's route names. Each sink captures the echo
+# requests that reach it (it does not answer: they are counted on
+# arrival) until it has as many as the kernel's routes send it; then
+# every destination must have all its frames on its own sink, and the
+# router's kernel must have forwarded none of them.
 sample=$(grep -E ' (198\.19\.|2001:db8:[89a-f])' "$table" | shuf -n 60 --random-source=<(yes) | awk '{print $3}')
 # One address in each sampled prefix, all picked by one python3.
 # shellcheck disable=SC2086 # one prefix per word
@@ -105,27 +107,46 @@ picks=$(python3 -c 'import ipaddress,sys,random
 for p in sys.argv[1:]:
     n = ipaddress.ip_network(p)
     print(p, n[random.Random(n.num_addresses).randrange(n.num_addresses)])' $sample)
-checked=0
-while read -r pfx addr <&3; do
-	dev=$(ip -n "$RTR" -j route get "$addr" | jq -r '.[0].dev')
-	case $dev in
-	"$R_SNK") ns=$SNK ;;
-	"$R_SNK2") ns=$SNK2 ;;
-	*) fail "kernel route for $addr leaves by $dev" ;;
-	esac
+# The kernel's egress for each, by one ip process.
+devs=$(awk '{print "route get", $2}' <<<"$picks" | ip -n "$RTR" -j -batch - | jq -r '.[0].dev')
+declare -A WANT=([$R_SNK]=0 [$R_SNK2]=0)
+while read -r dev; do
+	[ -n "${WANT[$dev]+x}" ] || fail "a sampled destination's kernel route leaves by $dev"
+	WANT[$dev]=$((WANT[$dev] + 3))
+done <<<"$devs"
+# capture_sink NS PORT: NS's echo requests, until WANT[PORT] of them.
+capture_sink() {
+	local f="$XFIB_TMP/sample-$2.txt"
+	ip netns exec "$1" timeout 60 tcpdump -l -n -c "${WANT[$2]}" -i "$SNK_IF" \
+		'icmp[icmptype] == icmp-echo or (icmp6 and ip6[40] == 128)' >"$f" 2>"$f.err" &
+	XFIB_PIDS+=("$!")
+	CAPS+=("$!")
+	wait_until 5 grep -q 'listening on' "$f.err" || fail "tcpdump did not start in $1"
+}
+CAPS=()
+capture_sink "$SNK" "$R_SNK"
+capture_sink "$SNK2" "$R_SNK2"
+x0=$(($(counter forwarded_v4) + $(counter forwarded_v6)))
+k0=$(($(kfwd4 "$RTR") + $(kfwd6 "$RTR")))
+while read -r _ addr; do
 	fam=4
 	[[ $addr == *:* ]] && fam=6
-	r0=$(rx "$ns" "$SNK_IF")
-	c=forwarded_v$fam
-	x0=$(counter "$c")
-	nping "$GEN" "-$fam" -q -c 3 -i 0.01 -W 0.2 "$addr" >/dev/null 2>&1 || true
-	r1=$(rx "$ns" "$SNK_IF")
-	x1=$(counter "$c")
-	((r1 - r0 >= 3)) || fail "$addr ($pfx): $((r1 - r0)) of 3 frames reached $ns via $dev"
-	((x1 - x0 >= 3)) || fail "$addr: not forwarded by XDP (+$((x1 - x0)))"
+	nping "$GEN" "-$fam" -q -c 3 -i 0.01 -W 0.01 "$addr" >/dev/null 2>&1 || true
+done <<<"$picks"
+for pid in "${CAPS[@]}"; do
+	wait "$pid" || fail "the sinks did not get the $((WANT[$R_SNK] + WANT[$R_SNK2])) frames the kernel's routes send them: $(cat "$XFIB_TMP"/sample-*.txt | wc -l) captured"
+done
+x1=$(($(counter forwarded_v4) + $(counter forwarded_v6)))
+k1=$(($(kfwd4 "$RTR") + $(kfwd6 "$RTR")))
+checked=0
+while read -r pfx addr <&3 && read -r dev <&4; do
+	n=$(grep -c -F " > $addr: ICMP" "$XFIB_TMP/sample-$dev.txt" || true)
+	((n == 3)) || fail "$addr ($pfx): $n of 3 frames reached the sink the kernel's route names ($dev)"
 	checked=$((checked + 1))
-done 3<<<"$picks"
-log "$checked sampled destinations left by the kernel's egress, forwarded by XDP"
+done 3<<<"$picks" 4<<<"$devs"
+((k1 == k0)) || fail "the router's kernel forwarded $((k1 - k0)) of the sampled frames"
+((x1 - x0 >= 180)) || fail "XDP forwarded $((x1 - x0)) of the 180 sampled frames"
+log "$checked sampled destinations left by the kernel's egress, forwarded by XDP ($((x1 - x0)) frames)"
 
 # Cold start: a new xfibd dumps and builds the whole table.
 kill "$XFIBD_PID"
