@@ -12,8 +12,8 @@
 #   make clean
 # V=1 shows the full commands. SAN=1 builds xfibd, xfibctl and the tests
 # with ASan, UBSan and LSan into build/asan, and the test runner then fails
-# a test on any sanitizer report (make test SAN=1, or make test-san for
-# the mirror tests CI runs that way). TESTS="net/test_ecmp ..." runs only
+# a test on any sanitizer report (make test SAN=1 runs every test so; make
+# test runs the mirror tests so, make test-san only those). TESTS="net/test_ecmp ..." runs only
 # those tests (or suites). The runner runs several tests at a time:
 # XFIB_TEST_JOBS=N (tests/run.sh -j N) sets how many.
 
@@ -262,7 +262,7 @@ deps:
 RUN_TESTS = BUILD=$(abspath $(BUILD)) XFIB_SAN=$(SAN) tests/run.sh
 
 # The tests of the mirror: what xfibd does with every kind of netlink
-# input. CI runs them sanitized too (make test-san).
+# input. make test runs them sanitized.
 MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
                 net/test_group_full net/test_links net/test_neigh_states \
                 net/test_neigh_change net/test_overrun net/test_dump_intr \
@@ -278,16 +278,22 @@ MIRROR_TESTS := net/test_route_update net/test_gateways net/test_ecmp \
 # xfibctl_without_leak_check in tests/lib/netns.sh).
 SAN_TESTS := $(MIRROR_TESTS) net/test_cli_golden
 
-# net/test_bench_gen_order runs the forwarding benchmark's generator.
+# make test: every test; SAN_TESTS with xfibd and xfibctl built with the
+# sanitizers (build/asan), where they check most, the others with the
+# plain build. net/test_bench_gen_order runs the forwarding benchmark's
+# generator.
+SAN_BUILD := build/asan
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
 		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
-	$(Q)$(RUN_TESTS) $(TESTS)
+	$(Q)$(MAKE) --no-print-directory SAN=1 BUILD=$(SAN_BUILD) all
+	$(Q)XFIB_SAN_TESTS="$(SAN_TESTS)" XFIB_SAN_BUILD=$(abspath $(SAN_BUILD)) \
+		$(RUN_TESTS) $(TESTS)
 
 # The mirror tests use xfibd and xfibctl only: test-san builds just those
-# (with the BPF objects) with the sanitizers, not every test's binary.
-# The torture test runs 30 s here (TORTURE_SECONDS; 60 in make test):
-# the same churn, half as long, keeps the sanitized set within CI's time.
+# (with the BPF objects) with the sanitizers, not every test's binary,
+# and runs only SAN_TESTS: the sanitized part of make test, on its own.
+# The torture test runs 30 s here (TORTURE_SECONDS; 60 in make test).
 test-san:
 	$(Q)TORTURE_SECONDS=$${TORTURE_SECONDS:-30} $(MAKE) --no-print-directory SAN=1 test-san-run TESTS="$(SAN_TESTS)"
 

@@ -27,7 +27,9 @@
 # (SIGINT, SIGTERM) stops the running tests the same way.
 # XFIB_SAN=1 (binaries built with SAN=1): sanitizer reports of every
 # process a test runs are written to files, and a test with any report
-# fails, whatever its exit status.
+# fails, whatever its exit status. XFIB_SAN_TESTS="NAME..." with
+# XFIB_SAN_BUILD=DIR (a SAN=1 build): those tests alone run so, with the
+# binaries of DIR (make test: the mirror tests), the others as usual.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$top/build}
@@ -66,6 +68,12 @@ done
 
 limit=${XFIB_TEST_TIMEOUT:-600}
 san=${XFIB_SAN:-0}
+san_tests=" ${XFIB_SAN_TESTS:-} "
+san_build=${XFIB_SAN_BUILD:-}
+[ -z "${XFIB_SAN_TESTS:-}" ] || [ -x "$san_build/xfibd" ] || {
+	echo "run.sh: XFIB_SAN_TESTS needs XFIB_SAN_BUILD, a SAN=1 build (no xfibd in '$san_build')" >&2
+	exit 2
+}
 pass=0 fail=0 skip=0 failed=() skipped=()
 logdir=$build/test-logs
 mkdir -p "$logdir"
@@ -83,12 +91,24 @@ san_setup() {
 	export UBSAN_OPTIONS="log_path=$san_dir/ubsan:print_stacktrace=1:halt_on_error=1"
 }
 
-# run_one SLUG PATH: runs one test (in a subshell of its own), its output
-# to SLUG.log; leaves "RC SECONDS SANITIZED" in SLUG.status.
+# sanitized NAME: the test runs with sanitized binaries.
+sanitized() {
+	[ "$san" = 1 ] || [[ $san_tests == *" $1 "* ]]
+}
+
+# run_one NAME PATH: runs one test (in a subshell of its own), its output
+# to SLUG.log (SLUG: the name with _ for /); leaves "RC SECONDS
+# SANITIZED" in SLUG.status.
 run_one() {
-	local slug=$1 path=$2 log="$logdir/$1.log" start rc secs sanrep=0 f
+	local slug=${1//\//_} path=$2 start rc secs sanrep=0 f tsan=0
+	local log="$logdir/$slug.log"
 	rm -f "$logdir/$slug.status"
-	[ "$san" = 1 ] && san_setup "$slug"
+	if sanitized "$1"; then
+		tsan=1
+		san_setup "$slug"
+		export XFIB_SAN=1
+		[ -z "$san_build" ] || export BUILD=$san_build
+	fi
 	start=$(date +%s)
 	timeout -k 30 "$limit" "$path" </dev/null >"$log" 2>&1 &
 	timeout_pid=$!
@@ -105,7 +125,7 @@ run_one() {
 	if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ "$secs" -ge "$limit" ]; }; then
 		echo "run.sh: stopped after the ${limit} s limit" >>"$log"
 	fi
-	if [ "$san" = 1 ] && [ -n "$(find "$san_dir" -type f)" ]; then
+	if [ "$tsan" = 1 ] && [ -n "$(find "$san_dir" -type f)" ]; then
 		for f in $(find "$san_dir" -type f | sort); do
 			echo "run.sh: sanitizer report $f:"
 			head -n 60 "$f"
@@ -129,7 +149,8 @@ report() {
 	local name=$1 slug=$2 log="$logdir/$2.log" rc=1 secs=0 sanrep=0
 	[ -r "$logdir/$slug.status" ] && read -r rc secs sanrep <"$logdir/$slug.status"
 	case $rc in
-	0) pass=$((pass + 1)); printf 'PASS  %-40s %3ss\n' "$name" "$secs" ;;
+	0) pass=$((pass + 1)); printf 'PASS  %-40s %3ss%s\n' "$name" "$secs" \
+		"$(sanitized "$name" && echo "  sanitized")" ;;
 	77) skip=$((skip + 1)); skipped+=("$name")
 	    printf 'SKIP  %-40s %3ss  %s\n' "$name" "$secs" "$(tail -n1 "$log")" ;;
 	*) fail=$((fail + 1)); failed+=("$name")
@@ -233,7 +254,7 @@ declare -A started=() # index of a test started
 
 # start I: starts test I in the background.
 start() {
-	run_one_bg "${names[$1]//\//_}" "${paths[$1]}" &
+	run_one_bg "${names[$1]}" "${paths[$1]}" &
 	running[$!]=$1
 	started[$1]=1
 	[ "${mark[$1]}" != alone ] || alone_pid=$!
