@@ -123,7 +123,8 @@
 #
 # Environment: GATE (1; 0: no xfib_ct, xfib_nat paths), BRIDGE (1; 0: no xfib_br), SCALE=full (5 x 2 s; 1M + 250k prefixes, 20000 + 20000 in
 # the test ranges; every algorithm xfibctl status lists) or small (3 x 0.3 s; 1000 + 1000,
-# 1000 + 1000; dir24_8 and trie6 only); REPS, SECS, FULL4, FULL6, T4, T6,
+# 1000 + 1000; dir24_8 and trie6 only; the gate's, the rules' and the
+# program variants' paths on the 10-route table only); REPS, SECS, FULL4, FULL6, T4, T6,
 # ALGOS4, ALGOS6 override. PERF=1 (PERF=2 keeps perf.data too, for perf
 # annotate of a program, as build/bench/fwd-perf-*.data): after each table, a profile of the
 # shared core (perf record -C GEN_CPU, flat, by symbol) while the
@@ -791,6 +792,10 @@ rules_priced() { [ "$RULES" = 1 ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; 
 # bridge_priced TABLE: the bridged egress, on the 10-route table (the
 # full table's test prefixes lead to the sinks' own links).
 bridge_priced() { [ "$BRIDGE" = 1 ] && [ "$1" = 10 ]; }
+# variants_priced TABLE: the program's variants and their cost per packet
+# (time_variants), on every table at full scale, on the 10-route table
+# at the small scale (the smoke run's tables differ in size only).
+variants_priced() { [ -n "$VARIANTS" ] && { [ "$1" = 10 ] || [ "$SCALE" = full ]; }; }
 
 # perf_gen FILE FAMILY: perf report of the generator's CPU (which also
 # runs the router and the sinks) while the generator runs SECS seconds.
@@ -1030,6 +1035,7 @@ run_table() {
 		esac
 		# The variants next to xfib, rotating among themselves too.
 		vs=$(for v in $VARIANTS; do echo "$v"; done | awk -v r="$rep" '{ a[NR] = $0 } END { for (i = 0; i < NR; i++) print a[(i + r) % NR + 1] }' | xargs)
+		variants_priced "$table" || vs=""
 		ord=""
 		for path in $order; do
 			ord="$ord $path"
@@ -1110,7 +1116,7 @@ run_table() {
 		done
 	done
 	gate_off
-	[ -z "$VARIANTS" ] || time_variants "$table" "${fits[@]}"
+	! variants_priced "$table" || time_variants "$table" "${fits[@]}"
 	[ "${PERF:-0}" = 0 ] || profile_table "$table" "${fits[@]}"
 	use_kernel
 	rctl algo ipv4 auto >/dev/null || true
