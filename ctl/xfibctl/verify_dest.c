@@ -193,15 +193,6 @@ out:
 
 /* ---- destinations ------------------------------------------------------------ */
 
-static __u64 splitmix64(__u64 *s)
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static bool addr_dec(__u8 *a, size_t alen)
 {
 	size_t i;
@@ -229,8 +220,7 @@ static __u8 pfx_mask(const struct pfx *p, size_t byte)
 	return bits >= 8 ? 0xff : (__u8)(0xff00 >> bits);
 }
 
-/* Address `which` of prefix p: 0 first, 1 last, 2 before, 3 after. */
-static bool pfx_point(const struct pfx *p, size_t alen, int which, __u8 *a)
+bool pfx_point(const struct pfx *p, size_t alen, int which, __u8 *a)
 {
 	size_t i;
 
@@ -269,4 +259,21 @@ bool gen_next(struct gen *g, __u8 *a)
 			a[i] = (p->dst[i] & pfx_mask(p, i)) | (a[i] & ~pfx_mask(p, i));
 	}
 	return true;
+}
+
+void gen_pick(int fam, const struct pfxs *p, __u64 *rng, __u8 *a)
+{
+	size_t alen = fam_alen(fam), n = p[0].n + p[1].n, k;
+	__u64 r[2];
+
+	if (n && splitmix64(rng) & 3) {
+		k = splitmix64(rng) % (4 * n);
+		if (pfx_point(k / 4 < p[0].n ? &p[0].v[k / 4] : &p[1].v[k / 4 - p[0].n],
+			      alen, k % 4, a))
+			return;
+	}
+	r[0] = splitmix64(rng);
+	r[1] = splitmix64(rng);
+	memset(a, 0, 16);
+	memcpy(a, r, alen);
 }

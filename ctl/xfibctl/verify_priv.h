@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "xfib/maps.h"
+#include "xfib/rules.h"
 
 struct mnl_socket;
 struct nlattr;
@@ -36,6 +37,16 @@ static inline int fam_af(int fam)
 static inline const char *fam_str(int fam)
 {
 	return fam == XFIB_V4 ? "ipv4" : "ipv6";
+}
+
+/* splitmix64: the runs' reproducible random numbers (from the seed). */
+static inline __u64 splitmix64(__u64 *s)
+{
+	__u64 z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 /* ---- kfib.c ----------------------------------------------------------- */
@@ -78,5 +89,40 @@ struct gen {
 
 /* The next destination into a (16 bytes); false when there is none. */
 bool gen_next(struct gen *g, __u8 *a);
+
+/* One destination of the kind gen_next() gives, drawn at random into a
+ * (16 bytes): a boundary point of a prefix of p[0] or p[1], or (one in
+ * four, or when they have none) a random address. */
+void gen_pick(int fam, const struct pfxs *p, __u64 *rng, __u8 *a);
+
+/* Address `which` of prefix/plen (4 or 16 bytes): 0 first, 1 last,
+ * 2 before, 3 after; false if it has none (before 0.0.0.0, ...). */
+bool pfx_point(const struct pfx *p, size_t alen, int which, __u8 *a);
+
+/* ---- verify_flow.c ---------------------------------------------------- */
+
+/* The flows a family's rules select on, for verify_run(). */
+struct flows {
+	struct verify_flow *v;
+	size_t n;
+	unsigned long combinations; /* of the values found; n is at most */
+};
+
+/*
+ * The flows of the rules in set (fam's, walked): the values of every
+ * selector inside and just outside each rule's, combined, grouped by
+ * ingress port (ports[0..nports): the attached ports, ascending; iif: the
+ * port of the destination sweep), at most max of them (sampled with rng
+ * when the combinations are more). out->v is the caller's to free.
+ * -errno.
+ */
+int rule_flows(int fam, const struct xfib_rule_set *set, const __u32 *ports,
+	       size_t nports, __u32 iif, unsigned long max, __u64 *rng,
+	       struct flows *out);
+
+/* The rules' destination prefixes (to), in out (the caller frees
+ * out->v): flows are asked for their edges too. -errno. */
+int rule_dst_prefixes(int fam, const struct xfib_rule_set *set,
+		      struct pfxs *out);
 
 #endif /* XFIB_VERIFY_PRIV_H */
