@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the parts of `xfibctl verify` share: kfib.c (the kernel's
- * answers and routes), verify_dest.c (the mirrored prefixes and the
- * destinations drawn from them) and verify.c (comparing, a run), which
- * calls the other two. Not for the rest of xfibctl (verify.h).
+ * answers and routes), verify_dest.c (the mirrored prefixes),
+ * verify_gen.c (the destinations drawn from them), verify_flow.c (the
+ * flows drawn from the policy rules) and verify.c (comparing, a run),
+ * which calls the others. Not for the rest of xfibctl (verify.h).
  */
 #ifndef XFIB_VERIFY_PRIV_H
 #define XFIB_VERIFY_PRIV_H
@@ -76,6 +77,8 @@ struct pfxs {
  * the caller frees each .v). -errno. */
 int dump_prefixes(__u32 table, const __u32 *tables, size_t ntables,
 		  struct pfxs *out);
+
+/* ---- verify_gen.c ----------------------------------------------------- */
 
 /* Destinations of one family: every prefix's boundary points, then
  * rnd_left random ones. */
