@@ -21,7 +21,8 @@
  *  - tos: none, each rule's, and each rule's with the ECN bit the
  *    comparison must ignore.
  * Every combination of them is a flow, unless there are more than the
- * bound: then a random sample of that many, the same share per port.
+ * bound: then a random sample of up to that many, the same share per
+ * port.
  * Flows are grouped by ingress port, since the kernel's lookups are run
  * in batches for one port (bpf/xfib_verify.bpf.c).
  */
@@ -272,13 +273,42 @@ static void flow_of(int fam, size_t k, __u32 iif, const struct vals *src,
 	f->tos = ((const __u8 *)tos->v)[k / src->n / l4->n % tos->n];
 }
 
+static int idx_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Which of n combinations to ask, at most quota of them, into idx: all,
+ * or a random sample of distinct ones (random rather than evenly spaced,
+ * which would line up with the period of one selector's values). How
+ * many. */
+static size_t sample(size_t n, size_t quota, __u64 *rng, size_t *idx)
+{
+	size_t i, j;
+
+	if (n <= quota) {
+		for (i = 0; i < n; i++)
+			idx[i] = i;
+		return n;
+	}
+	for (i = 0; i < quota; i++)
+		idx[i] = splitmix64(rng) % n;
+	qsort(idx, quota, sizeof(*idx), idx_cmp);
+	for (i = 1, j = 1; i < quota; i++)
+		if (idx[i] != idx[j - 1])
+			idx[j++] = idx[i];
+	return j;
+}
+
 int rule_flows(int fam, const struct xfib_rule_set *set, const __u32 *ports,
 	       size_t nports, __u32 iif, unsigned long max, __u64 *rng,
 	       struct flows *out)
 {
 	struct vals src = { .size = 16 }, in = { .size = sizeof(__u32) },
 		    l4 = { .size = sizeof(struct l4) }, tos = { .size = 1 };
-	size_t per_port, quota, k, p;
+	size_t per_port, quota, k, p, *idx = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -300,14 +330,20 @@ int rule_flows(int fam, const struct xfib_rule_set *set, const __u32 *ports,
 		err = -ENOMEM;
 		goto out;
 	}
+	idx = calloc(quota, sizeof(*idx));
+	if (!idx) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (p = 0; p < in.n; p++) {
 		__u32 ifindex = ((__u32 *)in.v)[p];
+		size_t n = sample(per_port, quota, rng, idx);
 
-		for (k = 0; k < quota; k++)
-			flow_of(fam, quota == per_port ? k : splitmix64(rng) % per_port,
-				ifindex, &src, &l4, &tos, &out->v[out->n++]);
+		for (k = 0; k < n; k++)
+			flow_of(fam, idx[k], ifindex, &src, &l4, &tos, &out->v[out->n++]);
 	}
 out:
+	free(idx);
 	free(src.v);
 	free(in.v);
 	free(l4.v);
