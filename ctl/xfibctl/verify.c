@@ -17,8 +17,8 @@
  *
  * Flows: where a family's policy rules are walked, the destinations are
  * asked again as packets the rules tell apart, from a source, entering
- * by a port, with a protocol, ports and a TOS taken from the rules'
- * selectors (verify_flow.c); each flow for a few destinations drawn from
+ * by a port, with a protocol, ports and a TOS taken from the selectors
+ * of the rules xfib mirrors and of the kernel's (verify_flow.c); each flow for a few destinations drawn from
  * the same points. Both sides answer the same flow: xfib's walk with all
  * of it (struct xfib_rflow), the kernel's bpf_fib_lookup() with the
  * query's source, TOS, protocol and ports, entering by the flow's port.
@@ -526,6 +526,27 @@ static size_t attached_ports(struct xfib_fwd_bpf *skel, __u32 *ports)
 }
 
 /*
+ * The rules flows are made from, into set: xfib's copy, then the
+ * kernel's own selectors while there is room, so that a rule xfib's copy
+ * lacks, or holds as one that never matches, still gets its flows (the
+ * values both have are asked once).
+ */
+static int flow_rules(struct run *r, int fam, struct xfib_rule_set *set)
+{
+	size_t n = set->hdr.count < XFIB_RULES_MAX ? set->hdr.count : XFIB_RULES_MAX;
+	size_t added;
+	int err;
+
+	err = krules_dump(fam, &set->rule[n], XFIB_RULES_MAX - n, &added);
+	if (err) {
+		report_err(r->rep, "dump the kernel's policy rules (rtnetlink)", err);
+		return err;
+	}
+	set->hdr.count = n + added;
+	return 0;
+}
+
+/*
  * The rule flows of a family whose rules are walked, each asked for
  * o->flow_dests destinations drawn from the sweep's points (p) and the
  * rules' own destination prefixes.
@@ -552,6 +573,9 @@ static int check_family_flows(struct run *r, int fam, const struct pfxs *p,
 	}
 	if (!set.hdr.walk || set.hdr.fallback != XFIB_RULES_OK)
 		return 0;
+	err = flow_rules(r, fam, &set);
+	if (err)
+		return err;
 	err = rule_dst_prefixes(fam, &set, &pool[1]);
 	err = err ?: rule_flows(fam, &set, ports, nports, r->rep->iif, r->o->flows,
 				&rng, &fl);

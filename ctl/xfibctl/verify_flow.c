@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The flows `xfibctl verify` asks the policy rules about, taken from the
- * rules xfibd published (include/xfib/rules.h): without them every
+ * rules xfibd published (include/xfib/rules.h) and the kernel's own
+ * (verify.c reads both into one set): without them every
  * query has no source, no transport and one ingress port, and a walk
  * that gets a rule's from, iif, ipproto, sport, dport or tos wrong never
  * shows.

@@ -60,6 +60,11 @@ int route_attr_cb(const struct nlattr *a, void *data);
 /* The route's table: RTA_TABLE, else the header's. */
 __u32 route_table(const struct rtmsg *rtm, const struct nlattr **tb);
 
+/* The selectors of the kernel's policy rules of family fam (from, to,
+ * iif, ipproto, sport, dport, tos; an iif resolved in this namespace) as
+ * xfib_rules, at most max, into v; how many into *n. -errno. */
+int krules_dump(int fam, struct xfib_rule *v, size_t max, size_t *n);
+
 /* ---- verify_dest.c ---------------------------------------------------- */
 
 struct pfx {

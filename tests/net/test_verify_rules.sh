@@ -19,13 +19,20 @@
 # alone, so xfibctl and the dataplane read the rule as it now is). The
 # destination sweep asks with no protocol and no ports, so rule 120
 # matches none of its questions on either side, and it stays clean. The
-# flows are made from the rules xfib publishes, so they now probe the
-# edges of 1000-1499: TCP to port 1500, just past the range xfib holds
-# and inside the kernel's, is answered by table 120 in the kernel and
-# not in xfib. verify must exit 1 with mismatches in the IPv4 rule
-# flows only, each naming a TCP flow to port 1500, and its line must
-# reproduce with `ip route get`. A new xfibd republishes the rules:
-# clean again.
+# flows are made from the rules xfib publishes and from the kernel's, so
+# they probe the edges of 1000-1499 and of 1000-1999: TCP to port 1500
+# (just past the range xfib holds) and to 1999 (the kernel's last port)
+# is answered by table 120 in the kernel and not in xfib. verify must
+# exit 1 with mismatches in the IPv4 rule flows only, each naming a TCP
+# flow to one of those ports, and its line must reproduce with `ip route
+# get`. A new xfibd republishes the rules: clean again.
+#
+# Last, a rule xfib's copy holds as one that never matches: the
+# XFIB_RULE_F_MATCH_NONE flag set on rule 120 in the published half (its
+# selectors then give no flows of their own from xfib's copy). The
+# flows are also made from the kernel's own rules (ip rule, over
+# rtnetlink), so TCP to port 1000 or 1999 is still asked, and verify
+# must report those flows, and only them.
 #
 # shellcheck disable=SC2016 # jq programs name jq variables
 set -euo pipefail
@@ -153,7 +160,7 @@ jqe --arg s2 "$R_SNK2" '.ipv4.mismatched == 0 and .ipv6.mismatched == 0 and
 	.ipv4.rule_flows.mismatched > 0 and .ipv6.rule_flows.mismatched == 0 and
 	(.mismatches | length) > 0 and
 	all(.mismatches[]; .family == "ipv4" and .flow.ipproto == 6 and
-		.flow.dport == 1500 and
+		(.flow.dport == 1500 or .flow.dport == 1999) and
 		(.kernel.dev == $s2 or .kernel.result == "unreachable"))' <<<"$OUT" >/dev/null ||
 	fail "verify with a rewritten dport range: $(jq -c '{v4: .ipv4, v6: .ipv6.rule_flows, m: .mismatches[:2]}' <<<"$OUT")"
 log "verify found it: $(jq -c '{sweep: .ipv4.mismatched, rule_flows: .ipv4.rule_flows.mismatched, first: .mismatches[0]}' <<<"$OUT")"
@@ -166,7 +173,7 @@ TXT=$(rctl verify) || rc=$?
 [ "$rc" -eq 1 ] || fail "verify (text) with a rewritten dport range exited $rc, expected 1"
 # Table 120 forwards by sink2 except for its unreachable /20: a line of
 # the first kind.
-re='^mismatch: ipv4 (198\.19\.[0-9.]+)( from [0-9.]+)? (iif [a-z0-9-]+ ipproto tcp sport [0-9]+ dport 1500( tos 0x[0-9a-f]+)?): xfib .*, kernel success via '"${SNK2_4//./\\.}"' dev '"$R_SNK2"'$'
+re='^mismatch: ipv4 (198\.19\.[0-9.]+)( from [0-9.]+)? (iif [a-z0-9-]+ ipproto tcp sport [0-9]+ dport (1500|1999)( tos 0x[0-9a-f]+)?): xfib .*, kernel success via '"${SNK2_4//./\\.}"' dev '"$R_SNK2"'$'
 LINE=
 while read -r l; do
 	[[ $l =~ $re ]] && LINE=$l && break
@@ -187,4 +194,37 @@ xfibd_start
 wait_until 10 walked || fail "the rules are not walked after a restart"
 verify_rules_clean "after a restart"
 
-log "PASS: verify checks rule flows in both families; a rewritten dport range is caught by the flows alone and reproduces with ip route get"
+# ---- a rule xfib holds as never matching -------------------------------------------
+# In a rule, flags is the u16 at byte 14: XFIB_RULE_F_DPORT (0x0200)
+# here, to which XFIB_RULE_F_MATCH_NONE (0x8000) is added.
+HALF=$(bpftool -j map lookup pinned "$PIN/xfib_rules_active" key 0 0 0 0 | jqe '.formatted.value.half') ||
+	fail "bpftool map lookup xfib_rules_active[0]"
+ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_rules" key "$HALF" 0 0 0) ||
+	fail "bpftool map lookup xfib_rules[$HALF]"
+IDX=$(jq '.formatted.value.rule | map(.priority) | index(120)' <<<"$ENTRY")
+[[ $IDX =~ ^[0-9]+$ ]] || fail "no rule of priority 120 in the published IPv4 half $HALF"
+OFF=$((24 + 144 * IDX + 14))
+[ "$(jq -r --argjson o $OFF '.value[$o:$o + 2] | join(" ")' <<<"$ENTRY")" = "0x00 0x02" ] ||
+	fail "rule $IDX's flags are not 0x0200 at byte $OFF: $(jq -c ".formatted.value.rule[$IDX]" <<<"$ENTRY")"
+read -r -a KEY <<<"$(jq -r '.key | join(" ")' <<<"$ENTRY")"
+read -r -a VAL <<<"$(jq -r --argjson o $((OFF + 1)) '.value | .[$o] = "0x82" | join(" ")' <<<"$ENTRY")"
+bpftool map update pinned "$PIN/xfib_rules" key "${KEY[@]}" value "${VAL[@]}" ||
+	fail "bpftool map update xfib_rules[$HALF]"
+log "rule $IDX of the published IPv4 half $HALF: marked as never matching"
+rc=0
+OUT=$(rctl verify --random 2000 -j) || rc=$?
+[ "$rc" -eq 1 ] || fail "verify with a rule marked as never matching exited $rc, expected 1"
+jqe '.ipv4.mismatched == 0 and .ipv6.mismatched == 0 and
+	.ipv4.rule_flows.mismatched > 0 and .ipv6.rule_flows.mismatched == 0 and
+	(.mismatches | length) > 0 and
+	all(.mismatches[]; .family == "ipv4" and .flow.ipproto == 6 and
+		(.flow.dport == 1000 or .flow.dport == 1999))' <<<"$OUT" >/dev/null ||
+	fail "verify with a rule marked as never matching: $(jq -c '{v4: .ipv4, v6: .ipv6.rule_flows, m: .mismatches[:2]}' <<<"$OUT")"
+log "verify found it: $(jq -c '{sweep: .ipv4.mismatched, rule_flows: .ipv4.rule_flows.mismatched, first: .mismatches[0].flow}' <<<"$OUT")"
+kill -TERM "$XFIBD_PID"
+wait "$XFIBD_PID" 2>/dev/null || true
+xfibd_start
+wait_until 10 walked || fail "the rules are not walked after a restart"
+verify_rules_clean "after another restart"
+
+log "PASS: verify checks rule flows in both families; a rewritten dport range is caught by the flows alone and reproduces with ip route get; a rule xfib holds as never matching is caught by the kernel's rules' flows"
