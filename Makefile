@@ -197,6 +197,13 @@ $(BUILD)/tests/unit_test_rib_dflt: $(BUILD)/san/tests/unit/test_rib_dflt.o \
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -lm -pthread
 
+# test_verify_flow checks the flows xfibctl verify makes from the rules.
+$(BUILD)/tests/unit_test_verify_flow: $(BUILD)/san/tests/unit/test_verify_flow.o \
+		$(BUILD)/san/ctl/xfibctl/verify_flow.o $(BUILD)/san/ctl/xfibctl/verify_gen.o \
+		$(UNIT_SAN_OBJS) | $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lmnl -lm -pthread
+
 # Packet tests link ctl/lib too: they put the program's questions to the
 # userspace lookup xfibctl answers with.
 $(BUILD)/tests/prog_%: tests/prog/%.c $(CTL_LIB_A) | $(BPF_SKELS) $(BUILD)/tests

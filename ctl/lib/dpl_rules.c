@@ -283,6 +283,20 @@ done:
 	return -EBUSY;
 }
 
+int dpl_rules_snapshot(const struct dpl *d, struct xfib_rule_set *set)
+{
+	int tries;
+
+	for (tries = 0; tries < DPL_TRIES; tries++) {
+		__u64 w = rules_copy(d, set);
+
+		if (__atomic_load_n((const __u64 *)&d->rules_active[d->fam],
+				    __ATOMIC_ACQUIRE) == w)
+			return 0;
+	}
+	return -EBUSY;
+}
+
 void dpl_table_info(const struct dpl *d, __u32 slot, struct xfib_table_info *ti)
 {
 	memset(ti, 0, sizeof(*ti));

@@ -200,6 +200,9 @@ int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
  * kernel's input path's, which the differential test checks.
  */
 bool dpl_rules_judgeable(int fam, const struct dpl_rules_answer *a);
+/* A copy of the family's published rules (its header, and its rules and
+ * run ranges if it has them), read as one generation. 0 or -EBUSY. */
+int dpl_rules_snapshot(const struct dpl *d, struct xfib_rule_set *set);
 /* An address (4 or 16 bytes, network order) of family fam as the
  * rules' host-order halves (struct xfib_rflow; IPv4 in *lo). */
 void dpl_rflow_addr(int fam, const __u8 *a, __u64 *hi, __u64 *lo);

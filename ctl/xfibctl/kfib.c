@@ -2,14 +2,17 @@
 /*
  * The kernel's side of `xfibctl verify` and `xfibctl lookup`: its answer
  * for a batch of destinations, bpf_fib_lookup() run through
- * BPF_PROG_TEST_RUN (bpf/xfib_verify.bpf.c), and the route it matches
- * (`ip route get fibmatch`, over rtnetlink).
+ * BPF_PROG_TEST_RUN (bpf/xfib_verify.bpf.c), the route it matches
+ * (`ip route get fibmatch`) and its policy rules' selectors (`ip rule`),
+ * over rtnetlink.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <net/if.h>
+#include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 #include <bpf/libbpf.h>
@@ -238,6 +241,131 @@ int kroute_fibmatch(int fam, const __u8 *addr, struct kroute *kr)
 	/* An error message is the kernel's answer (no route, blackhole...). */
 	if (ret < 0)
 		kr->err = errno ? -errno : -EPROTO;
+out:
+	if (nl)
+		mnl_socket_close(nl);
+	free(buf);
+	return err;
+}
+
+/* ---- the kernel's policy rules: ip rule ---------------------------------- */
+
+struct krules {
+	int fam;
+	struct xfib_rule *v;
+	size_t n, max;
+};
+
+static int krule_attr_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+
+	if (mnl_attr_type_valid(a, FRA_MAX) < 0)
+		return MNL_CB_OK;
+	tb[mnl_attr_get_type(a)] = a;
+	return MNL_CB_OK;
+}
+
+/* A prefix attribute of alen bytes into addr and *len, if it is one. */
+static void krule_prefix(const struct nlattr *a, __u8 plen, size_t alen,
+			 __u8 *addr, __u8 *len)
+{
+	if (!a || plen > alen * 8 || mnl_attr_get_payload_len(a) != alen)
+		return;
+	memcpy(addr, mnl_attr_get_payload(a), alen);
+	*len = plen;
+}
+
+/* A port range attribute into *lo, *hi; whether it is one. */
+static bool krule_ports(const struct nlattr *a, __u16 *lo, __u16 *hi)
+{
+	struct fib_rule_port_range r;
+
+	if (!a || mnl_attr_get_payload_len(a) != sizeof(r))
+		return false;
+	memcpy(&r, mnl_attr_get_payload(a), sizeof(r));
+	*lo = r.start;
+	*hi = r.end;
+	return true;
+}
+
+static int krule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[FRA_MAX + 1] = { 0 };
+	const struct fib_rule_hdr *h = mnl_nlmsg_get_payload(nlh);
+	struct krules *k = data;
+	size_t alen = fam_alen(k->fam);
+	struct xfib_rule *x;
+
+	if (nlh->nlmsg_type != RTM_NEWRULE ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*h) ||
+	    h->family != fam_af(k->fam) || k->n >= k->max)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*h), krule_attr_cb, tb);
+	x = &k->v[k->n++];
+	memset(x, 0, sizeof(*x));
+	x->action = h->action;
+	x->tos = h->tos;
+	krule_prefix(tb[FRA_SRC], h->src_len, alen, x->src, &x->src_len);
+	krule_prefix(tb[FRA_DST], h->dst_len, alen, x->dst, &x->dst_len);
+	if (tb[FRA_IIFNAME] && mnl_attr_validate(tb[FRA_IIFNAME], MNL_TYPE_NUL_STRING) >= 0) {
+		x->iif = if_nametoindex(mnl_attr_get_str(tb[FRA_IIFNAME]));
+		x->flags |= x->iif ? XFIB_RULE_F_IIF : XFIB_RULE_F_IIF_DETACHED;
+	}
+	if (tb[FRA_IP_PROTO] && mnl_attr_validate(tb[FRA_IP_PROTO], MNL_TYPE_U8) >= 0)
+		x->ip_proto = mnl_attr_get_u8(tb[FRA_IP_PROTO]);
+	if (krule_ports(tb[FRA_SPORT_RANGE], &x->sport_lo, &x->sport_hi))
+		x->flags |= XFIB_RULE_F_SPORT;
+	if (krule_ports(tb[FRA_DPORT_RANGE], &x->dport_lo, &x->dport_hi))
+		x->flags |= XFIB_RULE_F_DPORT;
+	return MNL_CB_OK;
+}
+
+int krules_dump(int fam, struct xfib_rule *v, size_t max, size_t *n)
+{
+	struct krules k = { .fam = fam, .v = v, .max = max };
+	size_t blen = DUMP_BUF_SIZE;
+	struct mnl_socket *nl = NULL;
+	char *buf = malloc(blen);
+	struct fib_rule_hdr *h;
+	struct nlmsghdr *nlh;
+	unsigned int portid, seq = time(NULL);
+	ssize_t len;
+	int err = 0, ret;
+
+	*n = 0;
+	if (!buf)
+		return -ENOMEM;
+	nl = rtnl_open(&portid);
+	if (!nl) {
+		err = -errno;
+		goto out;
+	}
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETRULE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	h = mnl_nlmsg_put_extra_header(nlh, sizeof(*h));
+	h->family = fam_af(fam);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		len = mnl_socket_recvfrom(nl, buf, blen);
+		if (len < 0) {
+			err = -errno;
+			goto out;
+		}
+		ret = mnl_cb_run(buf, len, seq, portid, krule_cb, &k);
+		if (ret == MNL_CB_STOP)
+			break;
+		if (ret < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+	*n = k.n;
 out:
 	if (nl)
 		mnl_socket_close(nl);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <netdb.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/fib_rules.h>
@@ -544,6 +545,65 @@ static json_object *nexthop_json(const struct xfib_nexthop *nh, __u32 idx)
 	return o;
 }
 
+/* A transport protocol as `ip route get ... ipproto` takes it. */
+static const char *ipproto_arg(__u8 p, char *buf, size_t len)
+{
+	struct protoent *pe = getprotobynumber(p);
+
+	if (pe)
+		return pe->p_name;
+	snprintf(buf, len, "%u", p);
+	return buf;
+}
+
+/* A rule flow's selectors after the destination, in `ip route get`'s
+ * words, so that the line reproduces it: from SRC iif PORT ipproto P
+ * sport N dport N tos T (each where the flow has it). */
+static void flow_str(int fam, const struct verify_flow *f, char *buf, size_t len)
+{
+	static const __u8 zero[16];
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE], p[8];
+	size_t alen = fam == XFIB_V4 ? 4 : 16;
+	int n = 0;
+
+	buf[0] = 0;
+	if (memcmp(f->src, zero, alen))
+		n += snprintf(buf + n, len - n, " from %s",
+			      addr_str(fam_af(fam), f->src, a, sizeof(a)));
+	n += snprintf(buf + n, len - n, " iif %s", dev_str(f->iif, dev));
+	if (f->proto)
+		n += snprintf(buf + n, len - n, " ipproto %s",
+			      ipproto_arg(f->proto, p, sizeof(p)));
+	if (f->sport || f->dport)
+		n += snprintf(buf + n, len - n, " sport %u dport %u", f->sport,
+			      f->dport);
+	if (f->tos)
+		snprintf(buf + n, len - n, " tos 0x%02x", f->tos);
+}
+
+static json_object *flow_json(int fam, const struct verify_flow *f)
+{
+	json_object *o = json_object_new_object();
+	char a[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	js_set(o, "from", js_str(addr_str(fam_af(fam), f->src, a, sizeof(a))));
+	js_set(o, "iif", js_str(dev_str(f->iif, dev)));
+	js_set(o, "ipproto", js_u64(f->proto));
+	js_set(o, "sport", js_u64(f->sport));
+	js_set(o, "dport", js_u64(f->dport));
+	js_set(o, "tos", js_u64(f->tos));
+	return o;
+}
+
+static void counts_json(json_object *o, const struct verify_counts *c)
+{
+	js_set(o, "checked", js_u64(c->checked));
+	js_set(o, "matched", js_u64(c->matched));
+	js_set(o, "deferred", js_u64(c->deferred));
+	js_set(o, "mismatched", js_u64(c->mismatched));
+	js_set(o, "rechecked", js_u64(c->rechecked));
+}
+
 static json_object *verify_json(const struct verify_report *rep)
 {
 	json_object *o = json_object_new_object(), *mis = json_object_new_array();
@@ -558,15 +618,17 @@ static json_object *verify_json(const struct verify_report *rep)
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		const struct verify_family *f = &rep->fam[fam];
 		json_object *e = json_object_new_object();
+		json_object *rf = json_object_new_object();
 
 		js_set(e, "algorithm", js_str(xfib_algo_name(f->act.algo)));
 		js_set(e, "generation", js_u64(f->act.generation));
 		js_set(e, "prefixes", js_u64(f->prefixes));
-		js_set(e, "checked", js_u64(f->checked));
-		js_set(e, "matched", js_u64(f->matched));
-		js_set(e, "deferred", js_u64(f->deferred));
-		js_set(e, "mismatched", js_u64(f->mismatched));
-		js_set(e, "rechecked", js_u64(f->rechecked));
+		counts_json(e, &f->dests);
+		js_set(rf, "flows", js_u64(f->flows));
+		js_set(rf, "combinations", js_u64(f->combinations));
+		js_set(rf, "destinations_per_flow", js_u64(f->flows ? rep->flow_dests : 0));
+		counts_json(rf, &f->flow);
+		js_set(e, "rule_flows", rf);
 		js_set(o, fam_name(fam), e);
 	}
 	for (i = 0; mis && i < rep->nmis; i++) {
@@ -576,6 +638,8 @@ static json_object *verify_json(const struct verify_report *rep)
 
 		js_set(e, "family", js_str(fam_name(m->fam)));
 		js_set(e, "address", js_str(addr_str(af, m->addr, a, sizeof(a))));
+		if (m->rule_flow)
+			js_set(e, "flow", flow_json(m->fam, &m->flow));
 		js_set(e, "xfib", nexthop_json(&m->nh, m->nh_idx));
 		js_set(e, "kernel", kfib_json(af, m->addr, &m->kernel));
 		if (m->source_ruled_out)
@@ -589,7 +653,8 @@ static json_object *verify_json(const struct verify_report *rep)
 static void verify_text(const struct verify_report *rep, unsigned long total,
 			unsigned long bad)
 {
-	char a[INET6_ADDRSTRLEN], x[128], k[128], dev[IF_NAMESIZE], t[16];
+	char a[INET6_ADDRSTRLEN], x[128], k[128], dev[IF_NAMESIZE], t[16], fl[160];
+	unsigned long flow_queries = 0;
 	size_t i;
 	int fam;
 
@@ -599,8 +664,11 @@ static void verify_text(const struct verify_report *rep, unsigned long total,
 
 		nexthop_str(&m->nh, m->nh_idx, x, sizeof(x));
 		kfib_answer_str(af, m->addr, &m->kernel, k, sizeof(k));
-		printf("mismatch: %s %s: xfib %s, kernel %s%s\n", fam_name(m->fam),
-		       addr_str(af, m->addr, a, sizeof(a)), x, k,
+		fl[0] = 0;
+		if (m->rule_flow)
+			flow_str(m->fam, &m->flow, fl, sizeof(fl));
+		printf("mismatch: %s %s%s: xfib %s, kernel %s%s\n", fam_name(m->fam),
+		       addr_str(af, m->addr, a, sizeof(a)), fl, x, k,
 		       m->source_ruled_out ?
 			       "; as a source, ruled out as local by xfib_nonlocal4" : "");
 	}
@@ -612,12 +680,33 @@ static void verify_text(const struct verify_report *rep, unsigned long total,
 		printf("%s: %s generation %u, %zu prefixes: %lu checked, %lu matched, "
 		       "%lu deferred to the kernel, %lu mismatched\n",
 		       fam_name(fam), xfib_algo_name(f->act.algo),
-		       f->act.generation, f->prefixes, f->checked, f->matched,
-		       f->deferred, f->mismatched);
+		       f->act.generation, f->prefixes, f->dests.checked,
+		       f->dests.matched, f->dests.deferred, f->dests.mismatched);
 	}
-	printf("%lu addresses in %.2f s (%.0f/s), table %s, kernel lookups from %s\n",
-	       total, rep->seconds, rep->seconds > 0 ? total / rep->seconds : 0.0,
-	       table_str(rep->table, t, sizeof(t)), dev_str(rep->iif, dev));
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		const struct verify_family *f = &rep->fam[fam];
+
+		if (!f->flows)
+			continue;
+		flow_queries += f->flow.checked;
+		printf("%s rule flows: %lu of %lu from the rules' selectors, %lu "
+		       "destinations each: %lu checked, %lu matched, %lu deferred "
+		       "to the kernel, %lu mismatched\n",
+		       fam_name(fam), f->flows, f->combinations, rep->flow_dests,
+		       f->flow.checked, f->flow.matched, f->flow.deferred,
+		       f->flow.mismatched);
+	}
+	total -= flow_queries;
+	if (flow_queries)
+		printf("%lu addresses and %lu rule flow queries in %.2f s (%.0f/s), "
+		       "table %s, kernel lookups from %s and the flows' ports\n",
+		       total, flow_queries, rep->seconds,
+		       rep->seconds > 0 ? (total + flow_queries) / rep->seconds : 0.0,
+		       table_str(rep->table, t, sizeof(t)), dev_str(rep->iif, dev));
+	else
+		printf("%lu addresses in %.2f s (%.0f/s), table %s, kernel lookups from %s\n",
+		       total, rep->seconds, rep->seconds > 0 ? total / rep->seconds : 0.0,
+		       table_str(rep->table, t, sizeof(t)), dev_str(rep->iif, dev));
 	if (rep->stale)
 		printf("%lu of them deferred because xfibd's lease had expired: the dataplane hands every packet to the kernel (pass_stale) until xfibd syncs\n",
 		       rep->stale);
@@ -625,7 +714,8 @@ static void verify_text(const struct verify_report *rep, unsigned long total,
 
 int cmd_verify(struct ctl *c, int argc, char **argv)
 {
-	struct verify_opts o = { .random = c->random, .max_reports = VERIFY_SHOW };
+	struct verify_opts o = { .random = c->random, .max_reports = VERIFY_SHOW,
+				 .flows = c->flows, .flow_dests = c->flow_dests };
 	struct xfib_fwd_bpf *skel = NULL;
 	unsigned long total = 0, bad = 0;
 	struct verify_report rep;
@@ -644,8 +734,8 @@ int cmd_verify(struct ctl *c, int argc, char **argv)
 		goto out;
 	}
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
-		total += rep.fam[fam].checked;
-		bad += rep.fam[fam].mismatched;
+		total += rep.fam[fam].dests.checked + rep.fam[fam].flow.checked;
+		bad += rep.fam[fam].dests.mismatched + rep.fam[fam].flow.mismatched;
 	}
 	if (rep.stale)
 		fprintf(stderr, "xfibctl: verify: xfibd's lease has expired: the dataplane forwards nothing in XDP\n");

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "layout.h"
+#include "verify.h"
 #include "xfibctl.h"
 
 const struct cmd *current_cmd;
@@ -127,6 +128,31 @@ static int set_random(struct ctl *c, const char *arg)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A count for an option: digits only (no sign, no suffix). */
+static int parse_count(const char *opt, const char *arg, const char *what,
+		       unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 0);
+	if (*end || !*arg || *arg == '-' || errno) {
+		err_cmd("--%s '%s': not a number of %s", opt, arg, what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_flows(struct ctl *c, const char *arg)
+{
+	return parse_count("rule-flows", arg, "flows", &c->flows);
+}
+
+static int set_flow_dests(struct ctl *c, const char *arg)
+{
+	return parse_count("flow-dests", arg, "destinations", &c->flow_dests);
 }
 
 static int set_iif(struct ctl *c, const char *arg)
@@ -364,6 +390,11 @@ static const struct cmd_opt lookup_opts[] = {
 static const struct cmd_opt verify_opts[] = {
 	{ "random", 'r', "N", "also check N random addresses per family", set_random },
 	OPT_IIF,
+	{ "rule-flows", 0, "N",
+	  "where the policy rules are walked, also check at most\n"
+	  "N flows per family made from their selectors\n"
+	  "(default 4096; 0: none)", set_flows },
+	{ "flow-dests", 0, "N", "destinations per flow (default 8)", set_flow_dests },
 	OPT_JSON,
 	{ 0 },
 };
@@ -457,7 +488,9 @@ int main(int argc, char **argv)
 {
 	struct ctl c = { .mode = XDP_MODE_NATIVE, .fam = -1, .algo_want = -1,
 			 .src_fam = -1, .dst_fam = -1, .proto = -1, .sport = -1,
-			 .dport = -1, .tos = -1, .rate = XFIB_TRACE_RATE_DEFAULT };
+			 .dport = -1, .tos = -1, .rate = XFIB_TRACE_RATE_DEFAULT,
+			 .flows = VERIFY_FLOWS_DEFAULT,
+			 .flow_dests = VERIFY_FLOW_DESTS_DEFAULT };
 	const struct cmd *cmd;
 	int err, nargs;
 	char **args;

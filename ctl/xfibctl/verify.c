@@ -15,6 +15,14 @@
  * space and half inside a randomly chosen prefix (a uniform IPv6 address
  * almost never falls into any prefix but the default route).
  *
+ * Flows: where a family's policy rules are walked, the destinations are
+ * asked again as packets the rules tell apart, from a source, entering
+ * by a port, with a protocol, ports and a TOS taken from the selectors
+ * of the rules xfib mirrors and of the kernel's (verify_flow.c); each flow for a few destinations drawn from
+ * the same points. Both sides answer the same flow: xfib's walk with all
+ * of it (struct xfib_rflow), the kernel's bpf_fib_lookup() with the
+ * query's source, TOS, protocol and ports, entering by the flow's port.
+ *
  * A disagreement can be a change in flight: the kernel already has it and
  * xfibd has not published it yet (it batches changes, rebuilds take
  * time). So every disagreeing destination is looked up again on both
@@ -28,6 +36,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <net/if.h>
+#include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 #include <bpf/libbpf.h>
@@ -223,15 +232,25 @@ int verify_default_iif(struct xfib_fwd_bpf *skel)
 
 /* ---- a run ----------------------------------------------------------------- */
 
+/* One question: a destination, and the flow it is asked for. */
+struct vq {
+	__u8 addr[16];
+	struct verify_flow fl;
+};
+
+/* Questions of one family entering by one port (the kernel's side runs
+ * per port), all of the sweep or all of rule flows. */
 struct batch {
 	size_t n;
-	__u8 addr[XV_BATCH][16];
+	__u32 iif;
+	bool flows;
+	struct vq q[XV_BATCH];
 	__u32 nh_idx[XV_BATCH];
 	struct xfib_nexthop nh[XV_BATCH];
 };
 
-struct addr_list {
-	__u8 (*v)[16];
+struct vq_list {
+	struct vq *v;
 	size_t n, cap;
 };
 
@@ -241,10 +260,11 @@ struct run {
 	struct kfib *k;
 	struct dpl d[XFIB_FAMILIES];
 	struct batch *b;
-	struct addr_list again[XFIB_FAMILIES]; /* disagreements to look at again */
+	/* disagreements to look at again: [fam][flows] */
+	struct vq_list again[XFIB_FAMILIES][2];
 };
 
-static int list_add(struct addr_list *l, const __u8 *a)
+static int list_add(struct vq_list *l, const struct vq *q)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 1024;
@@ -255,7 +275,7 @@ static int list_add(struct addr_list *l, const __u8 *a)
 		l->v = p;
 		l->cap = cap;
 	}
-	memcpy(l->v[l->n++], a, 16);
+	l->v[l->n++] = *q;
 	return 0;
 }
 
@@ -270,19 +290,25 @@ static void report_err(struct verify_report *rep, const char *what, int err)
 #define DEFER_TO_KERNEL 0xffffffffu
 
 /*
- * The policy rules' answer for addr, for the question the referee asks
- * the kernel (bpf_fib_lookup() through the rules: no source, no
- * transport, entering by iif), into *nh_idx, which holds slot 0's: the
- * rules' nexthop, or DEFER_TO_KERNEL.
+ * The policy rules' answer for question q, the one the referee asks the
+ * kernel (bpf_fib_lookup() through the rules, with q's flow), into
+ * *nh_idx, which holds slot 0's: the rules' nexthop, or DEFER_TO_KERNEL.
  */
-static int rules_answer(const struct dpl *d, const __u8 *addr, __u32 iif,
+static int rules_answer(const struct dpl *d, const struct vq *q,
 			__u32 *nh_idx)
 {
 	struct dpl_rules_answer a;
-	struct xfib_rflow f = { .iif = iif };
+	struct xfib_rflow f = {
+		.iif = q->fl.iif,
+		.sport = q->fl.sport,
+		.dport = q->fl.dport,
+		.tos = q->fl.tos,
+		.proto = q->fl.proto,
+	};
 	int err;
 
-	dpl_rflow_addr(d->fam, addr, &f.dst_hi, &f.dst_lo);
+	dpl_rflow_addr(d->fam, q->addr, &f.dst_hi, &f.dst_lo);
+	dpl_rflow_addr(d->fam, q->fl.src, &f.src_hi, &f.src_lo);
 	err = dpl_rules_route(d, &f, *nh_idx, &a);
 	if (err)
 		return err;
@@ -317,8 +343,8 @@ static int xfib_answers(struct run *r, int fam, bool *ready)
 
 	for (tries = 0; tries < DPL_TRIES; tries++) {
 		for (i = 0; i < b->n; i++) {
-			b->nh_idx[i] = dpl_lookup(d, b->addr[i]);
-			err = rules_answer(d, b->addr[i], r->rep->iif, &b->nh_idx[i]);
+			b->nh_idx[i] = dpl_lookup(d, b->q[i].addr);
+			err = rules_answer(d, &b->q[i], &b->nh_idx[i]);
 			if (err)
 				return err;
 			dpl_nexthop(d, b->nh_idx[i], &b->nh[i]);
@@ -334,6 +360,42 @@ static int xfib_answers(struct run *r, int fam, bool *ready)
 	return -EBUSY;
 }
 
+/* The kernel's query for question vq of family fam. */
+static void kernel_query(int fam, const struct vq *vq, struct xv_query *q)
+{
+	size_t alen = fam_alen(fam);
+
+	memset(q, 0, sizeof(*q));
+	q->family = fam_af(fam);
+	memcpy(q->addr, vq->addr, alen);
+	memcpy(q->src, vq->fl.src, alen);
+	q->tos = vq->fl.tos;
+	q->l4_protocol = vq->fl.proto;
+	q->sport = htons(vq->fl.sport);
+	q->dport = htons(vq->fl.dport);
+}
+
+/* The details of the batch's question i, a mismatch, while fewer than
+ * max_reports are kept. */
+static void keep_mismatch(struct run *r, int fam, size_t i,
+			  const struct xv_query *k)
+{
+	const struct batch *b = r->b;
+	struct verify_mismatch *m;
+
+	if (r->rep->nmis >= r->o->max_reports)
+		return;
+	m = &r->rep->mis[r->rep->nmis++];
+	m->fam = fam;
+	memcpy(m->addr, b->q[i].addr, 16);
+	m->nh_idx = b->nh_idx[i];
+	m->nh = b->nh[i];
+	m->kernel = *k;
+	m->source_ruled_out = local_ruled_out(&r->d[fam], fam, &m->nh, m->addr);
+	m->rule_flow = b->flows;
+	m->flow = b->q[i].fl;
+}
+
 /* Checks the batch. Until `final`, disagreements are set aside for a
  * second look rather than counted. */
 static int check_batch(struct run *r, int fam, bool final)
@@ -341,7 +403,8 @@ static int check_batch(struct run *r, int fam, bool final)
 	struct verify_family *vf = &r->rep->fam[fam];
 	struct xv_query *q = kfib_queries(r->k);
 	struct batch *b = r->b;
-	size_t alen = fam_alen(fam), i;
+	struct verify_counts *c = b->flows ? &vf->flow : &vf->dests;
+	size_t i;
 	bool ready;
 	int err;
 
@@ -358,17 +421,14 @@ static int check_batch(struct run *r, int fam, bool final)
 		 * packet, whatever the kernel would answer. */
 		if (r->d[fam].ready)
 			r->rep->stale += b->n;
-		vf->checked += b->n;
-		vf->deferred += b->n;
+		c->checked += b->n;
+		c->deferred += b->n;
 		b->n = 0;
 		return 0;
 	}
-	for (i = 0; i < b->n; i++) {
-		memset(&q[i], 0, sizeof(q[i]));
-		q[i].family = fam_af(fam);
-		memcpy(q[i].addr, b->addr[i], alen);
-	}
-	err = kfib_run(r->k, r->rep->iif, b->n);
+	for (i = 0; i < b->n; i++)
+		kernel_query(fam, &b->q[i], &q[i]);
+	err = kfib_run(r->k, b->iif, b->n);
 	if (err) {
 		report_err(r->rep, "kernel lookups (BPF_PROG_TEST_RUN of xfib_verify)", err);
 		return err;
@@ -380,75 +440,181 @@ static int check_batch(struct run *r, int fam, bool final)
 			char what[64];
 
 			snprintf(what, sizeof(what), "bpf_fib_lookup (ingress ifindex %u)",
-				 r->rep->iif);
+				 b->iif);
 			report_err(r->rep, what, q[i].ret);
 			return q[i].ret;
 		}
-		o = verify_compare(&r->d[fam], fam, b->addr[i], ready, &b->nh[i], &q[i]);
+		o = verify_compare(&r->d[fam], fam, b->q[i].addr, ready, &b->nh[i], &q[i]);
 		if (o == VERIFY_MISMATCH && !final) {
-			err = list_add(&r->again[fam], b->addr[i]);
+			err = list_add(&r->again[fam][b->flows], &b->q[i]);
 			if (err) {
 				report_err(r->rep, "keep a disagreement", err);
 				return err;
 			}
 			continue;
 		}
-		vf->checked++;
+		c->checked++;
 		if (o == VERIFY_MATCH) {
-			vf->matched++;
+			c->matched++;
 		} else if (o == VERIFY_DEFERRED) {
-			vf->deferred++;
+			c->deferred++;
 		} else {
-			struct verify_mismatch *m;
-
-			vf->mismatched++;
-			if (r->rep->nmis >= r->o->max_reports)
-				continue;
-			m = &r->rep->mis[r->rep->nmis++];
-			m->fam = fam;
-			memcpy(m->addr, b->addr[i], 16);
-			m->nh_idx = b->nh_idx[i];
-			m->nh = b->nh[i];
-			m->kernel = q[i];
-			m->source_ruled_out = local_ruled_out(&r->d[fam], fam,
-							      &m->nh, m->addr);
+			c->mismatched++;
+			keep_mismatch(r, fam, i, &q[i]);
 		}
 	}
 	b->n = 0;
 	return 0;
 }
 
-static int check_family(struct run *r, int fam, const struct pfxs *p, __u64 seed)
+/* Adds question q to the batch, checking the batch first if it is full
+ * or enters by another port. */
+static int batch_add(struct run *r, int fam, bool final, const struct vq *q)
 {
-	struct gen g = { .fam = fam, .p = p, .rnd_left = r->o->random, .rng = seed };
 	struct batch *b = r->b;
 	int err;
 
-	b->n = 0;
-	while (gen_next(&g, b->addr[b->n])) {
-		if (++b->n < XV_BATCH)
-			continue;
-		err = check_batch(r, fam, false);
+	if (b->n && (b->n == XV_BATCH || b->iif != q->fl.iif)) {
+		err = check_batch(r, fam, final);
+		if (err)
+			return err;
+	}
+	b->iif = q->fl.iif;
+	b->q[b->n++] = *q;
+	return 0;
+}
+
+static int check_family(struct run *r, int fam, const struct pfxs *p, __u64 seed)
+{
+	struct gen g = { .fam = fam, .p = p, .rnd_left = r->o->random, .rng = seed };
+	struct vq q = { .fl.iif = r->rep->iif };
+	int err;
+
+	r->b->n = 0;
+	r->b->flows = false;
+	while (gen_next(&g, q.addr)) {
+		err = batch_add(r, fam, false, &q);
 		if (err)
 			return err;
 	}
 	return check_batch(r, fam, false);
 }
 
-static int recheck_family(struct run *r, int fam)
+/* The ports xfib is attached to in this namespace, ascending, into
+ * ports[XFIB_PORT_MAX]; how many. */
+static size_t attached_ports(struct xfib_fwd_bpf *skel, __u32 *ports)
 {
-	struct addr_list *l = &r->again[fam];
-	struct batch *b = r->b;
+	int fd = bpf_map__fd(skel->maps.xfib_tx_ports);
+	char name[IF_NAMESIZE];
+	__u32 key, next, t;
+	void *prev = NULL;
+	size_t n = 0, i, j;
+
+	while (n < XFIB_PORT_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
+		if (if_indextoname(next, name))
+			ports[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 1; i < n; i++) /* a few ports: insertion sort */
+		for (j = i; j > 0 && ports[j - 1] > ports[j]; j--) {
+			t = ports[j];
+			ports[j] = ports[j - 1];
+			ports[j - 1] = t;
+		}
+	return n;
+}
+
+/*
+ * The rules flows are made from, into set: xfib's copy, then the
+ * kernel's own selectors while there is room, so that a rule xfib's copy
+ * lacks, or holds as one that never matches, still gets its flows (the
+ * values both have are asked once).
+ */
+static int flow_rules(struct run *r, int fam, struct xfib_rule_set *set)
+{
+	size_t n = set->hdr.count < XFIB_RULES_MAX ? set->hdr.count : XFIB_RULES_MAX;
+	size_t added;
+	int err;
+
+	err = krules_dump(fam, &set->rule[n], XFIB_RULES_MAX - n, &added);
+	if (err) {
+		report_err(r->rep, "dump the kernel's policy rules (rtnetlink)", err);
+		return err;
+	}
+	set->hdr.count = n + added;
+	return 0;
+}
+
+/*
+ * The rule flows of a family whose rules are walked, each asked for
+ * o->flow_dests destinations drawn from the sweep's points (p) and the
+ * rules' own destination prefixes.
+ */
+static int check_family_flows(struct run *r, int fam, const struct pfxs *p,
+			      const __u32 *ports, size_t nports, __u64 seed)
+{
+	static struct xfib_rule_set set; /* 24 KiB: not on the stack */
+	struct verify_family *vf = &r->rep->fam[fam];
+	struct pfxs pool[2] = { *p, { 0 } };
+	struct flows fl = { 0 };
+	unsigned long k;
+	__u64 rng = seed;
+	struct vq q;
 	size_t i;
 	int err;
 
-	r->rep->fam[fam].rechecked = l->n;
-	b->n = 0;
+	if (!r->o->flows || !r->o->flow_dests)
+		return 0;
+	err = dpl_rules_snapshot(&r->d[fam], &set);
+	if (err) {
+		report_err(r->rep, "read xfib's policy rules", err);
+		return err;
+	}
+	if (!set.hdr.walk || set.hdr.fallback != XFIB_RULES_OK)
+		return 0;
+	err = flow_rules(r, fam, &set);
+	if (err)
+		return err;
+	err = rule_dst_prefixes(fam, &set, &pool[1]);
+	err = err ?: rule_flows(fam, &set, ports, nports, r->rep->iif, r->o->flows,
+				&rng, &fl);
+	if (err) {
+		report_err(r->rep, "derive flows from the policy rules", err);
+		goto out;
+	}
+	vf->flows = fl.n;
+	vf->combinations = fl.combinations;
+	r->b->n = 0;
+	r->b->flows = true;
+	for (i = 0; i < fl.n; i++) {
+		q.fl = fl.v[i];
+		for (k = 0; k < r->o->flow_dests; k++) {
+			gen_pick(fam, pool, &rng, q.addr);
+			err = batch_add(r, fam, false, &q);
+			if (err)
+				goto out;
+		}
+	}
+	err = check_batch(r, fam, false);
+out:
+	free(pool[1].v);
+	free(fl.v);
+	return err;
+}
+
+static int recheck_family(struct run *r, int fam, bool flows)
+{
+	struct vq_list *l = &r->again[fam][flows];
+	struct verify_family *vf = &r->rep->fam[fam];
+	size_t i;
+	int err;
+
+	(flows ? &vf->flow : &vf->dests)->rechecked = l->n;
+	r->b->n = 0;
+	r->b->flows = flows;
 	for (i = 0; i < l->n; i++) {
-		memcpy(b->addr[b->n], l->v[i], 16);
-		if (++b->n < XV_BATCH)
-			continue;
-		err = check_batch(r, fam, true);
+		err = batch_add(r, fam, true, &l->v[i]);
 		if (err)
 			return err;
 	}
@@ -466,6 +632,24 @@ static __u32 mirrored_table(struct xfib_fwd_bpf *skel)
 	return info.table;
 }
 
+static int open_families(struct run *r, struct xfib_fwd_bpf *skel)
+{
+	int fam, err;
+
+	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
+		err = dpl_open(&r->d[fam], skel, fam);
+		if (err) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "%s: open xfib's lookup table",
+				 fam_str(fam));
+			report_err(r->rep, what, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
 int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	       struct verify_report *rep)
 {
@@ -473,6 +657,8 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	__u32 tables[XFIB_FAMILIES * XFIB_TABLE_SLOTS];
 	struct run r = { .rep = rep, .o = o };
 	double t0 = mono_ns() / 1e9;
+	__u32 ports[XFIB_PORT_MAX];
+	size_t nports;
 	bool again = false;
 	int fam, err;
 
@@ -480,6 +666,7 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	rep->table = o->table ? o->table : mirrored_table(skel);
 	rep->iif = o->iif ? o->iif : (__u32)verify_default_iif(skel);
 	rep->seed = o->seed ? o->seed : ((__u64)time(NULL) << 20) ^ (__u64)getpid();
+	rep->flow_dests = o->flows ? o->flow_dests : 0;
 	if (o->max_reports) {
 		rep->mis = calloc(o->max_reports, sizeof(*rep->mis));
 		if (!rep->mis) {
@@ -504,29 +691,25 @@ int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 		report_err(rep, "load the kernel lookup program xfib_verify", err);
 		goto out;
 	}
-	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
-		err = dpl_open(&r.d[fam], skel, fam);
-		if (err) {
-			char what[64];
-
-			snprintf(what, sizeof(what), "%s: open xfib's lookup table",
-				 fam_str(fam));
-			report_err(rep, what, err);
-			goto out;
-		}
-	}
+	err = open_families(&r, skel);
+	if (err)
+		goto out;
+	nports = attached_ports(skel, ports);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		rep->fam[fam].prefixes = pf[fam].n;
 		/* Distinct but reproducible streams per family. */
 		err = check_family(&r, fam, &pf[fam], rep->seed + fam);
+		err = err ?: check_family_flows(&r, fam, &pf[fam], ports, nports,
+						rep->seed + XFIB_FAMILIES + fam);
 		if (err)
 			goto out;
-		again |= r.again[fam].n > 0;
+		again |= r.again[fam][0].n || r.again[fam][1].n;
 	}
 	if (again)
 		usleep(RECHECK_PAUSE_MS * 1000);
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
-		err = recheck_family(&r, fam);
+		err = recheck_family(&r, fam, false);
+		err = err ?: recheck_family(&r, fam, true);
 		if (err)
 			goto out;
 		rep->fam[fam].act = r.d[fam].act;
@@ -536,7 +719,8 @@ out:
 	for (fam = 0; fam < XFIB_FAMILIES; fam++) {
 		if (r.d[fam].skel)
 			dpl_close(&r.d[fam]);
-		free(r.again[fam].v);
+		free(r.again[fam][0].v);
+		free(r.again[fam][1].v);
 		free(pf[fam].v);
 	}
 	kfib_close(r.k);

@@ -71,12 +71,35 @@ int verify_default_iif(struct xfib_fwd_bpf *skel);
 
 /* ---- a whole run -------------------------------------------------- */
 
+/* Rule flows per family at most, and destinations asked per flow, unless
+ * told otherwise (verify_opts). */
+#define VERIFY_FLOWS_DEFAULT 4096
+#define VERIFY_FLOW_DESTS_DEFAULT 8
+
 struct verify_opts {
 	unsigned long random; /* random destinations per family */
 	__u32 iif;            /* ingress ifindex; 0: verify_default_iif() */
 	__u32 table;          /* table xfibd mirrors; 0: read xfib_daemon */
 	size_t max_reports;   /* mismatches kept with their details */
 	__u64 seed;           /* 0: from the clock */
+	/* Where a family's rules are walked: flows taken from their
+	 * selectors, at most flows per family (0: none), each asked for
+	 * flow_dests destinations. */
+	unsigned long flows;
+	unsigned long flow_dests;
+};
+
+/*
+ * What a query asks besides the destination: the packet's source (0:
+ * none), ingress port, TOS (IPv6: traffic class), transport protocol
+ * and ports (host order; 0 for none), as the policy rules see them.
+ */
+struct verify_flow {
+	__u8 src[16];
+	__u32 iif;
+	__u16 sport, dport;
+	__u8 proto;
+	__u8 tos;
 };
 
 struct verify_mismatch {
@@ -88,19 +111,31 @@ struct verify_mismatch {
 	/* Both say local, but xfib_nonlocal4 rules the address out as a
 	 * local source: the forwarder would not look it up (IPv4). */
 	bool source_ruled_out;
+	/* Found by a rule flow (flow), not by the destination sweep. */
+	bool rule_flow;
+	struct verify_flow flow;
+};
+
+struct verify_counts {
+	unsigned long checked, matched, deferred, mismatched;
+	unsigned long rechecked; /* disagreements looked at twice */
 };
 
 struct verify_family {
 	struct xfib_active act; /* instance checked (at the end) */
 	size_t prefixes;        /* distinct prefixes of the mirrored tables */
-	unsigned long checked, matched, deferred, mismatched;
-	unsigned long rechecked; /* disagreements looked at twice */
+	struct verify_counts dests; /* the destination sweep */
+	/* Flows from the rules' selectors (none unless the rules are
+	 * walked): how many asked, of how many the selectors give. */
+	unsigned long flows, combinations;
+	struct verify_counts flow; /* their queries */
 };
 
 struct verify_report {
 	__u32 iif;
 	__u32 table;
 	__u64 seed;
+	unsigned long flow_dests; /* destinations asked per rule flow */
 	struct verify_family fam[XFIB_FAMILIES];
 	struct verify_mismatch *mis; /* the first max_reports */
 	size_t nmis;
@@ -114,8 +149,11 @@ struct verify_report {
 /*
  * Checks the first and last address of every prefix of the mirrored and
  * the local table, the addresses just outside them, and o->random random
- * destinations per family. Returns 0 when the run completed (whatever it
- * found), or -errno with rep->err saying what failed.
+ * destinations per family, with no source, no transport, entering by
+ * rep->iif; then, for a family whose rules are walked, the flows its
+ * rules' selectors give (verify_flow.c), each for o->flow_dests of those
+ * destinations. Returns 0 when the run completed (whatever it found), or
+ * -errno with rep->err saying what failed.
  */
 int verify_run(struct xfib_fwd_bpf *skel, const struct verify_opts *o,
 	       struct verify_report *rep);

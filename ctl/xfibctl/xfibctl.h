@@ -40,6 +40,8 @@ struct ctl {
 	bool json;
 	enum xdp_attach_mode mode;
 	unsigned long random;  /* verify --random */
+	unsigned long flows;   /* verify --rule-flows */
+	unsigned long flow_dests; /* verify --flow-dests */
 	const char *iif_name;  /* lookup, verify --iif */
 	__u32 iif;
 	double interval;       /* stats --interval, seconds; 0: one snapshot */

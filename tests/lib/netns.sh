@@ -840,7 +840,7 @@ verify_clean() {
 	local out
 	out=$(rctl verify --random 20000 2>&1) ||
 		fail "verify${1:+ ($1)}: $(tail -n 20 <<<"$out")"
-	log "verify${1:+ ($1)}: $(grep -c ' 0 mismatched' <<<"$out") families clean"
+	log "verify${1:+ ($1)}: $(grep -c '^ipv[46]: .* 0 mismatched' <<<"$out") families clean, $(grep -c '^ipv[46] rule flows: .* 0 mismatched' <<<"$out") with rule flows"
 }
 
 # lookup_is ADDR JQ_EXPR: the dataplane's answer for ADDR (lookup -j)

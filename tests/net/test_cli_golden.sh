@@ -328,7 +328,7 @@ errors "bogus" "n" "st" "--bogus status" "status --bogus" "status extra" \
 	"stats -i" "stats -i 0" "stats -c 2" "stats --prometheus -j" \
 	"algo ipv9" "algo ipv4 trie6" "algo ipv4 dir24_8 extra" \
 	"lookup" "lookup 198.18.1.300" "lookup $SNK4 -i nosuch0" "lookup $SNK4 $SNK6" \
-	"verify --random lots" "verify -i nosuch0" \
+	"verify --random lots" "verify --rule-flows -1" "verify -i nosuch0" \
 	"neighbours -f ipx" "neighbours -d nosuch0" "nexthops --dev" "nexthops extra" \
 	"rules extra" "ru -5" "flows extra" "flows -f ipv4" |
 	golden errors
