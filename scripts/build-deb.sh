@@ -56,7 +56,7 @@ EOT
 # build's variables (BUILD, a parent make's MAKEFLAGS: its clean step
 # would remove that directory).
 (cd "$src" && env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 \
-	dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1 || {
+	dpkg-buildpackage -b -us -uc --jobs=auto) >"$out/build.log" 2>&1 || {
 	tail -n 40 "$out/build.log" >&2
 	echo "build-deb: dpkg-buildpackage failed (log: $out/build.log)" >&2
 	exit 1
