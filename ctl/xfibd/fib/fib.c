@@ -29,9 +29,6 @@
 #include "monoclock.h"
 #include "pin.h"
 
-#define BACKOFF_MIN_MS 1000
-#define BACKOFF_MAX_MS 60000
-
 /* The algorithms to choose from. */
 static const struct fib_algo *const fib_algos[] = {
 	&fib_algo_bsearch4,
@@ -91,9 +88,7 @@ static const struct fib_algo *select_algo(struct fib *f, int fam, __u64 now)
 static void retry_later(struct fib_family *ff, int fam,
 			const struct fib_algo *want, int err, __u64 now)
 {
-	ff->backoff_ms = ff->backoff_ms ? ff->backoff_ms * 2 : BACKOFF_MIN_MS;
-	if (ff->backoff_ms > BACKOFF_MAX_MS)
-		ff->backoff_ms = BACKOFF_MAX_MS;
+	ff->backoff_ms = fib_backoff_next(ff->backoff_ms);
 	ff->retry_at_ms = now + ff->backoff_ms;
 	ff->build_error = -err;
 	pr_warn("%s: building %s failed: %s; %s keeps serving, retrying in %u ms",
@@ -272,7 +267,7 @@ int fib_flush(struct fib *f, __u64 now_ms)
 	err = job[XFIB_V4].err ?: job[XFIB_V6].err;
 	/* The rules' tables, from the same commit: the indexes their old
 	 * ranges named are reclaimed below, after they are replaced. */
-	tables_err = fib_tables_flush(f);
+	tables_err = fib_tables_flush(f, now_ms);
 	err = err ?: tables_err;
 	/* After the rules' tables too: a local route may have left one. */
 	if (job[XFIB_V4].settle && !tables_err)
@@ -357,6 +352,9 @@ int fib_timeout(const struct fib *f, __u64 now)
 		if (t < 0 || (int)due < t)
 			t = due > 60000 ? 60000 : (int)due;
 	}
+	fam = fib_tables_timeout(f, now);
+	if (fam >= 0 && (t < 0 || fam < t))
+		t = fam;
 	return t;
 }
 

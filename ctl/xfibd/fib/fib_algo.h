@@ -13,6 +13,19 @@
 #include "fib.h"
 #include "grpool.h"
 
+/* A build that failed is tried again after a backoff that doubles from
+ * a second up to a minute: main's instance (fib.c), a rule's table's
+ * (fib_tables.c). The next backoff after b (0: none yet). */
+#define FIB_BACKOFF_MIN_MS 1000
+#define FIB_BACKOFF_MAX_MS 60000
+
+static inline __u32 fib_backoff_next(__u32 b)
+{
+	if (!b)
+		return FIB_BACKOFF_MIN_MS;
+	return b >= FIB_BACKOFF_MAX_MS / 2 ? FIB_BACKOFF_MAX_MS : 2 * b;
+}
+
 extern const struct fib_algo fib_algo_bsearch4;
 extern const struct fib_algo fib_algo_bsearch6;
 extern const struct fib_algo fib_algo_dir24_8;

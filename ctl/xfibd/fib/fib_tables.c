@@ -73,6 +73,10 @@ struct fib_tables {
 				       * grace period */
 	/* ... and the slots it published instances in, emptied then. */
 	bool adopted_inst[XFIB_FAMILIES][XFIB_TABLE_SLOTS];
+	/* A slot whose instance failed to build (the kernel keeps its
+	 * table): when it is built again, and the backoff that led there. */
+	__u64 retry_at_ms[XFIB_FAMILIES][XFIB_TABLE_SLOTS];
+	__u32 backoff_ms[XFIB_FAMILIES][XFIB_TABLE_SLOTS];
 };
 
 /* A range while building: its first address and ptree_plen_value. */
@@ -362,7 +366,9 @@ static void slot_build_inst(struct fib *f, struct fib_tables *t, int fam,
 }
 
 /* Builds slot s of fam into a new block and publishes it (or the state
- * that stands for it). */
+ * that stands for it): 0, 1 if that state is the kernel's because an
+ * instance failed to build (to be tried again), or an error (the slot
+ * keeps what it had). */
 static int slot_build(struct fib *f, struct fib_tables *t, int fam, int s)
 {
 	const struct rib_tslot *ts = &f->rib->tslot[fam][s];
@@ -436,7 +442,40 @@ publish:
 		t->inst[fam][s] = inst;
 	t->algo[fam][s] = in.algo;
 	t->info[fam * XFIB_TABLE_SLOTS + s] = in;
-	return err;
+	return err ?: in.reason == XFIB_TABLE_R_BUILD_FAILED;
+}
+
+/* Slot s's instance failed to build: its table stays the kernel's until
+ * a build after the next backoff (or a change of the table: the build
+ * then waits for the backoff too). */
+static void slot_retry_later(struct fib *f, struct fib_tables *t, int fam,
+			     int s, __u64 now)
+{
+	__u32 *b = &t->backoff_ms[fam][s];
+
+	*b = fib_backoff_next(*b);
+	t->retry_at_ms[fam][s] = now + *b;
+	pr_warn("%s: table %u: the kernel keeps it; building again in %u ms",
+		fam_name(fam), f->rib->tslot[fam][s].table, *b);
+}
+
+int fib_tables_timeout(const struct fib *f, __u64 now)
+{
+	const struct fib_tables *t = f->tables;
+	int fam, s, ms = -1;
+
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		for (s = 1; s < XFIB_TABLE_SLOTS; s++) {
+			__u64 at = t->retry_at_ms[fam][s];
+			int due;
+
+			if (!at)
+				continue;
+			due = at > now ? (int)(at - now < 60000 ? at - now : 60000) : 0;
+			if (ms < 0 || due < ms)
+				ms = due;
+		}
+	return ms;
 }
 
 /*
@@ -467,7 +506,7 @@ static void inst_slots_clear(struct fib *f, struct fib_tables *t)
 	}
 }
 
-int fib_tables_flush(struct fib *f)
+int fib_tables_flush(struct fib *f, __u64 now)
 {
 	struct fib_tables *t = f->tables;
 	struct rib *r = f->rib;
@@ -486,14 +525,25 @@ int fib_tables_flush(struct fib *f)
 		for (s = 1; s < XFIB_TABLE_SLOTS; s++) {
 			struct rib_tslot *ts = &r->tslot[fam][s];
 
+			__u64 *retry = &t->retry_at_ms[fam][s];
+
 			if (!t->all && !ts->dirty &&
-			    !(ts->main_copy && main_changed))
+			    !(ts->main_copy && main_changed) && !*retry)
+				continue;
+			if (!t->all && *retry && now < *retry)
 				continue;
 			e = slot_build(f, t, fam, s);
-			if (e)
+			if (e < 0) {
 				err = err ?: e;
-			else
-				ts->dirty = false;
+				continue;
+			}
+			ts->dirty = false;
+			if (e) {
+				slot_retry_later(f, t, fam, s, now);
+			} else {
+				*retry = 0;
+				t->backoff_ms[fam][s] = 0;
+			}
 		}
 		r->fam[fam].main_changed = false;
 	}

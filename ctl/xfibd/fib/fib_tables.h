@@ -14,8 +14,11 @@
 int fib_tables_init(struct fib *f);
 void fib_tables_fini(struct fib *f);
 /* Builds and publishes every slot whose table changed (after the RIB's
- * commit). */
-int fib_tables_flush(struct fib *f);
+ * commit), and one whose instance failed to build once its backoff is
+ * over (now: mono_ms()). */
+int fib_tables_flush(struct fib *f, __u64 now);
+/* Milliseconds until such a slot is due, -1 if none. */
+int fib_tables_timeout(const struct fib *f, __u64 now);
 /* Blocks of replaced tables wait for a grace period ... */
 bool fib_tables_has_retired(const struct fib *f);
 /* ... after which they are reused. */
