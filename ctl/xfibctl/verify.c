@@ -283,7 +283,10 @@ static int rules_answer(const struct dpl *d, const __u8 *addr, __u32 iif,
 	int err;
 
 	dpl_rflow_addr(d->fam, addr, &f.dst_hi, &f.dst_lo);
-	err = dpl_rules_route(d, &f, *nh_idx, &a);
+	/* No packet, no flow hash: an IPv6 multipath answer that
+	 * suppress_ifgroup judged on the member it picks is not judged
+	 * (dpl_rules_judgeable). */
+	err = dpl_rules_route(d, &f, *nh_idx, 0, &a);
 	if (err)
 		return err;
 	if (a.walked)

@@ -38,6 +38,19 @@ static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
 	return NULL;
 }
 
+/* Nor, without suppress_ifgroup, a group or a port. */
+static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+						   __u32 idx)
+{
+	return NULL;
+}
+
+static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+					       __u32 ifindex)
+{
+	return NULL;
+}
+
 static const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx)
 {
 	return NULL;

@@ -88,6 +88,19 @@ static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
 	return NULL;
 }
 
+/* No rule here suppresses by device group. */
+static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+						   __u32 idx)
+{
+	return NULL;
+}
+
+static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+					       __u32 ifindex)
+{
+	return NULL;
+}
+
 #include "xfib/rule_walk.h"
 
 static __u32 xfib_env_rule_run(struct xfib_env *env,
