@@ -432,6 +432,34 @@ static __always_inline __u32 xfib_env_table_answer(struct xfib_env *env,
 }
 
 /*
+ * suppress_ifgroup's judgement of answer nh_idx for group
+ * (xfib_rule_ifgroup()): its result + 1 in bits 0-1 (0 the kernel's, 1
+ * not suppressed, 2 suppressed), in bit 2 whether it was an IPv6 member's.
+ * A function of its own, so that the verifier checks its paths once, not
+ * with each of the rule's.
+ */
+__noinline __u32 xfib_ifgroup_judge(__u32 fam, __u32 group, __u32 nh_idx,
+				    __u32 flow_hash)
+{
+	__u32 hashed = 0;
+	int m = xfib_rule_ifgroup(NULL, fam & 1, group, nh_idx, flow_hash,
+				  &hashed);
+
+	return (__u32)(m + 1) | hashed << 2;
+}
+
+static __always_inline int xfib_env_rule_ifgroup(struct xfib_env *env,
+						 __u32 fam, __u32 group,
+						 __u32 nh_idx, __u32 flow_hash,
+						 __u32 *hashed)
+{
+	__u32 r = xfib_ifgroup_judge(fam, group, nh_idx, flow_hash);
+
+	*hashed = r >> 2 & 1;
+	return (int)(r & 3) - 1;
+}
+
+/*
  * The walk's state, in a per-CPU map rather than on the stack: Linux 6.1
  * allows 512 bytes of stack for the program and the functions it calls
  * together, and the conntrack gate's function takes most of what the

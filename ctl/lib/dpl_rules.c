@@ -68,6 +68,12 @@ static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
 
 #include "xfib/rule_walk.h"
 
+static int xfib_env_rule_ifgroup(struct xfib_env *env, __u32 fam, __u32 group,
+				 __u32 nh_idx, __u32 flow_hash, __u32 *hashed)
+{
+	return xfib_rule_ifgroup(env, fam, group, nh_idx, flow_hash, hashed);
+}
+
 /* A large table's instance as mapped for the descriptor word desc. */
 struct dpl_table_inst {
 	__u64 desc;

@@ -95,6 +95,12 @@ XFIB_INLINE __u32 xfib_env_rule_run(struct xfib_env *env,
 				    const struct xfib_rule_set *set,
 				    const struct xfib_rule *x,
 				    const struct xfib_rflow *f);
+/* xfib_rule_ifgroup() below, which the program too runs as a function of
+ * its own (the verifier then checks its paths once, not with each of the
+ * rule's). */
+XFIB_INLINE int xfib_env_rule_ifgroup(struct xfib_env *env, __u32 fam,
+				      __u32 group, __u32 nh_idx,
+				      __u32 flow_hash, __u32 *hashed);
 /* The answer of the dir24_8 (IPv4) or trie6 (IPv6) instance in
  * map-in-map slot inst for the flow's destination: a nexthop index, 0
  * for no route, ~0 if the instance cannot be read (a slot being
@@ -299,8 +305,9 @@ XFIB_INLINE __u32 xfib_rule_run_next(const struct xfib_rule_set *set,
 
 /*
  * suppress_ifgroup (fib4_rule_suppress(), fib6_rule_suppress()): whether
- * rule x suppresses the answer nh_idx, which a lookup found (not no
- * route): 1 suppressed, 0 not, -1 only the kernel can tell. The device
+ * a rule's suppress_ifgroup group suppresses the answer nh_idx, which a
+ * lookup found (not no route): 1 suppressed, 0 not, -1 only the kernel
+ * can tell. The device
  * whose group is compared is, for IPv4, that of the route's first path
  * (fib_info_nhc(fi, 0)), whichever path the flow then takes: a
  * multipath group's nexthop names it (include/xfib/maps.h); for IPv6,
@@ -310,16 +317,18 @@ XFIB_INLINE __u32 xfib_rule_run_next(const struct xfib_rule_set *set,
  * unreachable or prohibit route's lookup failed (the kernel suppresses
  * no error), and is never suppressed; an answer xfib cannot place on a
  * device (local, unsupported) or a device xfib does not know is the
- * kernel's. An IPv6 multipath answer sets w->suppressed either way.
+ * kernel's. *hashed: 1 for an IPv6 multipath answer (judged on the
+ * member flow_hash picks), else 0.
  */
 XFIB_INLINE int xfib_rule_ifgroup(struct xfib_env *env, __u32 fam,
-				  const struct xfib_rule *x, __u32 nh_idx,
-				  struct xfib_rwalk *w)
+				  __u32 group, __u32 nh_idx, __u32 flow_hash,
+				  __u32 *hashed)
 {
 	const struct xfib_nexthop *nh = xfib_env_nexthop(env, nh_idx);
 	const struct xfib_nh_group *g;
 	const struct xfib_iface *dev;
 
+	*hashed = 0;
 	if (!nh)
 		return -1;
 	if (nh->kind == XFIB_NH_BLACKHOLE || nh->kind == XFIB_NH_UNREACHABLE)
@@ -328,12 +337,10 @@ XFIB_INLINE int xfib_rule_ifgroup(struct xfib_env *env, __u32 fam,
 		g = xfib_env_group(env, nh->group);
 		if (!g)
 			return -1;
-		nh = xfib_env_nexthop(env, g->nh[xfib_flow_bucket(w->flow_hash)]);
+		nh = xfib_env_nexthop(env, g->nh[xfib_flow_bucket(flow_hash)]);
 		if (!nh)
 			return -1;
-		/* The kernel's own hash may select another member: xfibctl
-		 * verify leaves such an answer to the kernel. */
-		w->suppressed = 1;
+		*hashed = 1;
 	}
 	if (nh->kind != XFIB_NH_GATEWAY && nh->kind != XFIB_NH_CONNECTED &&
 	    (nh->kind != XFIB_NH_GROUP || fam != XFIB_V4))
@@ -341,7 +348,7 @@ XFIB_INLINE int xfib_rule_ifgroup(struct xfib_env *env, __u32 fam,
 	dev = xfib_env_iface(env, nh->ifindex);
 	if (!dev)
 		return -1;
-	return dev->group == x->suppress_ifgroup;
+	return dev->group == group;
 }
 
 /* One rule, at w->rule (or, where a run of rules on the source starts,
@@ -353,7 +360,7 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 {
 	const struct xfib_nexthop *nh;
 	const struct xfib_rule *x;
-	__u32 i = w->rule, ans, r;
+	__u32 i = w->rule, ans, r, hashed;
 	int m;
 
 	if (i >= set->hdr.count || i >= XFIB_RULES_MAX)
@@ -434,9 +441,14 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 		ans = XFIB_TR4_NH(ans);
 ifgroup:
 		if (x->suppress_ifgroup != 0xffffffffu) {
-			m = xfib_rule_ifgroup(env, fam, x, ans, w);
+			m = xfib_env_rule_ifgroup(env, fam, x->suppress_ifgroup,
+						  ans, w->flow_hash, &hashed);
 			if (m < 0)
 				goto kernel;
+			/* The kernel's own hash may select another member:
+			 * xfibctl verify leaves such an answer to it. */
+			if (hashed)
+				w->suppressed = 1;
 			if (m) {
 				w->suppressed = 1;
 				return 0;

@@ -72,6 +72,12 @@ static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
 
 #include "xfib/rule_walk.h"
 
+static int xfib_env_rule_ifgroup(struct xfib_env *env, __u32 fam, __u32 group,
+				 __u32 nh_idx, __u32 flow_hash, __u32 *hashed)
+{
+	return xfib_rule_ifgroup(env, fam, group, nh_idx, flow_hash, hashed);
+}
+
 static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 				   __u32 slot, const struct xfib_rflow *f,
 				   __u32 *ans)
