@@ -189,8 +189,9 @@ enum xfib_rules_fallback {
  * (XFIB_TSLOT_NONE for other actions; XFIB_TSLOT_LOCAL for every "lookup
  * local", the first included; XFIB_TSLOT_MAIN for "lookup <mirrored
  * table>" without suppress_prefixlength, or with suppress_prefixlength 0
- * and no suppress_ifgroup (wg-quick's: slot 0's answers say which came
- * from a default route, at any size of main); a slot, with main_copy set
+ * (wg-quick's: slot 0's answers say which came from a default route, at
+ * any size of main; suppress_ifgroup reads only the answer's nexthop, so
+ * it does not matter); a slot, with main_copy set
  * in its xfib_table_info, with another length); tos_mask on every rule
  * (0x1c for IPv4, 0xfc for IPv6 on 5.18 and later, 0xff before);
  * XFIB_RULE_F_MATCH_NONE also for an fwmark that fails for mark 0 while
