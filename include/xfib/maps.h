@@ -42,8 +42,9 @@
  * xfib_neigh names a bridge neighbour's member, and xfib_fdb and
  * xfib_br_moving are new. */
 /* Layout 7: struct xfib_iface holds the device's group (IFLA_GROUP),
- * and a multipath group's struct xfib_nexthop the device of the route's
- * first path, both for the rules' suppress_ifgroup. */
+ * a multipath group's struct xfib_nexthop the device of the route's
+ * first path, and struct xfib_rules_hdr whether a rule has
+ * suppress_ifgroup, all for the rules' suppress_ifgroup. */
 #ifdef XFIB_LAYOUT_TEST
 #define XFIB_LAYOUT_VERSION 8
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)

@@ -307,12 +307,11 @@ XFIB_INLINE __u32 xfib_rule_run_next(const struct xfib_rule_set *set,
  * suppress_ifgroup (fib4_rule_suppress(), fib6_rule_suppress()): whether
  * a rule's suppress_ifgroup group suppresses the answer nh_idx, which a
  * lookup found (not no route): 1 suppressed, 0 not, -1 only the kernel
- * can tell. The device
- * whose group is compared is, for IPv4, that of the route's first path
- * (fib_info_nhc(fi, 0)), whichever path the flow then takes: a
- * multipath group's nexthop names it (include/xfib/maps.h); for IPv6,
- * that of the path the lookup selected (rt6i_idev, after the multipath
- * selection): the member the packet's flow hash picks, as
+ * can tell. The device whose group is compared is, for IPv4, that of the
+ * route's first path (fib_info_nhc(fi, 0)), whichever path the flow then
+ * takes: a multipath group's nexthop names it (include/xfib/maps.h); for
+ * IPv6, that of the path the lookup selected (rt6i_idev, after the
+ * multipath selection): the member the packet's flow hash picks, as
  * xfib_group_member() (include/xfib/decide.h) will. A blackhole,
  * unreachable or prohibit route's lookup failed (the kernel suppresses
  * no error), and is never suppressed; an answer xfib cannot place on a
