@@ -14,7 +14,8 @@
 # the group. Then IPv4 multipath in main: the group of the first path's
 # device decides, whichever path a flow takes (fib_info_nhc(fi, 0)):
 # with the sink port first, every flow goes to table 100; with it second,
-# none does.
+# none does. The same for a nexthop object group (its first member in
+# the order of NHA_GROUP), replaced in place.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
@@ -137,5 +138,36 @@ done
 	fail "multipath, sink2's port first: no flow of 16 on the sink port's path"
 # Echoes XDP-forwarded by main's group, to whichever sink the flow hashes to.
 expect_xdp 4 $A4 5000
-$RIP link set dev "$R_SNK" group 0
 log "suppress_ifgroup: an IPv4 multipath route by its first path's device ($main_flows of 16 flows on the later path in the group, not suppressed)"
+
+# ---- IPv4 by a nexthop object group: its first member's device ----------------
+# nh_entries[0], in the order of NHA_GROUP; the group replaced in place
+# with its members the other way round.
+$RIP nexthop add id 41 via "$SNK4" dev "$R_SNK"
+$RIP nexthop add id 42 via "$SNK2_4" dev "$R_SNK2"
+$RIP nexthop add id 40 group 41/42
+$RIP route replace 198.18.99.0/24 nhid 40
+[ "$(kernel_dev 4 $A4 "$GEN4")" = "$R_SNK2" ] ||
+	fail "nexthop group, the sink port first: the kernel routes $A4 by $(kernel_dev 4 $A4 "$GEN4")"
+expect_xdp 4 $A4 5000 "$SNK2"
+lookup_names_rule $A4 "$GEN4" 200
+$RIP nexthop replace id 40 group 42/41
+# rule_prio PORT: the rule xfibctl lookup names for gen's UDP flow from PORT.
+rule_prio() {
+	rctl lookup -j $A4 --from "$GEN4" --iif "$R_GEN" --proto udp --sport "$1" \
+		--dport 5001 | jq -r '.rules.priority'
+}
+wait_until 5 test "$(rule_prio 40001)" = 100 ||
+	fail "nexthop group, sink2's port first: rule $(rule_prio 40001), not main's"
+for port in 40002 40003 40004 40005 40006 40007 40008; do
+	[ "$(rule_prio $port)" = 100 ] ||
+		fail "nexthop group, sink2's port first, flow from port $port: rule $(rule_prio $port)"
+done
+expect_xdp 4 $A4 5000
+$RIP nexthop replace id 40 group 41/42
+wait_until 5 test "$(rule_prio 40001)" = 200 ||
+	fail "nexthop group, the sink port first again: rule $(rule_prio 40001)"
+expect_xdp 4 $A4 5000 "$SNK2"
+$RIP link set dev "$R_SNK" group 0
+expect_xdp 4 $A4 5000
+log "suppress_ifgroup: an IPv4 route by a nexthop object group, by its first member's device"
