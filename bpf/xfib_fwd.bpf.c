@@ -224,6 +224,21 @@ static __always_inline __u32 flow_seed(void)
 	return s ? *(const volatile __u32 *)&s->seed : 0;
 }
 
+/* The flow hash of an IPv6 packet (include/xfib/flow_hash.h): the rule
+ * walk's (xfib_rules_route) for suppress_ifgroup and the multipath
+ * member's, the same for the same packet. */
+static __always_inline __u32 pkt_flow_hash6(const struct xfib_pkt *pkt,
+					    __u32 seed)
+{
+	const struct ipv6hdr *ip6h = pkt->l3;
+
+	if ((const void *)(ip6h + 1) > pkt->data_end)
+		return 0;
+	return xfib_flow_hash(seed, ip6h->saddr.s6_addr32,
+			      ip6h->daddr.s6_addr32, 4, ip6h->nexthdr,
+			      l4_ports(pkt, ip6h + 1, ip6h->nexthdr));
+}
+
 /* The flow hash of the packet (include/xfib/flow_hash.h). Fragments hash
  * without ports, so all fragments of a datagram take one path. */
 static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
@@ -240,15 +255,8 @@ static __always_inline __u32 pkt_flow_hash(const struct xfib_pkt *pkt)
 			ports = l4_ports(pkt, iph + 1, iph->protocol);
 		return xfib_flow_hash(seed, &iph->saddr, &iph->daddr, 1,
 				      iph->protocol, ports);
-	} else {
-		const struct ipv6hdr *ip6h = pkt->l3;
-
-		if ((const void *)(ip6h + 1) > pkt->data_end)
-			return 0;
-		return xfib_flow_hash(seed, ip6h->saddr.s6_addr32,
-				      ip6h->daddr.s6_addr32, 4, ip6h->nexthdr,
-				      l4_ports(pkt, ip6h + 1, ip6h->nexthdr));
 	}
+	return pkt_flow_hash6(pkt, seed);
 }
 
 /* ---- the maps behind include/xfib/decide.h ------------------------------ */
@@ -421,6 +429,34 @@ static __always_inline __u32 xfib_env_table_answer(struct xfib_env *env,
 {
 	*ans = xfib_table_find(fam, slot, f->dst_hi, f->dst_lo);
 	return *ans == ~0u ? XFIB_PASS_RULE : XFIB_NEXT;
+}
+
+/*
+ * suppress_ifgroup's judgement of answer nh_idx for group
+ * (xfib_rule_ifgroup()): its result + 1 in bits 0-1 (0 the kernel's, 1
+ * not suppressed, 2 suppressed), in bit 2 whether it was an IPv6 member's.
+ * A function of its own, so that the verifier checks its paths once, not
+ * with each of the rule's.
+ */
+__noinline __u32 xfib_ifgroup_judge(__u32 fam, __u32 group, __u32 nh_idx,
+				    __u32 flow_hash)
+{
+	__u32 hashed = 0;
+	int m = xfib_rule_ifgroup(NULL, fam & 1, group, nh_idx, flow_hash,
+				  &hashed);
+
+	return (__u32)(m + 1) | hashed << 2;
+}
+
+static __always_inline int xfib_env_rule_ifgroup(struct xfib_env *env,
+						 __u32 fam, __u32 group,
+						 __u32 nh_idx, __u32 flow_hash,
+						 __u32 *hashed)
+{
+	__u32 r = xfib_ifgroup_judge(fam, group, nh_idx, flow_hash);
+
+	*hashed = r >> 2 & 1;
+	return (int)(r & 3) - 1;
 }
 
 /*
@@ -975,6 +1011,15 @@ __noinline __u32 xfib_rules_route(struct xdp_md *ctx, const struct ct_state *cs,
 			goto walked;
 		rflow6(&s->f, ip6h, end, load_be64(&cs->daddr[0]),
 		       load_be64(&cs->daddr[2]), iif, cs);
+		/* The packet as received, which xfib_after_lookup() hashes
+		 * for the multipath member too (forward() rewrites it only
+		 * later). */
+		s->w.flow_hash = 0;
+		if (set->hdr.ifgroup) {
+			struct xfib_pkt p = { .l3 = (void *)ip6h, .data_end = end };
+
+			s->w.flow_hash = pkt_flow_hash6(&p, flow_seed());
+		}
 	}
 	r = route_rules(s, set, &nh_idx);
 	if (r != XFIB_NEXT)

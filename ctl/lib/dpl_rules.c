@@ -26,6 +26,7 @@
 struct xfib_env {
 	const struct dpl *d;
 	bool torn; /* a table changed while it was read */
+	struct xfib_iface iface; /* copied from xfib_ifaces (dpl_port) */
 };
 
 static __u64 xfib_env_table(struct xfib_env *env, __u32 fam, __u32 slot)
@@ -53,7 +54,25 @@ static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
 	return idx < XFIB_NEXTHOP_MAX ? &env->d->nh[idx] : NULL;
 }
 
+static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+						   __u32 idx)
+{
+	return idx < XFIB_GROUP_MAX ? &env->d->grp[idx] : NULL;
+}
+
+static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+					       __u32 ifindex)
+{
+	return dpl_port(env->d, ifindex, &env->iface) ? &env->iface : NULL;
+}
+
 #include "xfib/rule_walk.h"
+
+static int xfib_env_rule_ifgroup(struct xfib_env *env, __u32 fam, __u32 group,
+				 __u32 nh_idx, __u32 flow_hash, __u32 *hashed)
+{
+	return xfib_rule_ifgroup(env, fam, group, nh_idx, flow_hash, hashed);
+}
 
 /* A large table's instance as mapped for the descriptor word desc. */
 struct dpl_table_inst {
@@ -225,7 +244,7 @@ static __u64 rules_copy(const struct dpl *d, struct xfib_rule_set *set)
 }
 
 int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
-		    __u32 main_nh, struct dpl_rules_answer *out)
+		    __u32 main_nh, __u32 flow_hash, struct dpl_rules_answer *out)
 {
 	static struct xfib_rule_set set; /* 24 KiB: not on the stack */
 	struct xfib_env env = { .d = d };
@@ -245,6 +264,7 @@ int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
 			goto done;
 		out->walked = true;
 		out->w.main_nh = main_nh;
+		out->w.flow_hash = flow_hash;
 		out->w.rule = set.hdr.first;
 		out->w.nh = XFIB_NH_IDX_NONE;
 		out->w.reason = XFIB_PASS_RULE;

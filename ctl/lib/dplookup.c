@@ -391,6 +391,8 @@ static int rules_route(struct dpl *d, struct dpl_result *r,
 {
 	static const __u8 zero[16];
 	struct xfib_rflow rf = { .iif = r->iif };
+	struct xfib_env env = { .d = d, .addr = r->addr,
+				.src = r->have_src ? r->src : NULL, .flow = f };
 	struct xfib_rflow rev;
 	int err;
 
@@ -404,7 +406,9 @@ static int rules_route(struct dpl *d, struct dpl_result *r,
 		rf.dport = be16toh(f->dport);
 		rf.tos = f->tos;
 	}
-	err = dpl_rules_route(d, &rf, r->nh_idx, &r->rules);
+	/* The hash xfib_after_lookup() picks a member with. */
+	err = dpl_rules_route(d, &rf, r->nh_idx, xfib_env_flow_hash(&env),
+			      &r->rules);
 	if (err)
 		return err;
 	if (r->rules.walked && r->rules.reason == XFIB_NEXT) {
@@ -420,7 +424,8 @@ static int rules_route(struct dpl *d, struct dpl_result *r,
 	rev.dport = rf.sport;
 	rev.iif = XFIB_LOOPBACK_IFINDEX;
 	rev.reverse = 1;
-	return dpl_rules_route(d, &rev, r->src_nh_idx, &r->src_rules);
+	/* IPv4 only: its suppress_ifgroup reads no member. */
+	return dpl_rules_route(d, &rev, r->src_nh_idx, 0, &r->src_rules);
 }
 
 static int resolve(struct dpl *d, const __u8 *addr, const __u8 *src,

@@ -186,11 +186,12 @@ struct dpl_result {
 /*
  * The rules' answer for flow f, whose destination slot 0 (main after
  * local) answers main_nh for, with the program's walk
- * (include/xfib/rule_walk.h). 0 or -errno (-EBUSY: the rules or a table
- * kept changing).
+ * (include/xfib/rule_walk.h); flow_hash is the packet's flow hash, which
+ * picks an IPv6 multipath answer's member for suppress_ifgroup. 0 or
+ * -errno (-EBUSY: the rules or a table kept changing).
  */
 int dpl_rules_route(const struct dpl *d, const struct xfib_rflow *f,
-		    __u32 main_nh, struct dpl_rules_answer *out);
+		    __u32 main_nh, __u32 flow_hash, struct dpl_rules_answer *out);
 /*
  * Whether the kernel's FIB helper (bpf_fib_lookup(), the referee of
  * lookup and verify) can judge the rules' answer a: its IPv6 walk skips

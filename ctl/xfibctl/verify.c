@@ -309,7 +309,10 @@ static int rules_answer(const struct dpl *d, const struct vq *q,
 
 	dpl_rflow_addr(d->fam, q->addr, &f.dst_hi, &f.dst_lo);
 	dpl_rflow_addr(d->fam, q->fl.src, &f.src_hi, &f.src_lo);
-	err = dpl_rules_route(d, &f, *nh_idx, &a);
+	/* No packet, no flow hash: an IPv6 multipath answer that
+	 * suppress_ifgroup judged on the member it picks is not judged
+	 * (dpl_rules_judgeable). */
+	err = dpl_rules_route(d, &f, *nh_idx, 0, &a);
 	if (err)
 		return err;
 	if (a.walked)

@@ -41,11 +41,15 @@
  * bridges: struct xfib_iface grew (a member's bridge, bridge flags),
  * xfib_neigh names a bridge neighbour's member, and xfib_fdb and
  * xfib_br_moving are new. */
+/* Layout 7: struct xfib_iface holds the device's group (IFLA_GROUP),
+ * a multipath group's struct xfib_nexthop the device of the route's
+ * first path, and struct xfib_rules_hdr whether a rule has
+ * suppress_ifgroup, all for the rules' suppress_ifgroup. */
 #ifdef XFIB_LAYOUT_TEST
-#define XFIB_LAYOUT_VERSION 7
+#define XFIB_LAYOUT_VERSION 8
 #define XFIB_NEIGH_HOSTS_MAX (XFIB_NEIGH_MAX + 1)
 #else
-#define XFIB_LAYOUT_VERSION 6
+#define XFIB_LAYOUT_VERSION 7
 #define XFIB_NEIGH_HOSTS_MAX XFIB_NEIGH_MAX
 #endif
 
@@ -64,8 +68,8 @@
  * are numbered per network namespace from 1, so a router's ports come
  * well below 1024 unless devices are created and deleted thousands of
  * times; a port above it is left to the kernel (xfibctl attach refuses
- * it, the program passes its packets, xfibd says so). The cost is 48
- * bytes per port for xfib_ifaces (48 KiB) and, per CPU, one struct
+ * it, the program passes its packets, xfibd says so). The cost is 56
+ * bytes per port for xfib_ifaces (56 KiB) and, per CPU, one struct
  * xfib_port_counters per port for xfib_port_stats.
  */
 #define XFIB_PORT_MAX 1024
@@ -213,6 +217,13 @@ struct xfib_nexthop {
 	__u8 kind;    /* enum xfib_nh_kind */
 	__u8 family;  /* AF_INET or AF_INET6 of gw */
 	__u16 mtu;    /* route MTU (RTAX_MTU), 0 = egress device MTU */
+	/* The egress device. XFIB_NH_GROUP: the device of the route's
+	 * first path as the kernel keeps it (the first of RTA_MULTIPATH,
+	 * dead or not; a nexthop object group's first member), whose group
+	 * an IPv4 rule's suppress_ifgroup reads (fib4_rule_suppress():
+	 * fib_info_nhc(fi, 0)), whichever member a flow takes; 0 if not
+	 * known (the rule's answer is then the kernel's). Written with
+	 * one 4-byte store when a nexthop object's first member changes. */
 	__u32 ifindex;
 	__u32 neigh;  /* XFIB_NH_GATEWAY: index into xfib_neighs */
 	__u32 group;  /* XFIB_NH_GROUP: index into xfib_nh_groups */
@@ -302,8 +313,12 @@ struct xfib_iface {
 	__u32 mtu;
 	__u32 ifindex;
 	__u32 master; /* a bridge member's bridge (ifindex), else 0 */
+	/* The device's group (IFLA_GROUP; ip link set ... group), which
+	 * the rules' suppress_ifgroup compares (include/xfib/rule_walk.h).
+	 * Layout 7. */
+	__u32 group;
 };
-_Static_assert(sizeof(struct xfib_iface) == 20, "xfib_iface size");
+_Static_assert(sizeof(struct xfib_iface) == 24, "xfib_iface size");
 
 /*
  * xfib_fdb: the bridges' forwarding databases as the kernel holds them
@@ -374,7 +389,7 @@ struct xfib_port {
 	__u32 pad;
 	struct xfib_iface copy[2];
 };
-_Static_assert(sizeof(struct xfib_port) == 48, "xfib_port size");
+_Static_assert(sizeof(struct xfib_port) == 56, "xfib_port size");
 
 /* The port's state as of one load of live, or NULL if it is absent. */
 static inline __attribute__((always_inline)) const struct xfib_iface *

@@ -32,7 +32,9 @@
  *    XFIB_NH_IS_DFLT, which is all suppress_prefixlength 0 needs; an
  *    instance keeps none either, and the kernel decides), unless it is an
  *    error route's (blackhole, unreachable, prohibit): the kernel
- *    suppresses only a lookup that succeeded;
+ *    suppresses only a lookup that succeeded; and so does an answer
+ *    suppress_ifgroup rules out, by the group of its device (struct
+ *    xfib_iface.group; xfib_rule_ifgroup() below says which device);
  *  - goto: on at the target's index (always a later rule: the kernel
  *    refuses a goto backwards), or, unresolved, at the next;
  *  - nop: on at the next rule;
@@ -60,6 +62,7 @@
 #include "maps.h"
 #include "rules.h"
 #include "tables.h"
+#include "flow_hash.h"
 #include "counters.h"
 
 #ifndef XFIB_INLINE
@@ -78,6 +81,13 @@ XFIB_INLINE __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 /* Nexthop entry idx, or NULL (as for include/xfib/decide.h). */
 XFIB_INLINE const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
 							 __u32 idx);
+/* Multipath group idx, or NULL (as for include/xfib/decide.h). */
+XFIB_INLINE const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+							__u32 idx);
+/* The port's state (xfib_ifaces), or NULL for a device xfib does not
+ * know (as for include/xfib/decide.h). */
+XFIB_INLINE const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+						     __u32 ifindex);
 /* xfib_rule_run_next() below for run x's ranges in set and the flow's
  * source, which the program too runs as a function of its own (the
  * verifier then checks the bisection's paths once, not each with the
@@ -86,6 +96,12 @@ XFIB_INLINE __u32 xfib_env_rule_run(struct xfib_env *env,
 				    const struct xfib_rule_set *set,
 				    const struct xfib_rule *x,
 				    const struct xfib_rflow *f);
+/* xfib_rule_ifgroup() below, which the program too runs as a function of
+ * its own (the verifier then checks its paths once, not with each of the
+ * rule's). */
+XFIB_INLINE int xfib_env_rule_ifgroup(struct xfib_env *env, __u32 fam,
+				      __u32 group, __u32 nh_idx,
+				      __u32 flow_hash, __u32 *hashed);
 /* The answer of the dir24_8 (IPv4) or trie6 (IPv6) instance in
  * map-in-map slot inst for the flow's destination: a nexthop index, 0
  * for no route, ~0 if the instance cannot be read (a slot being
@@ -288,6 +304,53 @@ XFIB_INLINE __u32 xfib_rule_run_next(const struct xfib_rule_set *set,
 	return set->range[(off + pos) & (XFIB_RUN_RANGES - 1)].rule;
 }
 
+/*
+ * suppress_ifgroup (fib4_rule_suppress(), fib6_rule_suppress()): whether
+ * a rule's suppress_ifgroup group suppresses the answer nh_idx, which a
+ * lookup found (not no route): 1 suppressed, 0 not, -1 only the kernel
+ * can tell. The device whose group is compared is, for IPv4, that of the
+ * route's first path (fib_info_nhc(fi, 0)), whichever path the flow then
+ * takes: a multipath group's nexthop names it (include/xfib/maps.h); for
+ * IPv6, that of the path the lookup selected (rt6i_idev, after the
+ * multipath selection): the member the packet's flow hash picks, as
+ * xfib_group_member() (include/xfib/decide.h) will. A blackhole,
+ * unreachable or prohibit route's lookup failed (the kernel suppresses
+ * no error), and is never suppressed; an answer xfib cannot place on a
+ * device (local, unsupported) or a device xfib does not know is the
+ * kernel's. *hashed: 1 for an IPv6 multipath answer (judged on the
+ * member flow_hash picks), else 0.
+ */
+XFIB_INLINE int xfib_rule_ifgroup(struct xfib_env *env, __u32 fam,
+				  __u32 group, __u32 nh_idx, __u32 flow_hash,
+				  __u32 *hashed)
+{
+	const struct xfib_nexthop *nh = xfib_env_nexthop(env, nh_idx);
+	const struct xfib_nh_group *g;
+	const struct xfib_iface *dev;
+
+	*hashed = 0;
+	if (!nh)
+		return -1;
+	if (nh->kind == XFIB_NH_BLACKHOLE || nh->kind == XFIB_NH_UNREACHABLE)
+		return 0;
+	if (nh->kind == XFIB_NH_GROUP && fam != XFIB_V4) {
+		g = xfib_env_group(env, nh->group);
+		if (!g)
+			return -1;
+		nh = xfib_env_nexthop(env, g->nh[xfib_flow_bucket(flow_hash)]);
+		if (!nh)
+			return -1;
+		*hashed = 1;
+	}
+	if (nh->kind != XFIB_NH_GATEWAY && nh->kind != XFIB_NH_CONNECTED &&
+	    (nh->kind != XFIB_NH_GROUP || fam != XFIB_V4))
+		return -1;
+	dev = xfib_env_iface(env, nh->ifindex);
+	if (!dev)
+		return -1;
+	return dev->group == group;
+}
+
 /* One rule, at w->rule (or, where a run of rules on the source starts,
  * the run's first that matches): 1 when the walk is decided (w->reason),
  * 0 to go on at w->rule. */
@@ -297,7 +360,7 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 {
 	const struct xfib_nexthop *nh;
 	const struct xfib_rule *x;
-	__u32 i = w->rule, ans, r;
+	__u32 i = w->rule, ans, r, hashed;
 	int m;
 
 	if (i >= set->hdr.count || i >= XFIB_RULES_MAX)
@@ -346,8 +409,8 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 					return 0;
 				}
 			}
-			w->nh = w->main_nh;
-			break;
+			ans = w->main_nh;
+			goto ifgroup;
 		}
 		if (x->tslot >= XFIB_TABLE_SLOTS)
 			goto kernel;
@@ -375,7 +438,23 @@ XFIB_INLINE int xfib_rule_step(struct xfib_env *env, __u32 fam,
 				return 0;
 			}
 		}
-		w->nh = XFIB_TR4_NH(ans);
+		ans = XFIB_TR4_NH(ans);
+ifgroup:
+		if (x->suppress_ifgroup != 0xffffffffu) {
+			m = xfib_env_rule_ifgroup(env, fam, x->suppress_ifgroup,
+						  ans, w->flow_hash, &hashed);
+			if (m < 0)
+				goto kernel;
+			/* The kernel's own hash may select another member:
+			 * xfibctl verify leaves such an answer to it. */
+			if (hashed)
+				w->suppressed = 1;
+			if (m) {
+				w->suppressed = 1;
+				return 0;
+			}
+		}
+		w->nh = ans;
 		break;
 	case FR_ACT_GOTO:
 		if (x->goto_idx != XFIB_RULE_NO_TARGET && x->goto_idx > i)
@@ -405,7 +484,8 @@ end:
  * The walk decided by the packet's source alone, where it can be: when
  * the walk's first rule starts a run (include/xfib/rules.h), the run
  * names, for the flow's source, the first of its rules that matches, and
- * that rule is a lookup without suppress_prefixlength that finds a route,
+ * that rule is a lookup without suppress_prefixlength or
+ * suppress_ifgroup that finds a route,
  * the walk ends there with it. Reads the flow's source and destination
  * only (no ports, no TOS: a rule of a run reads none), so the program
  * asks this before it reads the rest of the flow. 1: decided, as
@@ -428,7 +508,8 @@ XFIB_INLINE int xfib_rules_by_source(struct xfib_env *env, __u32 fam,
 	if (k >= end || k >= set->hdr.count || k >= XFIB_RULES_MAX)
 		return 0;
 	x = &set->rule[k];
-	if (x->action != FR_ACT_TO_TBL || x->suppress_prefixlen != 0xffffffffu)
+	if (x->action != FR_ACT_TO_TBL || x->suppress_prefixlen != 0xffffffffu ||
+	    x->suppress_ifgroup != 0xffffffffu)
 		return 0;
 	if (x->tslot == XFIB_TSLOT_MAIN) {
 		nh = w->main_nh;

@@ -52,7 +52,9 @@
  * prefix length, its device's group) when the lookup found one
  * (fib_rules_lookup: not a blackhole, unreachable or prohibit route,
  * whose error is the answer); xfib judges the length (in main, only
- * whether the route is a /0: include/xfib/maps.h), not the group.
+ * whether the route is a /0: include/xfib/maps.h) and the group (of the
+ * device of an IPv4 route's first path, of the path an IPv6 route's
+ * lookup selected: include/xfib/rule_walk.h).
  */
 #ifndef XFIB_RULES_H
 #define XFIB_RULES_H
@@ -86,8 +88,7 @@ enum xfib_rule_class {
 	X(REALMS, KERNEL, "realms: route classification")                      \
 	X(ACTION, KERNEL, "an action xfib does not know")                      \
 	X(ATTR, KERNEL, "an attribute xfib does not know")                     \
-	X(TABLE, KERNEL, "its table is not mirrored (see xfibctl rules)")      \
-	X(SUPPRESS_IFGROUP, KERNEL, "suppress_ifgroup: device groups are not mirrored")
+	X(TABLE, KERNEL, "its table is not mirrored (see xfibctl rules)")
 
 #define XFIB_RULE_REASON_ENUM(name, cls, text) XFIB_RULE_R_##name,
 enum xfib_rule_reason { XFIB_RULE_REASONS(XFIB_RULE_REASON_ENUM) XFIB_RULE_R_COUNT };
@@ -188,8 +189,9 @@ enum xfib_rules_fallback {
  * (XFIB_TSLOT_NONE for other actions; XFIB_TSLOT_LOCAL for every "lookup
  * local", the first included; XFIB_TSLOT_MAIN for "lookup <mirrored
  * table>" without suppress_prefixlength, or with suppress_prefixlength 0
- * and no suppress_ifgroup (wg-quick's: slot 0's answers say which came
- * from a default route, at any size of main); a slot, with main_copy set
+ * (wg-quick's: slot 0's answers say which came from a default route, at
+ * any size of main; suppress_ifgroup reads only the answer's nexthop, so
+ * it does not matter); a slot, with main_copy set
  * in its xfib_table_info, with another length); tos_mask on every rule
  * (0x1c for IPv4, 0xfc for IPv6 on 5.18 and later, 0xff before);
  * XFIB_RULE_F_MATCH_NONE also for an fwmark that fails for mark 0 while
@@ -204,6 +206,10 @@ struct xfib_rules_hdr {
 	__u32 fallback;   /* enum xfib_rules_fallback */
 	__u32 walk;
 	__u32 first;
+	/* A rule has suppress_ifgroup: an IPv6 walk needs the packet's
+	 * flow hash (struct xfib_rwalk), which costs nothing otherwise. */
+	__u32 ifgroup;
+	__u32 pad;
 };
 
 /*
@@ -279,7 +285,14 @@ struct xfib_rwalk {
 			    * none did */
 	__u32 table;       /* out: the table that answered (kernel id) */
 	__u32 suppressed;  /* out: a rule's answer was suppressed on the way
-			    * (suppress_prefixlength) */
+			    * (suppress_prefixlength, suppress_ifgroup), or
+			    * an IPv6 multipath answer's group was judged
+			    * on the member this flow hashes to */
+	__u32 flow_hash;   /* in: the packet's flow hash
+			    * (include/xfib/flow_hash.h), as the forwarding
+			    * path computes it to pick a multipath member:
+			    * IPv6's suppress_ifgroup reads the member's
+			    * device; only when hdr.ifgroup */
 };
 
 #endif /* XFIB_RULES_H */

@@ -138,6 +138,13 @@ enum {
 	NH_CONN_IN,	/* connected on xt0, the ingress port */
 	NH_GROUP_RPF,	/* group 5: NH_GW4 (xt1) | NH_HAIRPIN (xt0) */
 	NH_GROUP_BH,	/* group 6: NH_GW4 | NH_BLACKHOLE */
+	/* suppress_ifgroup's (cases_rules_ifgroup) */
+	NH_G7,		/* connected on IF_G7, a port in group 7 */
+	NH_G7_6,
+	NH_UNKDEV,	/* via a device xfib does not know */
+	NH_UNKDEV6,
+	NH_GROUP_IFG4,	/* group 7: NH_GW4_B | NH_G7, first device varies */
+	NH_GROUP_IFG6,	/* group 8: NH_GW6_B | NH_G7_6 */
 };
 
 /* Nexthops of main's default routes, which the walk tells by their
@@ -159,7 +166,14 @@ enum {
 	GRP_NESTED,
 	GRP_RPF,
 	GRP_BH,
+	GRP_IFG4,
+	GRP_IFG6,
 };
+
+/* Ports the walk reads the group of, and no packet leaves by: one in
+ * group 7, and a device xfib does not know (no xfib_ifaces entry). */
+#define IF_G7 1000u
+#define IF_UNKNOWN 1001u
 
 /* Neighbour indexes (0 is reserved). */
 enum {
@@ -546,26 +560,45 @@ static void get_port(__u32 ifindex, struct xfib_port *p)
  * down, forwards nothing and has another MAC, so that a program reading
  * the wrong copy fails every case.
  */
+static void put_port(const struct xfib_iface *v)
+{
+	struct xfib_iface poison = { .mac = { 0x02, 0xee, 0xee, 0xee, 0xee, 0xee },
+				     .mtu = 68, .ifindex = v->ifindex,
+				     .group = ~v->group };
+	__u32 ifindex = v->ifindex;
+	struct xfib_port p;
+
+	get_port(ifindex, &p);
+	p.live = p.live + 1 ?: 2;
+	p.copy[p.live & 1] = *v;
+	p.copy[(p.live + 1) & 1] = poison;
+	update(fd_ifaces, &ifindex, &p, "xfib_ifaces");
+}
+
 static void put_bridge_iface(__u32 ifindex, const __u8 *mac, __u8 flags,
 			     __u8 bridge, __u32 master, __u32 mtu)
 {
 	struct xfib_iface v = { .flags = flags, .mtu = mtu, .ifindex = ifindex,
 				.bridge = bridge, .master = master };
-	struct xfib_iface poison = { .mac = { 0x02, 0xee, 0xee, 0xee, 0xee, 0xee },
-				     .mtu = 68, .ifindex = ifindex };
-	struct xfib_port p;
 
 	memcpy(v.mac, mac, ETH_ALEN);
-	get_port(ifindex, &p);
-	p.live = p.live + 1 ?: 2;
-	p.copy[p.live & 1] = v;
-	p.copy[(p.live + 1) & 1] = poison;
-	update(fd_ifaces, &ifindex, &p, "xfib_ifaces");
+	put_port(&v);
 }
 
 static void put_iface(__u32 ifindex, const __u8 *mac, __u8 flags)
 {
 	put_bridge_iface(ifindex, mac, flags, 0, 0, 1500);
+}
+
+/* A port in device group group (ip link set ... group). */
+static void put_iface_group(__u32 ifindex, const __u8 *mac, __u8 flags,
+			    __u32 group)
+{
+	struct xfib_iface v = { .flags = flags, .mtu = 1500, .ifindex = ifindex,
+				.group = group };
+
+	memcpy(v.mac, mac, ETH_ALEN);
+	put_port(&v);
 }
 
 /* The bridge's (if_br) forwarding database: mac is behind port. */
@@ -691,10 +724,13 @@ static void put_nexthop(__u32 idx, __u8 kind, __u32 ifindex, __u32 neigh,
 	update(fd_nexthops, &idx, &v, "xfib_nexthops");
 }
 
-/* Group gidx at nexthop idx: buckets below split take a, the rest b. */
-static void put_group(__u32 idx, __u32 gidx, __u32 split, __u32 a, __u32 b)
+/* Group gidx at nexthop idx: buckets below split take a, the rest b;
+ * first: the device of the route's first path (include/xfib/maps.h). */
+static void put_group_first(__u32 idx, __u32 gidx, __u32 split, __u32 a,
+			    __u32 b, __u32 first)
 {
-	struct xfib_nexthop v = { .kind = XFIB_NH_GROUP, .group = gidx };
+	struct xfib_nexthop v = { .kind = XFIB_NH_GROUP, .group = gidx,
+				  .ifindex = first };
 	struct xfib_nh_group g;
 	__u32 i;
 
@@ -702,6 +738,11 @@ static void put_group(__u32 idx, __u32 gidx, __u32 split, __u32 a, __u32 b)
 		g.nh[i] = i < split ? a : b;
 	update(fd_groups, &gidx, &g, "xfib_nh_groups");
 	update(fd_nexthops, &idx, &v, "xfib_nexthops");
+}
+
+static void put_group(__u32 idx, __u32 gidx, __u32 split, __u32 a, __u32 b)
+{
+	put_group_first(idx, gidx, split, a, b, if_out);
 }
 
 static void put_neigh(__u32 idx, int family, const char *addr, const __u8 *dmac,
@@ -2804,10 +2845,10 @@ static void cases_lease(void)
  *  8: "table 800", a large table with an instance of its own (dir24_8,
  *     trie6; put_table_inst()): 198.19.1.1/32 and 2001:db8::/32 by the
  *     second gateways, through a group (the instances' second level);
- *  9: "table 900": only a local default route (IPv4).
+ * 11: "table 900": only a local default route (IPv4).
  */
 enum { T100 = 1, TKERNEL = 2, T300 = 3, T400 = 4, TBH = 5, TUNR = 6,
-       TUNSUPP = 7, TBIG = 8, TLOCAL = 9 };
+       TUNSUPP = 7, TBIG = 8, TIFG = 9, TUNKDEV = 10, TLOCAL = 11 };
 
 static void put_table(__u32 fam, __u32 slot, __u8 state, __u32 off,
 		      __u8 log2n)
@@ -3001,6 +3042,9 @@ static void put_rules(__u32 fam, const struct xfib_rule *r, unsigned int n,
 	memset(&set, 0, sizeof(set));
 	set.rule[0] = lookup(0, 255, XFIB_TSLOT_LOCAL);
 	memcpy(&set.rule[1], r, n * sizeof(*r));
+	for (k = 0; k < n; k++)
+		if (r[k].suppress_ifgroup != 0xffffffff)
+			set.hdr.ifgroup = 1;
 	set.hdr.count = set.hdr.total = n + 1;
 	set.hdr.fallback = fallback;
 	set.hdr.walk = n > 0;
@@ -3367,6 +3411,175 @@ static void cases_rules_large4(void)
 		  XFIB_PASS_RULE, NULL);
 }
 
+/*
+ * The group member the frame rule_case() sends to dst takes: flow_nh in
+ * the half of the buckets its flow hash picks, other in the rest; first,
+ * the device of the route's first path.
+ */
+static void put_group_for_flow(__u32 fam, const char *dst, __u32 idx,
+			       __u32 gidx, __u32 flow_nh, __u32 other,
+			       __u32 first)
+{
+	struct frame f = fam == XFIB_V4 ? frame4(-1, SRC4, dst, 64, 32) :
+					  frame6(-1, SRC6, dst, 64, 32);
+
+	if (second_half(&f, true))
+		put_group_first(idx, gidx, 128, other, flow_nh, first);
+	else
+		put_group_first(idx, gidx, 128, flow_nh, other, first);
+}
+
+static struct xfib_rule ifgroup(struct xfib_rule x, __u32 group)
+{
+	x.suppress_ifgroup = group;
+	return x;
+}
+
+/*
+ * suppress_ifgroup, as fib4_rule_suppress() and fib6_rule_suppress()
+ * judge it: the group of the device of an IPv4 route's first path
+ * whichever member the flow takes, of the member an IPv6 flow takes; no
+ * error route's answer; a device xfib does not know is the kernel's.
+ * Tables 300 (a default route via xt1), 100 (198.19.0.0/16 via xt1),
+ * TIFG (a default route by a group of xt1 and IF_G7), TUNKDEV (by a
+ * device not in xfib_ifaces); main answers DST4 / DST6 via xt1 too.
+ */
+static void cases_rules_ifgroup(void)
+{
+	static const struct xfib_tr4 tifg[] = {
+		{ 0, XFIB_TR4_PACK(NH_GROUP_IFG4, 0) },
+	};
+	static const struct xfib_tr4 tunk[] = {
+		{ 0, XFIB_TR4_PACK(NH_UNKDEV, 0) },
+	};
+	static const struct xfib_tr6 tifg6[] = {
+		{ 0, 0, NH_GROUP_IFG6, 0, { 0 } },
+	};
+	static const struct xfib_tr6 tunk6[] = {
+		{ 0, 0, NH_UNKDEV6, 0, { 0 } },
+	};
+	struct xfib_rule x;
+
+	put_table(XFIB_V4, TIFG, XFIB_TABLE_READY, 20, put_tr4(20, tifg, 1));
+	put_table(XFIB_V4, TUNKDEV, XFIB_TABLE_READY, 21, put_tr4(21, tunk, 1));
+	put_table(XFIB_V6, TIFG, XFIB_TABLE_READY, 8, put_tr6(8, tifg6, 1));
+	put_table(XFIB_V6, TUNKDEV, XFIB_TABLE_READY, 9, put_tr6(9, tunk6, 1));
+	put_iface_group(IF_G7, mac_other, IF_ALL, 7);
+	put_nexthop(NH_G7, XFIB_NH_CONNECTED, IF_G7, 0, 0);
+	put_nexthop(NH_G7_6, XFIB_NH_CONNECTED, IF_G7, 0, 0);
+	put_nexthop(NH_UNKDEV, XFIB_NH_CONNECTED, IF_UNKNOWN, 0, 0);
+	put_nexthop(NH_UNKDEV6, XFIB_NH_CONNECTED, IF_UNKNOWN, 0, 0);
+
+	/* a single path's device */
+	put_iface_group(if_out, mac_out, IF_ALL, 7);
+	rule_case("rules v4 ifgroup: table 300's device in group 7: main",
+		  XFIB_V4, RULES(ifgroup(lookup(100, 300, T300), 7), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v4 ifgroup: table 300's device not in group 8: taken",
+		  XFIB_V4, RULES(ifgroup(lookup(100, 300, T300), 8), MAIN4),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4 ifgroup: main's device in group 7: table 300",
+		  XFIB_V4, RULES(ifgroup(MAIN4, 7), lookup(32767, 300, T300)),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4b);
+	rule_case("rules v4 ifgroup: main's device not in group 8: main",
+		  XFIB_V4, RULES(ifgroup(MAIN4, 8), lookup(32767, 300, T300)),
+		  SRC4, DST4, XDP_REDIRECT, XFIB_FWD_V4, mac_gw4);
+	rule_case("rules v6 ifgroup: table 300's device in group 7: main",
+		  XFIB_V6, RULES(ifgroup(lookup(100, 300, T300), 7), MAIN6),
+		  SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6);
+	rule_case("rules v6 ifgroup: table 300's device not in group 8: taken",
+		  XFIB_V6, RULES(ifgroup(lookup(100, 300, T300), 8), MAIN6),
+		  SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6, mac_gw6b);
+	/* with suppress_prefixlength: either suppresses (table 100's /16) */
+	x = ifgroup(lookup(100, 100, T100), 7);
+	x.suppress_prefixlen = 15;
+	rule_case("rules v4 ifgroup: /16 over length 15, device in group 7: main",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4);
+	x = ifgroup(lookup(100, 100, T100), 8);
+	x.suppress_prefixlen = 16;
+	rule_case("rules v4 ifgroup: /16 at length 16, device not in group 8: main",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4);
+	x.suppress_prefixlen = 15;
+	rule_case("rules v4 ifgroup: /16 over length 15, device not in group 8: taken",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4b);
+	x = ifgroup(lookup(100, 100, T100), 7);
+	x.suppress_prefixlen = 0;
+	rule_case("rules v6 ifgroup: /48 over length 0, device in group 7: main",
+		  XFIB_V6, RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT,
+		  XFIB_FWD_V6, mac_gw6);
+	/* an error route's answer stands: the lookup failed */
+	rule_case("rules v4 ifgroup: a blackhole default: dropped", XFIB_V4,
+		  RULES(ifgroup(lookup(100, 500, TBH), 0), MAIN4), SRC4, DST4,
+		  XDP_DROP, XFIB_DROP_BLACKHOLE, NULL);
+	rule_case("rules v4 ifgroup: an unreachable default: kernel", XFIB_V4,
+		  RULES(ifgroup(lookup(100, 600, TUNR), 0), MAIN4), SRC4, DST4,
+		  XDP_PASS, XFIB_PASS_UNREACHABLE, NULL);
+	rule_case("rules v6 ifgroup: a blackhole default: dropped", XFIB_V6,
+		  RULES(ifgroup(lookup(100, 500, TBH), 0), MAIN6), SRC6, DST6,
+		  XDP_DROP, XFIB_DROP_BLACKHOLE, NULL);
+	/* a device xfib does not know, a route xfib does not mirror */
+	rule_case("rules v4 ifgroup: a device xfib does not know: kernel",
+		  XFIB_V4, RULES(ifgroup(lookup(100, 900, TUNKDEV), 7), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RULE, NULL);
+	rule_case("rules v6 ifgroup: a device xfib does not know: kernel",
+		  XFIB_V6, RULES(ifgroup(lookup(100, 900, TUNKDEV), 7), MAIN6),
+		  SRC6, DST6, XDP_PASS, XFIB_PASS_RULE, NULL);
+	rule_case("rules v4 ifgroup: a route xfib does not mirror: kernel",
+		  XFIB_V4, RULES(ifgroup(lookup(100, 700, TUNSUPP), 7), MAIN4),
+		  SRC4, DST4, XDP_PASS, XFIB_PASS_RULE, NULL);
+
+	/* IPv4 multipath: the first path's device, whichever member the
+	 * flow takes (xt1 in group 0 from here on) */
+	put_iface(if_out, mac_out, IF_ALL);
+	x = ifgroup(lookup(100, 910, TIFG), 7);
+	put_group_for_flow(XFIB_V4, DST4, NH_GROUP_IFG4, GRP_IFG4, NH_GW4_B,
+			   NH_G7, IF_G7);
+	rule_case("rules v4 ifgroup: first path in group 7, flow on xt1: main",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4);
+	put_group_for_flow(XFIB_V4, DST4, NH_GROUP_IFG4, GRP_IFG4, NH_G7,
+			   NH_GW4_B, IF_G7);
+	rule_case("rules v4 ifgroup: first path in group 7, flow on it: main",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4);
+	put_group_for_flow(XFIB_V4, DST4, NH_GROUP_IFG4, GRP_IFG4, NH_GW4_B,
+			   NH_G7, if_out);
+	rule_case("rules v4 ifgroup: only a later path in group 7, flow on xt1: taken",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_REDIRECT,
+		  XFIB_FWD_V4, mac_gw4b);
+	put_group_for_flow(XFIB_V4, DST4, NH_GROUP_IFG4, GRP_IFG4, NH_G7,
+			   NH_GW4_B, if_out);
+	/* not suppressed: the member in group 7 is taken, whose on-link
+	 * neighbour xfib does not have */
+	rule_case("rules v4 ifgroup: only a later path in group 7, flow on it: taken",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_NEIGH, NULL);
+	put_group_for_flow(XFIB_V4, DST4, NH_GROUP_IFG4, GRP_IFG4, NH_GW4_B,
+			   NH_G7, 0);
+	rule_case("rules v4 ifgroup: first path's device not known: kernel",
+		  XFIB_V4, RULES(x, MAIN4), SRC4, DST4, XDP_PASS,
+		  XFIB_PASS_RULE, NULL);
+
+	/* IPv6 multipath: the member the flow takes (the first path's
+	 * device, in group 7, does not count) */
+	x = ifgroup(lookup(100, 910, TIFG), 7);
+	put_group_for_flow(XFIB_V6, DST6, NH_GROUP_IFG6, GRP_IFG6, NH_GW6_B,
+			   NH_G7_6, IF_G7);
+	rule_case("rules v6 ifgroup: flow on xt1, group 0: taken", XFIB_V6,
+		  RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT, XFIB_FWD_V6,
+		  mac_gw6b);
+	put_group_for_flow(XFIB_V6, DST6, NH_GROUP_IFG6, GRP_IFG6, NH_G7_6,
+			   NH_GW6_B, if_out);
+	rule_case("rules v6 ifgroup: flow on the member in group 7: main",
+		  XFIB_V6, RULES(x, MAIN6), SRC6, DST6, XDP_REDIRECT,
+		  XFIB_FWD_V6, mac_gw6);
+
+	del_iface(IF_G7);
+}
+
 static void cases_rules(void)
 {
 	lookup_with_flow = true;
@@ -3375,6 +3588,7 @@ static void cases_rules(void)
 	cases_rules_large4();
 	cases_rules_rpf();
 	cases_rules6();
+	cases_rules_ifgroup();
 	/* back to "lookup local, lookup main" */
 	put_rules(XFIB_V4, NULL, 0, XFIB_RULES_OK);
 	put_rules(XFIB_V6, NULL, 0, XFIB_RULES_OK);

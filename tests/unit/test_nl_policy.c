@@ -315,7 +315,9 @@ static void test_others(void)
 	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, "r-sink");
 	mnl_attr_put_u32(nlh, IFLA_MTU, 1500);
-	CHECK(parse(nlh, tb, &err) == 1 && tb[IFLA_IFNAME], "link refused");
+	mnl_attr_put_u32(nlh, IFLA_GROUP, 7);
+	CHECK(parse(nlh, tb, &err) == 1 && tb[IFLA_IFNAME] && tb[IFLA_GROUP] &&
+	      mnl_attr_get_u32(tb[IFLA_GROUP]) == 7, "link with its group refused");
 	ifi->ifi_family = AF_BRIDGE; /* a bridge's view of its port */
 	CHECK(parse(nlh, tb, &err) == 1, "bridge port message refused");
 	nlh->nlmsg_type = RTM_DELLINK;
@@ -326,6 +328,11 @@ static void test_others(void)
 	nlh->nlmsg_type = RTM_NEWLINK;
 	mnl_attr_put(nlh, IFLA_AF_SPEC, 2, "ab");
 	EXPECT_BAD(nlh, IFLA_AF_SPEC, -1);
+	/* the device group a rule's suppress_ifgroup compares: a u32 */
+	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, "r-sink");
+	mnl_attr_put(nlh, IFLA_GROUP, 2, "ab");
+	EXPECT_BAD(nlh, IFLA_GROUP, -1);
 	nlh = msg(RTM_NEWLINK, sizeof(*ifi), (void **)&ifi);
 	mnl_attr_put(nlh, IFLA_IFNAME, 3, "abc");
 	EXPECT_BAD(nlh, IFLA_IFNAME, -1);

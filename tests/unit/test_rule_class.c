@@ -214,10 +214,25 @@ static void test_kernel(void)
 	x.flags = XFIB_RULE_F_UNKNOWN;
 	x.reason_arg = 26;
 	KERNEL("unknown attribute", x, ATTR);
-	/* fib4_rule_suppress: the device group of the route found. */
+	/* fib4_rule_suppress: the device group of the route found, which
+	 * the walk reads from the port's entry. */
 	x = lookup(254);
 	x.suppress_ifgroup = 5;
-	KERNEL("suppress_ifgroup", x, SUPPRESS_IFGROUP);
+	EXACT("suppress_ifgroup", x);
+	x.suppress_prefixlen = 0;
+	EXACT("suppress_ifgroup with suppress_prefixlength", x);
+	x = lookup(100);
+	x.suppress_ifgroup = 0;
+	EXACT("suppress_ifgroup 0 (the default group)", x);
+	/* ... but not the table's slot */
+	x.tslot = XFIB_TSLOT_NONE;
+	KERNEL("suppress_ifgroup to a table without a slot", x, TABLE);
+	/* a selector the kernel decides still decides */
+	x = lookup(100);
+	x.suppress_ifgroup = 5;
+	x.flags = XFIB_RULE_F_TUN_ID;
+	x.tun_id = 7;
+	KERNEL("suppress_ifgroup with tun_id", x, TUN_ID);
 	/* A table that has no slot (more than XFIB_TABLE_SLOTS - 1). */
 	x = lookup(100);
 	x.tslot = XFIB_TSLOT_NONE;

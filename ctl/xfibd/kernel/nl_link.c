@@ -157,6 +157,9 @@ void parse_link(struct nl *nl, const struct nlmsghdr *nlh,
 		memcpy(m.mac, mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
 	if (!attr_u32(tb[IFLA_MTU], &mtu))
 		m.mtu = mtu;
+	/* Every RTM_NEWLINK carries it (rtnl_fill_ifinfo()), and a change
+	 * of group sends one. */
+	attr_u32(tb[IFLA_GROUP], &m.group);
 	m.ifflags = ifi->ifi_flags;
 	/* No IFLA_INET6 at all: the device has no IPv6 state (an MTU below
 	 * 1280 removes it), and the kernel drops IPv6 there too. */

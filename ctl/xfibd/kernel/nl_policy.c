@@ -217,6 +217,7 @@ static const struct nl_attr_policy link_policy[IFLA_MAX + 1] = {
 	[IFLA_IFNAME] = STRING,
 	[IFLA_ADDRESS] = BYTES, /* 6 on Ethernet, other sizes elsewhere */
 	[IFLA_MTU] = U32,
+	[IFLA_GROUP] = U32,
 	[IFLA_MASTER] = U32,
 	/* AF_INET6: IFLA_INET6_*; AF_BRIDGE: IFLA_BRPORT_* */
 	[IFLA_PROTINFO] = NESTED,

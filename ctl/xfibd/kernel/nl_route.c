@@ -89,7 +89,8 @@ static void parse_multipath(const struct nlattr *mp, int family,
 	m->npath = 0;
 	while (len >= (int)sizeof(*rtnh) && rtnh->rtnh_len >= sizeof(*rtnh) &&
 	       rtnh->rtnh_len <= len) {
-		m->paths++;
+		if (!m->paths++)
+			m->first_oif = rtnh->rtnh_ifindex;
 		if (m->npath == XFIB_GROUP_MEMBERS)
 			m->unsupported = true;
 		else if (!(rtnh->rtnh_flags & RTNH_F_DEAD))

@@ -111,6 +111,7 @@ static int nexthop_adopt(struct rib *r, __u32 i)
 		 * does while the entry may name it, but leaves it to the
 		 * group's own nexthop (of the higher indexes) to free. */
 		nh->key.ifindex = e->group;
+		r->grp_first[e->group] = e->ifindex;
 		idx_take(r->grp_free, &r->grp_nfree, e->group);
 		r->ngroups += !dflt;
 	}
@@ -315,9 +316,10 @@ int rib_init(struct rib *r, const struct rib_dp *dp, __u32 table)
 	r->neigh_retired = calloc(XFIB_NEIGH_MAX, sizeof(__u32));
 	r->grp_free = calloc(XFIB_GROUP_MAX, sizeof(__u32));
 	r->grp_retired = calloc(XFIB_GROUP_MAX, sizeof(__u32));
+	r->grp_first = calloc(XFIB_GROUP_MAX, sizeof(__u32));
 	r->ports = calloc(XFIB_PORT_MAX, sizeof(*r->ports));
 	if (!r->nh_free || !r->nh_dflt_free || !r->nh_retired || !r->neigh_free ||
-	    !r->neigh_retired || !r->grp_free || !r->grp_retired || !r->ports)
+	    !r->neigh_retired || !r->grp_free || !r->grp_retired || !r->grp_first || !r->ports)
 		return -ENOMEM;
 	port_init(r);
 	err = local4_init(r);
@@ -391,6 +393,7 @@ void rib_fini(struct rib *r)
 	free(r->neigh_retired);
 	free(r->grp_free);
 	free(r->grp_retired);
+	free(r->grp_first);
 	free(r->ports);
 	free(r->exp);
 	local4_fini(r);

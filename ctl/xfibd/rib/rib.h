@@ -43,6 +43,7 @@ struct rib_link {
 	__u8 mac[6];
 	__u32 mtu;
 	__u32 ifflags;   /* IFF_* */
+	__u32 group;     /* IFLA_GROUP: the rules' suppress_ifgroup reads it */
 	int fwd4, rpf4;  /* from netconf; -1 unknown */
 	bool no_ipv6;    /* net.ipv6.conf.<dev>.disable_ipv6, or no IPv6 */
 	bool no_xmit;    /* takes no XDP-redirected frames (XFIB_IF_NO_XMIT) */
@@ -122,9 +123,17 @@ struct rib_path {
 	__u32 weight; /* 1..65536 */
 };
 
-/* Members of a group: nexthop indexes (ordered by their keys), weights. */
+/*
+ * Members of a group: nexthop indexes (ordered by their keys), weights;
+ * and the device of the first path as the kernel keeps it (the first of
+ * RTA_MULTIPATH, dead or not; a nexthop object group's first member; 0:
+ * not known, or an IPv6 route's, which needs none), which an IPv4 rule's
+ * suppress_ifgroup reads (struct xfib_nexthop.ifindex of the group):
+ * routes of the same paths in another order share no group.
+ */
 struct rib_group_key {
 	__u32 n;
+	__u32 first_dev;
 	struct {
 		__u32 nh;
 		__u32 weight;
@@ -300,6 +309,8 @@ struct rib_route_msg {
 	bool has_expires; /* the route expires (IPv6 RTF_EXPIRES) ... */
 	__s32 expires_ms; /* ... in this many ms (<= 0: already expired) */
 	__u16 npath;     /* live paths of RTA_MULTIPATH, in path[] */
+	int first_oif;   /* the device of RTA_MULTIPATH's first path, dead
+			  * or not (fib_info_nhc(fi, 0)) */
 	struct rib_path path[XFIB_GROUP_MEMBERS];
 };
 
@@ -322,6 +333,7 @@ struct rib_link_msg {
 	__u8 mac[6];
 	__u32 mtu;
 	__u32 ifflags;
+	__u32 group;  /* IFLA_GROUP (ip link set ... group); 0 if not said */
 	bool no_ipv6; /* IPv6 disabled on the device, or not there */
 	bool is_bridge;        /* IFLA_INFO_KIND "bridge": */
 	bool br_vlan_filtering;
@@ -491,6 +503,8 @@ struct rib {
 	__u32 *neigh_retired, neigh_nretired;
 	__u32 *grp_free, grp_nfree;
 	__u32 *grp_retired, grp_nretired;
+	__u32 *grp_first; /* per group index: its key's first_dev, which its
+			   * nexthops' entries carry */
 	__u32 ngroups;                /* groups allocated */
 	int v6_fwd;                   /* net.ipv6.conf.all.forwarding */
 	int v4_rpf_all;               /* net.ipv4.conf.all.rp_filter */

@@ -122,6 +122,9 @@ static bool check_nexthops(const struct rib *r, __u8 *seen, char *why, size_t le
 			FAIL("nexthop %u: its neighbour is not the RIB's", nh->idx);
 		if (nh->key.kind == XFIB_NH_GROUP && e->group >= XFIB_GROUP_MAX)
 			FAIL("nexthop %u: group %u out of range", nh->idx, e->group);
+		if (nh->key.kind == XFIB_NH_GROUP && e->ifindex != r->grp_first[e->group])
+			FAIL("nexthop %u: first device %u, its group's is %u", nh->idx,
+			     e->ifindex, r->grp_first[e->group]);
 	}
 	for (b = 0; b < r->nh_dflt_nfree; b++)
 		if (!XFIB_NH_IS_DFLT(r->nh_dflt_free[b]))
@@ -179,7 +182,8 @@ static bool group_ok(const struct rib *r, const struct rib_group *g)
 	__u32 i, j;
 
 	if (!g->nh || g->nh->key.kind != XFIB_NH_GROUP ||
-	    g->nh->key.ifindex >= XFIB_GROUP_MAX || g->key.n > XFIB_GROUP_MEMBERS)
+	    g->nh->key.ifindex >= XFIB_GROUP_MAX || g->key.n > XFIB_GROUP_MEMBERS ||
+	    r->grp_first[g->nh->key.ifindex] != g->key.first_dev)
 		return false;
 	for (i = 0; i < g->key.n; i++)
 		if (!g->member[i] || htab_find(&r->nexthops, &g->member[i]->key) != g->member[i])

@@ -37,7 +37,8 @@ static __u8 iface_rpf_flags(const struct rib *r, const struct rib_link *l)
 void iface_value(const struct rib *r, const struct rib_link *l,
 		 struct xfib_iface *out)
 {
-	struct xfib_iface v = { .mtu = l->mtu, .ifindex = l->ifindex };
+	struct xfib_iface v = { .mtu = l->mtu, .ifindex = l->ifindex,
+				.group = l->group };
 
 	memcpy(v.mac, l->mac, 6);
 	if ((l->ifflags & IFF_UP) && (l->ifflags & IFF_RUNNING))
@@ -131,6 +132,11 @@ void rib_link_set(struct rib *r, const struct rib_link_msg *m)
 		l->br_state = m->br_state;
 	memcpy(l->mac, m->mac, 6);
 	l->mtu = m->mtu;
+	if (l->group != m->group && !mac_changed)
+		pr_info("link %s: group %u", m->name, m->group);
+	/* The walk reads it from the port's entry, rewritten below: no
+	 * other state depends on it. */
+	l->group = m->group;
 	l->ifflags = m->ifflags;
 	if (l->no_ipv6 != m->no_ipv6 && !mac_changed)
 		pr_info("link %s: IPv6 %s", l->name,

@@ -69,7 +69,7 @@ static void nexthop_write(struct rib *r, struct rib_nexthop *nh)
 	e->family = nh->key.family;
 	e->mtu = nh->key.mtu;
 	if (nh->key.kind == XFIB_NH_GROUP) {
-		e->ifindex = 0;
+		e->ifindex = r->grp_first[nh->key.ifindex];
 		e->group = nh->key.ifindex;
 	} else {
 		e->ifindex = nh->key.ifindex;
@@ -345,6 +345,23 @@ static void group_write(struct rib *r, __u32 gidx, const struct rib_group_key *k
 			__atomic_store_n(&b[pos++], k->m[i].nh, __ATOMIC_RELEASE);
 }
 
+/* The group's first device into the entries of its nexthop and of a
+ * default route's alias of it: one store each (include/xfib/maps.h). */
+static void group_first_write(struct rib *r, struct rib_group *g)
+{
+	struct rib_nh_key k = g->nh->key;
+	struct rib_nexthop *a;
+
+	r->grp_first[k.ifindex] = g->key.first_dev;
+	__atomic_store_n(&r->nh_map[g->nh->idx].ifindex, g->key.first_dev,
+			 __ATOMIC_RELEASE);
+	k.dflt = 1;
+	a = htab_find(&r->nexthops, &k);
+	if (a)
+		__atomic_store_n(&r->nh_map[a->idx].ifindex, g->key.first_dev,
+				 __ATOMIC_RELEASE);
+}
+
 /*
  * Takes a reference on each path's nexthop and fills key and member[],
  * the weights of paths to the same nexthop added. Members are ordered by
@@ -402,6 +419,8 @@ struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
 	g->key = *k;
 	memcpy(g->member, member, k->n * sizeof(member[0]));
 	group_write(r, gidx, &g->key);
+	/* Before the nexthop's entry is written (nexthop_write). */
+	r->grp_first[gidx] = k->first_dev;
 	/* The nexthop that routes point at, written after its buckets. */
 	fk.ifindex = gidx;
 	g->nh = nexthop_get(r, &fk);
@@ -425,7 +444,7 @@ err:
 /* Rewrites g in place with new paths: packets see the old members or the
  * new, never neither. Only for groups of nexthop objects (not shared). */
 void group_set(struct rib *r, struct rib_group *g, const struct rib_path *p,
-	       __u16 n)
+	       __u16 n, __u32 first_dev)
 {
 	struct rib_nexthop *old[XFIB_GROUP_MEMBERS];
 	__u32 i, nold = g->key.n;
@@ -436,7 +455,10 @@ void group_set(struct rib *r, struct rib_group *g, const struct rib_path *p,
 		pr_warn("multipath group %u: out of memory", g->nh->key.ifindex);
 		return;
 	}
+	g->key.first_dev = first_dev;
 	group_write(r, g->nh->key.ifindex, &g->key);
+	if (r->grp_first[g->nh->key.ifindex] != first_dev)
+		group_first_write(r, g);
 	for (i = 0; i < nold; i++)
 		nexthop_put(r, old[i]);
 }
@@ -490,11 +512,13 @@ struct rib_nexthop *group_nh_dflt(struct rib *r, struct rib_nexthop *gnh)
 
 /*
  * The nexthop for a set of paths, with a reference: the path's own for
- * one, else a group shared with every route of the same paths; a default
- * route's (dflt) of either.
+ * one, else a group shared with every route of the same paths and first
+ * device (struct rib_group_key); a default route's (dflt) of either. One
+ * path whose route's first path is another (dead) one takes a group of
+ * its own too, which names that device.
  */
 struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
-				  __u16 n, bool dflt)
+				  __u16 n, __u32 first_dev, bool dflt)
 {
 	struct rib_nexthop *member[XFIB_GROUP_MEMBERS];
 	struct rib_group_key *k;
@@ -502,7 +526,7 @@ struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
 	struct rib_group *g;
 	__u32 i;
 
-	if (n == 1) {
+	if (n == 1 && (!first_dev || first_dev == p[0].key.ifindex)) {
 		one = p[0].key;
 		nh_key_dflt(&one, dflt);
 		return nexthop_get(r, &one);
@@ -512,6 +536,7 @@ struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
 		free(k);
 		return NULL;
 	}
+	k->first_dev = first_dev;
 	g = htab_find(&r->groups, k);
 	if (g) {
 		for (i = 0; i < k->n; i++)

@@ -144,6 +144,21 @@ static __u16 nhobj_paths(struct rib *r, const struct rib_nhobj *o,
 	return n;
 }
 
+/* The device of group o's first member, in the order of NHA_GROUP, as
+ * the kernel's nh_entries[0] (fib_info_nhc(fi, 0) of a route by it); 0
+ * while that member is not known. */
+static __u32 nhobj_first_dev(struct rib *r, const struct rib_nhobj *o)
+{
+	const struct rib_nhobj *m;
+
+	if (!o->ngrp)
+		return 0;
+	m = nhobj_find(r, o->grp[0].id);
+	if (!m || !m->known || m->is_group || !m->path.key.ifindex)
+		return 0;
+	return m->path.key.ifindex;
+}
+
 /* ---- what routes by an object use ------------------------------------ */
 
 /* The nexthop a route by o (with route MTU mtu; a default route's if
@@ -170,6 +185,7 @@ static struct rib_nexthop *nhobj_nexthop(struct rib *r, struct rib_nhobj *o,
 	} else {
 		if (group_members(r, p, nhobj_paths(r, o, p), &k, member))
 			return NULL;
+		k.first_dev = nhobj_first_dev(r, o);
 		o->group = group_new(r, &k, member, false);
 		if (!o->group)
 			return NULL;
@@ -245,7 +261,8 @@ static void nhobj_apply(struct rib *r, struct rib_nhobj *o)
 	struct rib_path p[XFIB_GROUP_MEMBERS];
 
 	if (o->is_group && o->group)
-		group_set(r, o->group, p, nhobj_paths(r, o, p));
+		group_set(r, o->group, p, nhobj_paths(r, o, p),
+			  nhobj_first_dev(r, o));
 	else if (o->users)
 		nhobj_repoint(r, o);
 }

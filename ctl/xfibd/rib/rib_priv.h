@@ -145,13 +145,14 @@ int group_members(struct rib *r, const struct rib_path *p, __u16 n,
 struct rib_group *group_new(struct rib *r, const struct rib_group_key *k,
 			    struct rib_nexthop **member, bool shared);
 void group_set(struct rib *r, struct rib_group *g, const struct rib_path *p,
-	       __u16 n);
+	       __u16 n, __u32 first_dev);
 __u16 group_paths(const struct rib_group *g, struct rib_path *p);
 /* The nexthop of a set of paths, with a reference (a shared group for
- * more than one), a default route's if dflt; NULL when there is no
- * room. */
+ * more than one), a default route's if dflt; first_dev: the device of
+ * the route's first path (struct rib_group_key), 0 for none. NULL when
+ * there is no room. */
 struct rib_nexthop *paths_nexthop(struct rib *r, const struct rib_path *p,
-				  __u16 n, bool dflt);
+				  __u16 n, __u32 first_dev, bool dflt);
 /* The default routes' alias of group nexthop gnh, with a reference;
  * takes over the caller's reference on gnh (which keeps the group alive
  * while the alias lives). NULL, gnh let go, when there is no room. */

@@ -249,7 +249,11 @@ static struct rib_nexthop *route_nexthop(struct rib *r, const struct rib_route_m
 	if (v->nhid)
 		return nhobj_attach(r, v);
 	if (m->type == RTN_UNICAST && !m->unsupported && m->paths > 1) {
-		nh = paths_nexthop(r, m->path, m->npath, variant_dflt(v));
+		/* IPv6's suppress_ifgroup reads the member taken, not
+		 * the first path's device. */
+		nh = paths_nexthop(r, m->path, m->npath,
+				   m->key.family == AF_INET ? m->first_oif : 0,
+				   variant_dflt(v));
 	} else {
 		route_nh_key(m, &k);
 		nh_key_dflt(&k, variant_dflt(v));
@@ -441,8 +445,11 @@ static int variant_drop_paths(struct rib *r, struct rib_variant *v,
 	struct rib_path p[XFIB_GROUP_MEMBERS];
 	struct rib_nexthop *nh;
 	__u16 n, j, kept = 0;
+	__u32 first_dev;
 
 	n = group_paths(nexthop_group(v->nh), p);
+	/* An IPv4 route keeps its dead paths, the first one too. */
+	first_dev = nexthop_group(v->nh)->key.first_dev;
 	for (j = 0; j < n; j++)
 		if (!drop(&p[j].key, arg))
 			p[kept++] = p[j];
@@ -452,7 +459,7 @@ static int variant_drop_paths(struct rib *r, struct rib_variant *v,
 		variant_remove(r, v);
 		return n;
 	}
-	nh = paths_nexthop(r, p, kept, variant_dflt(v));
+	nh = paths_nexthop(r, p, kept, first_dev, variant_dflt(v));
 	if (!nh) {
 		/* Keep the variant; the kernel handles packets to the dead
 		 * path (its egress is down). A resync retries. */

@@ -242,6 +242,8 @@ static void rules_build(struct rib *r, int fam, struct xfib_rule_set *set)
 		x->tslot = tables_rule_slot(r, fam, x);
 		x->tos_mask = rule_tos_mask(fam);
 		rib_rule_classify(x, r->marks[fam]);
+		if (x->suppress_ifgroup != 0xffffffff)
+			set->hdr.ifgroup = 1;
 	}
 	rib_rule_runs(set, fam);
 }

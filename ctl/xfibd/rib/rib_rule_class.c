@@ -85,9 +85,10 @@ static void set_class(struct xfib_rule *x, enum xfib_rule_class cls,
 
 /*
  * What the lookup of a rule that matches needs that xfib does not have: a
- * table without a slot (one in state KERNEL is the walk's to read), or
- * the device group of the route found (fib4_rule_suppress,
- * fib6_rule_suppress).
+ * table without a slot (one in state KERNEL is the walk's to read). The
+ * device group of the route found, which suppress_ifgroup compares
+ * (fib4_rule_suppress, fib6_rule_suppress), the walk reads from the
+ * port's entry (include/xfib/rule_walk.h).
  */
 static enum xfib_rule_reason lookup_reason(const struct xfib_rule *x)
 {
@@ -95,8 +96,6 @@ static enum xfib_rule_reason lookup_reason(const struct xfib_rule *x)
 		return XFIB_RULE_R_NONE;
 	if (x->tslot == XFIB_TSLOT_NONE)
 		return XFIB_RULE_R_TABLE;
-	if (x->suppress_ifgroup != 0xffffffff)
-		return XFIB_RULE_R_SUPPRESS_IFGROUP;
 	return XFIB_RULE_R_NONE;
 }
 

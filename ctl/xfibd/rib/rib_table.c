@@ -27,14 +27,12 @@
  * suppress_prefixlength, or with 0, wg-quick's, which slot 0's answers
  * can follow at any size of main: an answer from a default route has an
  * index of its own (include/xfib/maps.h, rib_nexthop.c). Another length
- * needs the length of every prefix, kept by a copy in a slot; so does
- * suppress_ifgroup with it, to keep the rule as it was (the kernel's
- * either way).
+ * needs the length of every prefix, kept by a copy in a slot.
+ * suppress_ifgroup needs only the answer's nexthop, which either has.
  */
 static bool rule_main_slot0(const struct xfib_rule *x)
 {
-	return x->suppress_prefixlen == 0xffffffff ||
-	       (x->suppress_prefixlen == 0 && x->suppress_ifgroup == 0xffffffff);
+	return x->suppress_prefixlen == 0xffffffff || x->suppress_prefixlen == 0;
 }
 
 /* What slot x's lookup needs: false for none (main, local, no lookup). */
