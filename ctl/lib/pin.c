@@ -124,30 +124,107 @@ static int shape_differs(const struct bpf_map_info *info,
 }
 
 /*
+ * The instance slots of each family's outer maps that the published state
+ * in a pin directory says hold an instance: main's (xfib_active, when it
+ * runs dir24_8 or trie6, whose maps they are) and the rules' large
+ * tables' (xfib_tables descriptors in state INSTANCE); every slot where
+ * there is no published state. Only these are read: before Linux 6.7 every lookup in a map-in-map from userspace,
+ * found or not, waits for an RCU grace period (maybe_wait_bpf_programs()
+ * in bpf_map_copy_value()), milliseconds each on Debian 12's 6.1, and a
+ * scan of every slot made each xfibctl command take seconds there.
+ */
+struct filled_slots {
+	__u32 slot[XFIB_FAMILIES][XFIB_INST_SLOTS];
+	size_t n[XFIB_FAMILIES];
+};
+
+static int pinned_fd(const char *dir, const char *name)
+{
+	char path[XFIB_PIN_DIR_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return bpf_obj_get(path);
+}
+
+static void filled_slots_read(const char *dir, struct filled_slots *f)
+{
+	struct xfib_active act;
+	struct xfib_table_desc d;
+	__u32 fam, s, k;
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	fd = pinned_fd(dir, "xfib_active");
+	if (fd < 0) {
+		/* No published state (not an xfib's, or one that never ran):
+		 * every slot is read. */
+		for (fam = 0; fam < XFIB_FAMILIES; fam++)
+			for (s = 0; s < XFIB_INST_SLOTS; s++)
+				f->slot[fam][f->n[fam]++] = s;
+		return;
+	}
+	for (fam = 0; fam < XFIB_FAMILIES; fam++)
+		if (!bpf_map_lookup_elem(fd, &fam, &act) && act.slot < XFIB_SLOTS &&
+		    act.algo == (fam == XFIB_V4 ? XFIB_ALGO_DIR24_8 : XFIB_ALGO_TRIE6))
+			f->slot[fam][f->n[fam]++] = act.slot;
+	close(fd);
+	fd = pinned_fd(dir, "xfib_tables");
+	for (fam = 0; fd >= 0 && fam < XFIB_FAMILIES; fam++)
+		for (s = 1; s < XFIB_TABLE_SLOTS; s++) {
+			k = fam * XFIB_TABLE_SLOTS + s;
+			if (!bpf_map_lookup_elem(fd, &k, &d) &&
+			    d.state == XFIB_TABLE_INSTANCE && d.off < XFIB_INST_SLOTS)
+				f->slot[fam][f->n[fam]++] = d.off;
+		}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The family whose instances an outer map of XFIB_INST_SLOTS runs holds,
+ * by its name; -1 for another. */
+static int outer_family(const struct bpf_map *m)
+{
+	const char *name = bpf_map__name(m);
+
+	if (!strncmp(name, "xfib_dir24_", 11))
+		return XFIB_V4;
+	if (!strncmp(name, "xfib_trie6_", 11))
+		return XFIB_V6;
+	return -1;
+}
+
+/*
  * 1 with why filled in if the outer map outer_fd (pinned for m, of
  * max_entries keys) holds an inner map other than m's template. libbpf
  * reuses a pinned outer map by its own shape only, and another xfib's
  * inner maps would then fail in the verifier or at the first insert. An
- * outer map's keys are XFIB_INST_SLOTS equal runs, one per slot, and a filled
- * slot's run starts at its first key (tbl24 at the slot, a pool's chunk 0
- * at slot * XFIB_POOL_SLOT_CHUNKS): only those keys are read, the first
- * filled one tells. An empty outer map cannot be told apart.
+ * instance map's keys are XFIB_INST_SLOTS equal runs, one per slot, and a
+ * filled slot's run starts at its first key (tbl24 at the slot, a pool's
+ * chunk 0 at slot * XFIB_POOL_SLOT_CHUNKS): only those of the slots f
+ * names are read (an outer map of fewer keys: each), the first filled one
+ * tells. An outer map with none filled cannot be told apart.
  */
 static int inner_differs(int outer_fd, __u32 max_entries,
-			 const struct bpf_map *m, char *why, size_t len)
+			 const struct bpf_map *m, const struct filled_slots *f,
+			 char *why, size_t len)
 {
 	const struct bpf_map *tmpl = bpf_map__inner_map((struct bpf_map *)m);
+	int fam = outer_family(m);
 	char what[XFIB_PIN_DIR_MAX + 64];
-	__u32 s, key, id;
+	__u32 i, n, key, id;
 
 	if (!tmpl)
 		return 0;
-	for (s = 0; s < XFIB_INST_SLOTS; s++) {
+	if (max_entries >= XFIB_INST_SLOTS && fam < 0)
+		return 0;
+	n = max_entries < XFIB_INST_SLOTS ? max_entries : f->n[fam];
+	for (i = 0; i < n; i++) {
 		struct bpf_map_info info = {};
 		__u32 ilen = sizeof(info);
 		int fd, err;
 
-		key = s * (max_entries / XFIB_INST_SLOTS);
+		key = max_entries < XFIB_INST_SLOTS ? i :
+		      f->slot[fam][i] * (max_entries / XFIB_INST_SLOTS);
 		if (bpf_map_lookup_elem(outer_fd, &key, &id))
 			continue;
 		fd = bpf_map_get_fd_by_id(id);
@@ -164,49 +241,82 @@ static int inner_differs(int outer_fd, __u32 max_entries,
 	return 0;
 }
 
-/* 1 with why filled in if the map pinned for m is not what m defines. */
-static int pin_differs(const struct bpf_map *m, char *why, size_t len)
+/* 1 with why filled in if the map pinned for m is not what m defines;
+ * *pinned: whether there is one. */
+static int pin_differs(const struct bpf_map *m, const struct filled_slots *f,
+		       bool *pinned, char *why, size_t len)
 {
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info);
 	const char *path = bpf_map__pin_path(m);
 	int fd, differs = 0;
 
+	*pinned = false;
 	if (!path)
 		return 0;
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return 0;
+	*pinned = true;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
 		differs = shape_differs(&info, m, path, why, len) ||
-			  inner_differs(fd, info.max_entries, m, why, len);
+			  inner_differs(fd, info.max_entries, m, f, why, len);
 	close(fd);
 	return differs;
 }
 
-/* Whether a loaded object reused an outer map holding another xfib's
- * inner maps: libbpf checks a pinned map's own shape only. */
-static bool inner_maps_differ(const struct bpf_object *obj)
-{
-	struct bpf_map *m;
-	char why[8];
+/* The maps of the object pins_differ() reports on (checked[]): more are
+ * looked at again after the load. */
+#define XFIB_OBJ_MAPS_MAX 128
 
-	bpf_object__for_each_map(m, obj)
+/* Whether a loaded object reused an outer map holding another xfib's
+ * inner maps that was pinned after pins_differ() looked (by another
+ * loader meanwhile): libbpf checks a pinned map's own shape only. */
+static bool inner_maps_differ(const struct bpf_object *obj, const char *dir,
+			      const bool *checked)
+{
+	struct filled_slots f;
+	struct bpf_map *m;
+	bool read = false;
+	char why[8];
+	size_t i = 0;
+
+	bpf_object__for_each_map(m, obj) {
+		bool seen = i < XFIB_OBJ_MAPS_MAX && checked[i];
+
+		i++;
+		if (seen || !bpf_map__inner_map(m))
+			continue;
+		if (!read) {
+			filled_slots_read(dir, &f);
+			read = true;
+		}
 		if (inner_differs(bpf_map__fd(m), bpf_map__max_entries(m), m,
-				  why, sizeof(why)))
+				  &f, why, sizeof(why)))
 			return true;
+	}
 	return false;
 }
 
 /* 1 with why filled in if a map pinned for the opened (not yet loaded)
- * object skel is not what it defines. */
-static int pins_differ(struct xfib_fwd_bpf *skel, char *why, size_t len)
+ * object skel is not what it defines; checked[i] (if not NULL): the i-th
+ * map was pinned and looked at. */
+static int pins_differ(struct xfib_fwd_bpf *skel, const char *dir,
+		       bool *checked, char *why, size_t len)
 {
+	struct filled_slots f;
 	struct bpf_map *m;
+	bool pinned;
+	size_t i = 0;
 
-	bpf_object__for_each_map(m, skel->obj)
-		if (pin_differs(m, why, len))
+	filled_slots_read(dir, &f);
+	bpf_object__for_each_map(m, skel->obj) {
+		if (pin_differs(m, &f, &pinned, why, len))
 			return 1;
+		if (checked && i < XFIB_OBJ_MAPS_MAX)
+			checked[i] = pinned;
+		i++;
+	}
 	return 0;
 }
 
@@ -218,7 +328,7 @@ int xfib_pin_mismatch(const char *pin_dir, char *why, size_t len)
 
 	if (!skel)
 		return 0;
-	found = pins_differ(skel, why, len);
+	found = pins_differ(skel, pin_dir, NULL, why, len);
 	xfib_fwd_bpf__destroy(skel);
 	return found;
 }
@@ -385,6 +495,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 		    .kconfig = with_ct ? xfib_kconfig(true) : NULL);
 	char tx_path[XFIB_PIN_DIR_MAX + 32];
 	struct outer_pins op = { .tbl24 = -1 };
+	bool checked[XFIB_OBJ_MAPS_MAX] = { false };
 	char why[8];
 	struct xfib_fwd_bpf *skel;
 	int err, tx_fd;
@@ -417,7 +528,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 	 * libbpf would refuse a map of another shape only after creating and
 	 * pinning the maps before it, and reuse an outer map holding inner
 	 * maps of another shape. */
-	if (pins_differ(skel, why, sizeof(why))) {
+	if (pins_differ(skel, pin_dir, checked, why, sizeof(why))) {
 		err = -ESTALE;
 		goto err;
 	}
@@ -434,7 +545,7 @@ static int xfib_open_once(const char *pin_dir, unsigned int flags, bool with_ct,
 		goto err;
 	}
 	/* One pinned by another loader meanwhile. */
-	if (inner_maps_differ(skel->obj)) {
+	if (inner_maps_differ(skel->obj, pin_dir, checked)) {
 		err = -ESTALE;
 		goto err;
 	}
