@@ -641,6 +641,16 @@ xdp_ping_ok() {
 	[ $((x1 - x0)) -ge 2 ] && [ "$k1" -eq "$k0" ] && [ "$e1" -gt "$e0" ]
 }
 
+# python3_resolve: sets PYTHON3 to the interpreter python3 starts (its
+# sys.executable), for a test that runs Python scripts many times: the
+# python3 on PATH may be a version manager's shim, a script that looks the
+# version up at every start (a second or more each on a busy machine).
+python3_resolve() {
+	command -v python3 >/dev/null 2>&1 || skip "missing tool: python3 (scripts/install-deps.sh)"
+	PYTHON3=$(python3 -c 'import sys; print(sys.executable)') && [ -x "$PYTHON3" ] ||
+		fail "python3: no interpreter path (sys.executable: '$PYTHON3')"
+}
+
 # hosts_fill_checksums NS:DEV...: the hosts compute their own TCP/UDP
 # checksums, as hosts behind a physical port do. By default a host on a
 # veth leaves them to the device (CHECKSUM_PARTIAL), and xfib hands such
