@@ -37,7 +37,8 @@
 #    queue, IFF_NO_QUEUE);
 #  - xfib not attached: r-gen has no NAPI (no XDP program, GRO off), so
 #    veth_xmit puts each frame on the backlog of the sending CPU
-#    (__netif_rx, enqueue_to_backlog(smp_processor_id())): rawsend.py
+#    (__netif_rx; no RPS on r-gen, so enqueue_to_backlog() on
+#    smp_processor_id()): rawsend.py
 #    keeps to one CPU, so all share one backlog, which that CPU's
 #    process_backlog takes in order, each frame through the router's IP
 #    layer (dropped, or forwarded out of r-sink) before the next;
