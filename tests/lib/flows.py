@@ -9,6 +9,8 @@
       Reads tcpdump -w captures (Ethernet) and prints one JSON object per
       file: {"frames": n, "ports": {sport: count}, "macs": ["src>dst"],
       "ttls": [ttl or hop limit]} for UDP datagrams to port 9.
+  flows.py frames PCAP...
+      The number of those datagrams in all the captures together.
 """
 import json
 import socket
@@ -78,6 +80,8 @@ def main(argv):
     elif len(argv) >= 3 and argv[1] == 'count':
         for p in argv[2:]:
             print(json.dumps(count(p)))
+    elif len(argv) >= 3 and argv[1] == 'frames':
+        print(sum(count(p)['frames'] for p in argv[2:]))
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -452,13 +452,24 @@ xdp_prog_on() {
 # ---- counters -----------------------------------------------------------
 # (The awk programs are in single quotes on purpose: SC2016 below.)
 
-# xcounter NS PIN_DIR NAME [packets|bytes]: an xfib counter from stats -j.
-xcounter() {
-	local v
-	v=$(xctl "$1" "$2" stats -j | jqe -r --arg n "$3" --arg f "${4:-packets}" \
-		'.[$n][$f]') || fail "xfibctl stats -j: no counter $3"
-	echo "$v"
+# xcounters NS PIN_DIR FIELD NAME...: xfib counters NAME... (FIELD packets
+# or bytes of each) from one stats -j, on one line. The output is compact
+# JSON, {"NAME":{"packets":N,"bytes":N},...}, read by bash: counters are
+# read hundreds of times a test, and a jq costs more than xfibctl itself.
+xcounters() {
+	local stats f=$3 n re out=()
+	stats=$(xctl "$1" "$2" stats -j) || fail "xfibctl stats -j"
+	shift 3
+	for n; do
+		re="\"$n\":\\{[^{}]*\"$f\":([0-9]+)[,}]"
+		[[ $stats =~ $re ]] || fail "xfibctl stats -j: no counter $n $f: $stats"
+		out+=("${BASH_REMATCH[1]}")
+	done
+	echo "${out[*]}"
 }
+
+# xcounter NS PIN_DIR NAME [packets|bytes]: an xfib counter from stats -j.
+xcounter() { xcounters "$1" "$2" "${4:-packets}" "$3"; }
 
 # counter NAME: xfib packet counter of the current router.
 counter() { xcounter "$RTR" "$PIN" "$1"; }
@@ -491,21 +502,39 @@ icmp_in_echos() {
 	echo $((v4 + v6))
 }
 
+# kfwd46 NS: kfwd4 and kfwd6 of NS, on one line (one process).
+kfwd46() {
+	# shellcheck disable=SC2016
+	in_ns "$1" awk '
+		$1 == "Ip:" && !hdr { for (i = 2; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		$1 == "Ip:" && hdr == 1 { v4 = $col["ForwDatagrams"]; hdr = 2 }
+		$1 == "Ip6OutForwDatagrams" { v6 = $2 }
+		END { if (v4 == "" || v6 == "") exit 1; print v4, v6 }
+	' /proc/net/snmp /proc/net/snmp6
+}
+
+# fwd_counts: the forwarding counters of the current router, xfib's
+# forwarded_v4 and forwarded_v6 and the kernel's, to F_X4 F_X6 F_K4 F_K6.
+fwd_counts() {
+	local x k
+	x=$(xcounters "$RTR" "$PIN" packets forwarded_v4 forwarded_v6)
+	k=$(kfwd46 "$RTR") || fail "the forwarding counters of $RTR's kernel"
+	read -r F_X4 F_X6 <<<"$x"
+	read -r F_K4 F_K6 <<<"$k"
+}
+
 # snapshot: records the forwarding counters of the current router
 # (S_X4 S_X6 xfib forwarded, S_K4 S_K6 kernel forwarded).
 snapshot() {
-	S_X4=$(counter forwarded_v4)
-	S_X6=$(counter forwarded_v6)
-	S_K4=$(kfwd4 "$RTR")
-	S_K6=$(kfwd6 "$RTR")
+	fwd_counts
+	S_X4=$F_X4 S_X6=$F_X6 S_K4=$F_K4 S_K6=$F_K6
 }
 
 # deltas: sets D_X4 D_X6 D_K4 D_K6 relative to the last snapshot.
 deltas() {
-	D_X4=$(($(counter forwarded_v4) - S_X4))
-	D_X6=$(($(counter forwarded_v6) - S_X6))
-	D_K4=$(($(kfwd4 "$RTR") - S_K4))
-	D_K6=$(($(kfwd6 "$RTR") - S_K6))
+	fwd_counts
+	D_X4=$((F_X4 - S_X4)) D_X6=$((F_X6 - S_X6))
+	D_K4=$((F_K4 - S_K4)) D_K6=$((F_K6 - S_K6))
 	log "xfib forwarded v4 +$D_X4 v6 +$D_X6, kernel forwarded v4 +$D_K4 v6 +$D_K6"
 }
 
@@ -639,6 +668,16 @@ xdp_ping_ok() {
 	k1=$("$kf" "$RTR")
 	[ -z "$echo_ns" ] || e1=$(icmp_in_echos "$echo_ns")
 	[ $((x1 - x0)) -ge 2 ] && [ "$k1" -eq "$k0" ] && [ "$e1" -gt "$e0" ]
+}
+
+# python3_resolve: sets PYTHON3 to the interpreter python3 starts (its
+# sys.executable), for a test that runs Python scripts many times: the
+# python3 on PATH may be a version manager's shim, a script that looks the
+# version up at every start (a second or more each on a busy machine).
+python3_resolve() {
+	command -v python3 >/dev/null 2>&1 || skip "missing tool: python3 (scripts/install-deps.sh)"
+	PYTHON3=$(python3 -c 'import sys; print(sys.executable)') && [ -x "$PYTHON3" ] ||
+		fail "python3: no interpreter path (sys.executable: '$PYTHON3')"
 }
 
 # hosts_fill_checksums NS:DEV...: the hosts compute their own TCP/UDP

@@ -23,12 +23,59 @@
 # decide (a broadcast source with rp_filter off); what fails the check
 # goes to the kernel counted pass_rp_filter (or pass_local_source), and
 # the kernel drops it (IPReversePathFilter for rp_filter failures).
+#
+# When have all N frames of a send been dealt with? Each send from gen
+# ends with two markers from gen's own address to the sink, echo replies
+# (the sink counts them as InEchoReps, apart from the frames' InEchos),
+# always forwarded: one plain, forwarded in XDP when xfib is attached, and
+# one with an IP option, which xfib hands to the kernel (pass_ip_options)
+# and the kernel forwards. Once both have reached the sink, every frame
+# sent before them has been forwarded to the sink and counted there, or
+# dropped and counted as dropped, because every step keeps the order:
+#  - gen's frames leave by one AF_PACKET socket, one after the other, and
+#    its veth hands each to the router's r-gen at once (veth_xmit: no
+#    queue, IFF_NO_QUEUE);
+#  - xfib not attached: r-gen has no NAPI (no XDP program, GRO off), so
+#    veth_xmit puts each frame on the backlog of the sending CPU
+#    (__netif_rx; no RPS on r-gen, so enqueue_to_backlog() on
+#    smp_processor_id()): rawsend.py
+#    keeps to one CPU, so all share one backlog, which that CPU's
+#    process_backlog takes in order, each frame through the router's IP
+#    layer (dropped, or forwarded out of r-sink) before the next;
+#  - xfib attached: r-gen's XDP program makes veth put each frame on r-gen's
+#    ring (veth_xdp_rx; one queue), which one NAPI instance empties in
+#    order, one poll at a time; a frame XDP redirects goes to a bulk queue
+#    in order and is flushed (xdp_do_flush) within the poll, a frame passed
+#    goes to the poll's GRO list in order (ICMP is not merged), which is
+#    handed to the IP layer (in order: ip_list_rcv_finish) before the poll
+#    ends (napi_complete_done, or __napi_poll on a full budget), before the
+#    next poll can start: a frame redirected after another redirected one
+#    reaches sink0 after it, and a frame the kernel forwards after another
+#    passed one also reaches sink0 after it, or after its drop (the two
+#    kinds do not keep their order between them: hence a marker of each);
+#  - what the router sends to sink0 goes on sink0's one ring (sink0 has
+#    GRO on, so NAPI; an XDP-redirected frame by veth_ndo_xdp_xmit, a frame
+#    the kernel forwards by veth_xmit, as r-sink has TSO off: with TSO on,
+#    veth_skb_is_eligible_for_gro() would send that one to the backlog of
+#    whichever CPU the router's poll ran on), which sink0's NAPI empties in
+#    order, each kind in its order to the sink's IP layer, as above.
+# Each counter is bumped where the frame is dealt with, before the marker
+# of its kind comes along: xfib's in the XDP program, the router kernel's
+# forwarded and rp_filter counts in its IP layer, the sink's InEchos in
+# its ICMP layer; a snap reads the markers first and the counts after.
+# The markers are counted out of the router's forwarding counters (both
+# by the kernel without xfib; the first by xfib and the second by the
+# kernel with it) and pass_ip_options is checked to have grown by the
+# second alone, so every check of a send holds the N frames' counts.
+# The sends from sink2 (r-sink2 is also sent from without an address,
+# with nothing routed back through it, so no marker could pass) wait for
+# all N to arrive, and give a drop a second to show it was not a delay.
 # run.sh: long
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
-command -v python3 >/dev/null || skip "missing tool: python3 (scripts/install-deps.sh)"
+python3_resolve
 
 N=20
 RAWSEND="$XFIB_TOP/tests/lib/rawsend.py"
@@ -38,6 +85,10 @@ topo_add_sink2
 # The sink counts echo requests and answers none (IPv4): nothing comes
 # back to blur the router's counters.
 ip netns exec "$SNK" sysctl -qw net.ipv4.icmp_echo_ignore_all=1
+# What the router kernel forwards to the sink goes on sink0's ring, in
+# order with what xfib redirects there (see the top).
+ip netns exec "$RTR" ethtool -K "$R_SNK" tso off >/dev/null ||
+	fail "ethtool -K $R_SNK tso off"
 ip -n "$RTR" route add 198.18.9.0/24 via "$SNK2_4" dev "$R_SNK2"
 ip -n "$RTR" route add 198.18.10.0/24 \
 	nexthop via "$GEN4" dev "$R_GEN" nexthop via "$SNK2_4" dev "$R_SNK2"
@@ -64,19 +115,6 @@ want_mode() {
 	strict*) echo strict ;;
 	loose*) echo loose ;;
 	esac
-}
-
-# router_kernel: the router kernel's IpForwDatagrams and
-# IPReversePathFilter drops, on one line.
-router_kernel() {
-	# shellcheck disable=SC2016
-	in_ns "$RTR" awk '
-		$1 == "Ip:" && !ip { for (i = 2; i <= NF; i++) ic[$i] = i; ip = 1; next }
-		$1 == "Ip:" && ip == 1 { fwd = $ic["ForwDatagrams"]; ip = 2 }
-		$1 == "TcpExt:" && !tx { for (i = 2; i <= NF; i++) tc[$i] = i; tx = 1; next }
-		$1 == "TcpExt:" && tx == 1 { rpf = $tc["IPReversePathFilter"]; tx = 2 }
-		END { print fwd, rpf }
-	' /proc/net/snmp /proc/net/netstat
 }
 
 # sink_echos: echo requests the sink received (IPv4).
@@ -107,37 +145,83 @@ set_mode() {
 # arrived_all TARGET: the sink's InEchos reached TARGET.
 arrived_all() { [ "$(sink_echos)" -ge "$1" ]; }
 
-# snap: every count send() compares, read at once: the sink's echo
-# requests (S_ECHO), xfib's forwarded_v4, pass_rp_filter and
-# pass_local_source (S_XF, S_RPF, S_LSRC), the router kernel's forwarded
-# datagrams and rp_filter drops (S_KF, S_KRPF). Three processes rather
-# than a dozen: the test sends 70 times.
+# snap: every count send() compares, the markers first (see the top): the
+# sink's echo replies (S_MARK), the router kernel's forwarded datagrams
+# and rp_filter drops (S_KF, S_KRPF), the sink's echo requests (S_ECHO),
+# then xfib's forwarded_v4, pass_rp_filter, pass_local_source and
+# pass_ip_options (S_XF, S_RPF, S_LSRC, S_IPOPT). Two processes: one awk
+# in the sink's namespace reads the sink's file twice and the router's
+# through xfibd's /proc entry (xfibd runs in the router's namespace
+# throughout), then xfibctl stats -j: the test sends 75 times.
 snap() {
 	local stats
+	# shellcheck disable=SC2016
+	read -r S_MARK S_KF S_KRPF S_ECHO < <(in_ns "$SNK" awk '
+		FNR == 1 { f++ }
+		$1 == "Icmp:" && !icmp[f]++ { for (i = 2; i <= NF; i++) ic[$i] = i; next }
+		$1 == "Icmp:" && f == 1 { mark = $ic["InEchoReps"] }
+		$1 == "Icmp:" && f == 4 { echo = $ic["InEchos"] }
+		$1 == "Ip:" && f == 2 && !ip++ { for (i = 2; i <= NF; i++) pc[$i] = i; next }
+		$1 == "Ip:" && f == 2 { fwd = $pc["ForwDatagrams"] }
+		$1 == "TcpExt:" && !tx++ { for (i = 2; i <= NF; i++) tc[$i] = i; next }
+		$1 == "TcpExt:" { rpf = $tc["IPReversePathFilter"] }
+		END { print mark, fwd, rpf, echo }
+	' /proc/net/snmp "/proc/$XFIBD_PID/net/snmp" "/proc/$XFIBD_PID/net/netstat" \
+		/proc/net/snmp) && [ -n "$S_ECHO" ] || fail "reading the sink's and the router's counters"
 	stats=$(xctl "$RTR" "$PIN" stats -j) || fail "xfibctl stats -j"
-	read -r S_XF S_RPF S_LSRC < <(jqe -r '[.forwarded_v4, .pass_rp_filter,
-		.pass_local_source] | map(.packets // error("no counter")) | @tsv' <<<"$stats") ||
-		fail "xfibctl stats -j: $stats"
-	read -r S_KF S_KRPF < <(router_kernel)
-	S_ECHO=$(sink_echos)
+	# Its compact JSON, {"forwarded_v4":{"packets":N,...},...}, read by
+	# bash: a jq costs more than the rest of a snap.
+	local re='"(forwarded_v4|pass_rp_filter|pass_local_source|pass_ip_options)":\{"packets":([0-9]+)[,}]' \
+		rest=$stats
+	local -A got=()
+	while [[ $rest =~ $re ]]; do
+		got[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+		rest=${rest#*"${BASH_REMATCH[0]}"}
+	done
+	((${#got[@]} == 4)) || fail "xfibctl stats -j: a counter missing: $stats"
+	S_XF=${got[forwarded_v4]} S_RPF=${got[pass_rp_filter]}
+	S_LSRC=${got[pass_local_source]} S_IPOPT=${got[pass_ip_options]}
 }
 
+# Where the two markers of a send go (see the top): forwarded by xfib,
+# by the kernel, and counted as pass_ip_options. Without xfib, both by
+# the kernel.
+MARK_XF=0 MARK_KF=2 MARK_IPOPT=0
+
 # send CASE [NS IF DMAC]: N echo requests from the case's source (or
-# CASE itself, an address) to the sink, raw from gen (or from NS's port IF
-# to the router's MAC DMAC). Sets ARR (arrived at the sink), XF and KF (forwarded by xfib, by
-# the router kernel), RPF and LSRC (xfib's pass_rp_filter and
-# pass_local_source) and KRPF (the kernel's IPReversePathFilter).
+# CASE itself, an address) to the sink, raw from gen followed by the two
+# markers (or from NS's port IF to the router's MAC DMAC, without
+# markers). Sets ARR (arrived at the sink), XF and KF (forwarded by xfib,
+# by the router kernel), RPF and LSRC (xfib's pass_rp_filter and
+# pass_local_source) and KRPF (the kernel's IPReversePathFilter): of the
+# N frames alone.
 send() {
-	local e0 x0 k0 r0 l0 kr0
+	local e0 x0 k0 r0 l0 kr0 m0 o0 deadline
 	snap
-	e0=$S_ECHO x0=$S_XF k0=$S_KF r0=$S_RPF l0=$S_LSRC kr0=$S_KRPF
+	e0=$S_ECHO x0=$S_XF k0=$S_KF r0=$S_RPF l0=$S_LSRC kr0=$S_KRPF m0=$S_MARK o0=$S_IPOPT
 	local src=${SRC[$1]:-$1}
-	ip netns exec "${2:-$GEN}" python3 "$RAWSEND" "${3:-$GEN_IF}" \
-		"${4:-$R_GEN_MAC}" "$src" "$SNK4" "$N" || fail "rawsend from $src"
-	# What will arrive has arrived once the counts settle: wait for all,
-	# and give a drop the same time to show it was not a delay.
-	wait_until 1 arrived_all $((e0 + N)) || true
-	snap
+	if [ $# -eq 1 ]; then
+		ip netns exec "$GEN" "$PYTHON3" -S "$RAWSEND" "$GEN_IF" "$R_GEN_MAC" \
+			"$src" "$SNK4" "$N" "$GEN4" || fail "rawsend from $src"
+		deadline=$(($(now_ms) + 10000))
+		snap
+		until ((S_MARK >= m0 + 2)); do
+			(($(now_ms) < deadline)) ||
+				fail "from $src: $((S_MARK - m0)) of 2 markers arrived after 10 s"
+			sleep 0.1
+			snap
+		done
+		((S_MARK == m0 + 2 && S_IPOPT - o0 == MARK_IPOPT)) ||
+			fail "from $src: $((S_MARK - m0)) markers arrived, pass_ip_options +$((S_IPOPT - o0)), expected 2 and $MARK_IPOPT"
+		x0=$((x0 + MARK_XF)) k0=$((k0 + MARK_KF))
+	else
+		ip netns exec "$2" "$PYTHON3" -S "$RAWSEND" "$3" "$4" "$src" "$SNK4" \
+			"$N" || fail "rawsend from $src"
+		# What will arrive has arrived once the counts settle: wait for
+		# all, and give a drop the same time to show it was not a delay.
+		wait_until 1 arrived_all $((e0 + N)) || true
+		snap
+	fi
 	ARR=$((S_ECHO - e0)) XF=$((S_XF - x0)) KF=$((S_KF - k0))
 	RPF=$((S_RPF - r0)) LSRC=$((S_LSRC - l0)) KRPF=$((S_KRPF - kr0))
 }
@@ -176,6 +260,7 @@ done
 
 set_mode off
 attach_all
+MARK_XF=1 MARK_KF=1 MARK_IPOPT=1
 ip netns exec "$SNK" sysctl -qw net.ipv4.icmp_echo_ignore_all=0
 resolve_neighbours
 expect_xdp 4 "$SNK4"
