@@ -28,28 +28,27 @@
 # Then the local route and the rule come and go, and xfib follows.
 #
 # The sink counts arrivals per source (nft counters in its input hook).
-# After each source's frames gen sends one echo request from its own
-# address, counted apart: it takes the same path, so once it has arrived
-# the router has dealt with every frame before it. One queue: the router's
-# port has one receive queue, which XDP drains in order (frames it passes
-# reach the stack in the same poll, before the frames it redirects are
-# flushed); without XDP a veth hands frames to the backlog of the CPU the
-# sender runs on, so the sender is pinned to one CPU.
+# After each source's frames gen sends rawsend.py's two markers from its
+# own address, echo replies counted apart: one xfib forwards in XDP, one
+# with an IP option it hands to the kernel, which forwards it. Once both
+# have arrived the router has dealt with every frame before them, on
+# either path (why: tests/net/test_rp_filter.sh, whose barrier this is).
+# The router's forwarding counters take the markers out.
 set -euo pipefail
 # shellcheck source=tests/lib/netns.sh
 . "$(dirname "$0")/../lib/netns.sh"
 xfib_init
-for t in python3 nft taskset; do
-	command -v "$t" >/dev/null || skip "missing tool: $t (scripts/install-deps.sh)"
-done
+command -v nft >/dev/null || skip "missing tool: nft (scripts/install-deps.sh)"
+python3_resolve
 
 N=20
 RAWSEND="$XFIB_TOP/tests/lib/rawsend.py"
-# The first CPU this process may run on.
-CPU=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
 
 topo_create
 ip netns exec "$SNK" sysctl -qw net.ipv4.icmp_echo_ignore_all=1
+# What the router's kernel forwards reaches the sink's ring, as what XDP
+# redirects does (test_rp_filter says why).
+ip netns exec "$RTR" ethtool -K "$R_SNK" tso off >/dev/null
 ip -n "$RTR" route add 198.18.76.0/22 via "$GEN4" dev "$R_GEN"
 ip -n "$RTR" rule add pref 100 to 198.18.76.0/22 lookup 100
 ip -n "$RTR" route add local 198.18.77.7 dev lo table 100
@@ -68,12 +67,13 @@ CASES="local32 local24 unicast fallback"
 	for c in $CASES; do
 		echo "		ip saddr ${SRC[$c]} icmp type echo-request counter"
 	done
-	echo "		ip saddr $GEN4 icmp type echo-request counter"
+	echo "		ip saddr $GEN4 icmp type echo-reply counter"
 	echo "	}"
 	echo "}"
 } | ip netns exec "$SNK" nft -f - || fail "nft counters on the sink"
 
-# sink_count SRC: echo requests from SRC the sink received.
+# sink_count SRC: echo requests from SRC the sink received (from gen's
+# address: the markers, echo replies).
 sink_count() {
 	ip netns exec "$SNK" nft -j list chain ip rpf in |
 		jq --arg s "$1" '[.nftables[].rule? // empty | select(.expr[0].match.right == $s) |
@@ -81,36 +81,39 @@ sink_count() {
 }
 marker_arrived() { [ "$(sink_count "$GEN4")" -ge "$1" ]; }
 
-# snap: xfib's forwarded_v4 and pass_local_source, the router kernel's
-# forwarded datagrams (S_XF S_LSRC S_KF).
+# snap: xfib's forwarded_v4, pass_local_source and pass_ip_options, the
+# router kernel's forwarded datagrams (S_XF S_LSRC S_OPT S_KF).
 snap() {
-	local stats
-	stats=$(rctl stats -j) || fail "xfibctl stats -j"
-	read -r S_XF S_LSRC < <(jqe -r '[.forwarded_v4, .pass_local_source] |
-		map(.packets // error("no counter")) | @tsv' <<<"$stats") ||
-		fail "xfibctl stats -j: $stats"
+	S_XF=$(counter forwarded_v4)
+	S_LSRC=$(counter pass_local_source)
+	S_OPT=$(counter pass_ip_options)
 	S_KF=$(kfwd4 "$RTR")
 }
 
-# send CASE: N echo requests from the case's source, then the marker;
-# once the marker is in, sets ARR (arrived at the sink), XF, LSRC, KF
-# (the marker's forwarding left out: MARKER_BY, xdp or kernel, took it).
+# send CASE: N echo requests from the case's source, then the markers;
+# once both are in, sets ARR (arrived at the sink), XF, LSRC, KF, the
+# markers' forwarding left out (MARKERS: xdp, one each way; or kernel,
+# both by the kernel).
 send() {
-	local src=${SRC[$1]} a0 m0 x0 l0 k0
+	local src=${SRC[$1]} a0 m0 x0 l0 o0 k0
 	snap
-	x0=$S_XF l0=$S_LSRC k0=$S_KF
+	x0=$S_XF l0=$S_LSRC o0=$S_OPT k0=$S_KF
 	a0=$(sink_count "$src")
 	m0=$(sink_count "$GEN4")
-	ip netns exec "$GEN" taskset -c "$CPU" sh -c \
-		"python3 '$RAWSEND' '$GEN_IF' '$R_GEN_MAC' '$src' '$SNK4' '$N' &&
-		 python3 '$RAWSEND' '$GEN_IF' '$R_GEN_MAC' '$GEN4' '$SNK4' 1" ||
-		fail "rawsend from $src"
-	wait_until 10 marker_arrived $((m0 + 1)) ||
-		fail "$1: the marker from $GEN4 did not reach the sink"
+	ip netns exec "$GEN" "$PYTHON3" -S "$RAWSEND" "$GEN_IF" "$R_GEN_MAC" \
+		"$src" "$SNK4" "$N" "$GEN4" || fail "rawsend from $src"
+	wait_until 10 marker_arrived $((m0 + 2)) ||
+		fail "$1: the markers from $GEN4 did not reach the sink ($(($(sink_count "$GEN4") - m0)) of 2)"
 	snap
 	ARR=$(($(sink_count "$src") - a0))
 	XF=$((S_XF - x0)) LSRC=$((S_LSRC - l0)) KF=$((S_KF - k0))
-	if [ "$MARKER_BY" = xdp ]; then XF=$((XF - 1)); else KF=$((KF - 1)); fi
+	if [ "$MARKERS" = xdp ]; then
+		((S_OPT - o0 == 1)) ||
+			fail "$1: pass_ip_options +$((S_OPT - o0)), the marker with an option +1"
+		XF=$((XF - 1)) KF=$((KF - 1))
+	else
+		KF=$((KF - 2))
+	fi
 }
 
 # What the kernel's full source check says: N arrive, or none.
@@ -122,7 +125,7 @@ expect_arrival() {
 }
 
 xfibd_start
-MARKER_BY=kernel
+MARKERS=kernel
 for c in $CASES; do
 	send "$c"
 	log "kernel alone, $c (${SRC[$c]}): $ARR/$N arrived, kernel forwarded $KF"
@@ -135,7 +138,7 @@ attach_all
 ip netns exec "$SNK" sysctl -qw net.ipv4.icmp_echo_ignore_all=0
 resolve_neighbours
 ip netns exec "$SNK" sysctl -qw net.ipv4.icmp_echo_ignore_all=1
-MARKER_BY=xdp
+MARKERS=xdp
 # expect_xfib CASE: as the kernel alone, the martians handed to it by xfib.
 expect_xfib() {
 	send "$1"
