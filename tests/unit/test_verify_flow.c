@@ -40,6 +40,19 @@ static const struct xfib_nexthop *xfib_env_nexthop(struct xfib_env *env,
 	return NULL;
 }
 
+/* Nor, without suppress_ifgroup, a group or a port. */
+static const struct xfib_nh_group *xfib_env_group(struct xfib_env *env,
+						   __u32 idx)
+{
+	return NULL;
+}
+
+static const struct xfib_iface *xfib_env_iface(struct xfib_env *env,
+					       __u32 ifindex)
+{
+	return NULL;
+}
+
 static const struct xfib_tr4 *xfib_env_tr4(struct xfib_env *env, __u32 idx)
 {
 	return NULL;
@@ -57,6 +70,12 @@ static __u32 xfib_env_table_inst(struct xfib_env *env, __u32 fam, __u32 inst,
 }
 
 #include "xfib/rule_walk.h"
+
+static int xfib_env_rule_ifgroup(struct xfib_env *env, __u32 fam, __u32 group,
+				 __u32 nh_idx, __u32 flow_hash, __u32 *hashed)
+{
+	return xfib_rule_ifgroup(env, fam, group, nh_idx, flow_hash, hashed);
+}
 
 static __u32 xfib_env_table_answer(struct xfib_env *env, __u32 fam,
 				   __u32 slot, const struct xfib_rflow *f,
