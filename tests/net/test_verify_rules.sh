@@ -132,16 +132,27 @@ t_on=$(rctl verify --random 2000 -j | jq .seconds)
 log "verify --random 2000: ${t_off} s without rule flows, ${t_on} s with them"
 
 # ---- a rule xfib gets wrong --------------------------------------------------------
-# struct xfib_rule_set (include/xfib/rules.h): a 24-byte header, then
-# 144-byte rules; in a rule, dport_lo and dport_hi are the u16s at bytes
-# 64 and 66 (little endian here). Key: family * 2 + half (IPv4: 0).
+# Where a rule's fields are in struct xfib_rule_set (include/xfib/rules.h),
+# by the forwarder's BTF: RULE (rule[]'s offset), RULE_SIZE, and in a rule
+# DPORT (dport_lo, then dport_hi: u16s, little endian here) and FLAGS (a
+# u16). Key: family * 2 + half (IPv4: 0).
+BTF=$(bpftool -j btf dump file "$XFIB_BUILD/xfib_fwd.bpf.o") || fail "bpftool btf dump"
+btf_off() { # STRUCT MEMBER: the member's byte offset
+	jq -e --arg s "$1" --arg m "$2" '[.types[] | select(.kind == "STRUCT" and .name == $s) |
+		.members[] | select(.name == $m) | .bits_offset / 8][0]' <<<"$BTF" ||
+		fail "no $1.$2 in the forwarder's BTF"
+}
+RULE=$(btf_off xfib_rule_set rule) DPORT=$(btf_off xfib_rule dport_lo)
+FLAGS=$(btf_off xfib_rule flags)
+RULE_SIZE=$(jq -e '[.types[] | select(.kind == "STRUCT" and .name == "xfib_rule") | .size][0]' <<<"$BTF") ||
+	fail "no struct xfib_rule in the forwarder's BTF"
 HALF=$(bpftool -j map lookup pinned "$PIN/xfib_rules_active" key 0 0 0 0 | jqe '.formatted.value.half') ||
 	fail "bpftool map lookup xfib_rules_active[0]"
 ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_rules" key "$HALF" 0 0 0) ||
 	fail "bpftool map lookup xfib_rules[$HALF]"
 IDX=$(jq '.formatted.value.rule | map(.priority) | index(120)' <<<"$ENTRY")
 [[ $IDX =~ ^[0-9]+$ ]] || fail "no rule of priority 120 in the published IPv4 half $HALF"
-OFF=$((24 + 144 * IDX + 64))
+OFF=$((RULE + RULE_SIZE * IDX + DPORT))
 # 1000 = 0x03e8, 1999 = 0x07cf
 [ "$(jq -r --argjson o $OFF '.value[$o:$o + 4] | join(" ")' <<<"$ENTRY")" = "0xe8 0x03 0xcf 0x07" ] ||
 	fail "rule $IDX's dport range is not at byte $OFF: $(jq -c ".formatted.value.rule[$IDX]" <<<"$ENTRY")"
@@ -195,15 +206,15 @@ wait_until 10 walked || fail "the rules are not walked after a restart"
 verify_rules_clean "after a restart"
 
 # ---- a rule xfib holds as never matching -------------------------------------------
-# In a rule, flags is the u16 at byte 14: XFIB_RULE_F_DPORT (0x0200)
-# here, to which XFIB_RULE_F_MATCH_NONE (0x8000) is added.
+# The rule's flags: XFIB_RULE_F_DPORT (0x0200) here, to which
+# XFIB_RULE_F_MATCH_NONE (0x8000) is added.
 HALF=$(bpftool -j map lookup pinned "$PIN/xfib_rules_active" key 0 0 0 0 | jqe '.formatted.value.half') ||
 	fail "bpftool map lookup xfib_rules_active[0]"
 ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_rules" key "$HALF" 0 0 0) ||
 	fail "bpftool map lookup xfib_rules[$HALF]"
 IDX=$(jq '.formatted.value.rule | map(.priority) | index(120)' <<<"$ENTRY")
 [[ $IDX =~ ^[0-9]+$ ]] || fail "no rule of priority 120 in the published IPv4 half $HALF"
-OFF=$((24 + 144 * IDX + 14))
+OFF=$((RULE + RULE_SIZE * IDX + FLAGS))
 [ "$(jq -r --argjson o $OFF '.value[$o:$o + 2] | join(" ")' <<<"$ENTRY")" = "0x00 0x02" ] ||
 	fail "rule $IDX's flags are not 0x0200 at byte $OFF: $(jq -c ".formatted.value.rule[$IDX]" <<<"$ENTRY")"
 read -r -a KEY <<<"$(jq -r '.key | join(" ")' <<<"$ENTRY")"
