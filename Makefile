@@ -289,11 +289,13 @@ SAN_TESTS := $(MIRROR_TESTS) net/test_cli_golden
 # sanitizers (build/asan), where they check most, the others with the
 # plain build. net/test_bench_gen_order runs the forwarding benchmark's
 # generator.
+# Its builds run a job per CPU, unless make was given a -j of its own.
 SAN_BUILD := build/asan
+TEST_BUILD_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(PROG_TESTS) $(FUZZ_BINS) \
-		$(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
-	$(Q)$(MAKE) --no-print-directory SAN=1 BUILD=$(SAN_BUILD) all
+	$(Q)$(MAKE) --no-print-directory $(TEST_BUILD_JOBS) all $(UNIT_TESTS) \
+		$(PROG_TESTS) $(FUZZ_BINS) $(DIFFTEST_OBJS) $(BENCH_DIR)/fwdbench $(PROG_INSNS)
+	$(Q)$(MAKE) --no-print-directory $(TEST_BUILD_JOBS) SAN=1 BUILD=$(SAN_BUILD) all
 	$(Q)XFIB_SAN_TESTS="$(SAN_TESTS)" XFIB_SAN_BUILD=$(abspath $(SAN_BUILD)) \
 		$(RUN_TESTS) $(TESTS)
 
