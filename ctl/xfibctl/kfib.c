@@ -324,51 +324,24 @@ static int krule_cb(const struct nlmsghdr *nlh, void *data)
 int krules_dump(int fam, struct xfib_rule *v, size_t max, size_t *n)
 {
 	struct krules k = { .fam = fam, .v = v, .max = max };
-	size_t blen = DUMP_BUF_SIZE;
-	struct mnl_socket *nl = NULL;
-	char *buf = malloc(blen);
+	char buf[NLREQ_BUF];
+	struct mnl_socket *nl;
 	struct fib_rule_hdr *h;
 	struct nlmsghdr *nlh;
-	unsigned int portid, seq = time(NULL);
-	ssize_t len;
-	int err = 0, ret;
+	int err;
 
 	*n = 0;
-	if (!buf)
-		return -ENOMEM;
-	nl = rtnl_open(&portid);
-	if (!nl) {
-		err = -errno;
-		goto out;
-	}
+	nl = nlreq_open(NETLINK_ROUTE, 0);
+	if (!nl)
+		return -errno;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETRULE;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
 	h = mnl_nlmsg_put_extra_header(nlh, sizeof(*h));
 	h->family = fam_af(fam);
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		err = -errno;
-		goto out;
-	}
-	for (;;) {
-		len = mnl_socket_recvfrom(nl, buf, blen);
-		if (len < 0) {
-			err = -errno;
-			goto out;
-		}
-		ret = mnl_cb_run(buf, len, seq, portid, krule_cb, &k);
-		if (ret == MNL_CB_STOP)
-			break;
-		if (ret < 0) {
-			err = -errno;
-			goto out;
-		}
-	}
-	*n = k.n;
-out:
-	if (nl)
-		mnl_socket_close(nl);
-	free(buf);
+	err = nlreq_run(nl, nlh, time(NULL), krule_cb, &k);
+	mnl_socket_close(nl);
+	if (!err)
+		*n = k.n;
 	return err;
 }
