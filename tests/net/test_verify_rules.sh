@@ -146,20 +146,31 @@ RULE=$(btf_off xfib_rule_set rule) DPORT=$(btf_off xfib_rule dport_lo)
 FLAGS=$(btf_off xfib_rule flags)
 RULE_SIZE=$(jq -e '[.types[] | select(.kind == "STRUCT" and .name == "xfib_rule") | .size][0]' <<<"$BTF") ||
 	fail "no struct xfib_rule in the forwarder's BTF"
-HALF=$(bpftool -j map lookup pinned "$PIN/xfib_rules_active" key 0 0 0 0 | jqe '.formatted.value.half') ||
-	fail "bpftool map lookup xfib_rules_active[0]"
-ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_rules" key "$HALF" 0 0 0) ||
-	fail "bpftool map lookup xfib_rules[$HALF]"
-IDX=$(jq '.formatted.value.rule | map(.priority) | index(120)' <<<"$ENTRY")
-[[ $IDX =~ ^[0-9]+$ ]] || fail "no rule of priority 120 in the published IPv4 half $HALF"
-OFF=$((RULE + RULE_SIZE * IDX + DPORT))
-# 1000 = 0x03e8, 1999 = 0x07cf
-[ "$(jq -r --argjson o $OFF '.value[$o:$o + 4] | join(" ")' <<<"$ENTRY")" = "0xe8 0x03 0xcf 0x07" ] ||
-	fail "rule $IDX's dport range is not at byte $OFF: $(jq -c ".formatted.value.rule[$IDX]" <<<"$ENTRY")"
-read -r -a KEY <<<"$(jq -r '.key | join(" ")' <<<"$ENTRY")"
-read -r -a VAL <<<"$(jq -r --argjson o $((OFF + 2)) '.value | .[$o:$o + 2] = ["0xdb", "0x05"] | join(" ")' <<<"$ENTRY")"
-bpftool map update pinned "$PIN/xfib_rules" key "${KEY[@]}" value "${VAL[@]}" ||
-	fail "bpftool map update xfib_rules[$HALF]"
+# rule120_patch FIELD WANT AT BYTE...: in the IPv4 half xfibd published,
+# the bytes of rule 120 at FIELD (its offset in a rule) must be WANT
+# ("0x.. 0x.."); BYTE... are written from FIELD + AT on. Sets HALF, IDX.
+rule120_patch() {
+	local field=$1 want=$2 at=$3 entry off
+	local -a key val
+	shift 3
+	HALF=$(bpftool -j map lookup pinned "$PIN/xfib_rules_active" key 0 0 0 0 | jqe '.formatted.value.half') ||
+		fail "bpftool map lookup xfib_rules_active[0]"
+	entry=$(bpftool -j map lookup pinned "$PIN/xfib_rules" key "$HALF" 0 0 0) ||
+		fail "bpftool map lookup xfib_rules[$HALF]"
+	IDX=$(jq '.formatted.value.rule | map(.priority) | index(120)' <<<"$entry")
+	[[ $IDX =~ ^[0-9]+$ ]] || fail "no rule of priority 120 in the published IPv4 half $HALF"
+	off=$((RULE + RULE_SIZE * IDX + field))
+	[ "$(jq -r --argjson o $off --argjson n "$(wc -w <<<"$want")" \
+		'.value[$o:$o + $n] | join(" ")' <<<"$entry")" = "$want" ] ||
+		fail "rule $IDX's bytes at $off are not $want: $(jq -c ".formatted.value.rule[$IDX]" <<<"$entry")"
+	read -r -a key <<<"$(jq -r '.key | join(" ")' <<<"$entry")"
+	read -r -a val <<<"$(jq -r --argjson o $((off + at)) '.value | .[$o:$o + ($ARGS.positional | length)] =
+		$ARGS.positional | join(" ")' --args "$@" <<<"$entry")"
+	bpftool map update pinned "$PIN/xfib_rules" key "${key[@]}" value "${val[@]}" ||
+		fail "bpftool map update xfib_rules[$HALF]"
+}
+# dport 1000-1999 (0x03e8, 0x07cf) to 1000-1499 (0x05db).
+rule120_patch "$DPORT" "0xe8 0x03 0xcf 0x07" 2 0xdb 0x05
 rctl rules -4 | grep -q "ipproto tcp dport 1000-1499 lookup 120" ||
 	fail "the rewritten range is not what xfib publishes: $(rctl rules -4 | grep 'lookup 120')"
 log "rule $IDX of the published IPv4 half $HALF: dport 1000-1999 rewritten to 1000-1499"
@@ -208,19 +219,7 @@ verify_rules_clean "after a restart"
 # ---- a rule xfib holds as never matching -------------------------------------------
 # The rule's flags: XFIB_RULE_F_DPORT (0x0200) here, to which
 # XFIB_RULE_F_MATCH_NONE (0x8000) is added.
-HALF=$(bpftool -j map lookup pinned "$PIN/xfib_rules_active" key 0 0 0 0 | jqe '.formatted.value.half') ||
-	fail "bpftool map lookup xfib_rules_active[0]"
-ENTRY=$(bpftool -j map lookup pinned "$PIN/xfib_rules" key "$HALF" 0 0 0) ||
-	fail "bpftool map lookup xfib_rules[$HALF]"
-IDX=$(jq '.formatted.value.rule | map(.priority) | index(120)' <<<"$ENTRY")
-[[ $IDX =~ ^[0-9]+$ ]] || fail "no rule of priority 120 in the published IPv4 half $HALF"
-OFF=$((RULE + RULE_SIZE * IDX + FLAGS))
-[ "$(jq -r --argjson o $OFF '.value[$o:$o + 2] | join(" ")' <<<"$ENTRY")" = "0x00 0x02" ] ||
-	fail "rule $IDX's flags are not 0x0200 at byte $OFF: $(jq -c ".formatted.value.rule[$IDX]" <<<"$ENTRY")"
-read -r -a KEY <<<"$(jq -r '.key | join(" ")' <<<"$ENTRY")"
-read -r -a VAL <<<"$(jq -r --argjson o $((OFF + 1)) '.value | .[$o] = "0x82" | join(" ")' <<<"$ENTRY")"
-bpftool map update pinned "$PIN/xfib_rules" key "${KEY[@]}" value "${VAL[@]}" ||
-	fail "bpftool map update xfib_rules[$HALF]"
+rule120_patch "$FLAGS" "0x00 0x02" 1 0x82
 log "rule $IDX of the published IPv4 half $HALF: marked as never matching"
 rc=0
 OUT=$(rctl verify --random 2000 -j) || rc=$?
